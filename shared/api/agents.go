@@ -1,0 +1,198 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/agentorch/agentorch/shared/agents"
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// NewAgents is the handler of the agents endpoint group.
+func NewAgents(svc *agents.Service, opts Options) *Group {
+	g := newGroup(opts)
+	h := &agentHandlers{svc: svc, g: g}
+	g.handle(http.MethodPost, "/api/v1/agent/validate/", false, h.validate)
+	g.handle(http.MethodPost, "/api/v1/agent/", false, h.create)
+	g.handle(http.MethodGet, "/api/v1/agent/", false, h.list)
+	g.handle(http.MethodGet, "/api/v1/agent/{id}/", false, h.get)
+	g.handle(http.MethodPatch, "/api/v1/agent/{id}/", false, h.patch)
+	g.handle(http.MethodPut, "/api/v1/agent/{id}/", false, h.put)
+	g.handle(http.MethodDelete, "/api/v1/agent/{id}/", false, h.delete)
+	g.handle(http.MethodGet, "/api/v1/agent/{id}/versions/", false, h.versions)
+	g.handle(http.MethodGet, "/api/v1/agent/{id}/versions/current/", false, h.current)
+	return g
+}
+
+type agentHandlers struct {
+	svc *agents.Service
+	g   *Group
+}
+
+func require(r *http.Request, scope string) error {
+	if !principal(r).Can(scope) {
+		return domain.ErrPermission
+	}
+	return nil
+}
+
+func (h *agentHandlers) validate(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeAgentsRead); err != nil {
+		return err
+	}
+	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	// A body wrapped as {"system_config": {...}} (the create shape) is validated as its content.
+	cfg, prefix := body, ""
+	if sc, ok := body["system_config"].(map[string]any); ok && len(body) <= 4 {
+		cfg, prefix = sc, "system_config"
+	}
+	errs := domain.ValidateAgentConfig(cfg, prefix)
+	if len(errs) > 0 {
+		writeJSON(w, http.StatusOK, map[string]any{"valid": false, "errors": errs})
+		return nil
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"valid": true, "message": "Configuration is valid"})
+	return nil
+}
+
+// agentBody reads a create or update body: system_config plus the top-level flags.
+func (h *agentHandlers) agentBody(w http.ResponseWriter, r *http.Request, needConfig bool) (map[string]any, agents.Flags, error) {
+	var f agents.Flags
+	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
+	if err != nil {
+		return nil, f, err
+	}
+	var errs []domain.FieldError
+	cfg, present := body["system_config"]
+	var m map[string]any
+	switch {
+	case !present || cfg == nil:
+		if needConfig {
+			errs = append(errs, domain.FieldError{Field: "system_config", Message: "is required"})
+		}
+	default:
+		var ok bool
+		if m, ok = cfg.(map[string]any); !ok {
+			errs = append(errs, domain.FieldError{Field: "system_config", Message: "must be an object"})
+		}
+	}
+	for name, dst := range map[string]**bool{"is_public": &f.IsPublic, "is_shared": &f.IsShared} {
+		if v, ok := body[name]; ok && v != nil {
+			b, ok := v.(bool)
+			if !ok {
+				errs = append(errs, domain.FieldError{Field: name, Message: "must be a boolean"})
+				continue
+			}
+			*dst = &b
+		}
+	}
+	if v, ok := body["origin_url"]; ok && v != nil {
+		u, ok := v.(string)
+		if !ok {
+			errs = append(errs, domain.FieldError{Field: "origin_url", Message: "must be a string or null"})
+		} else {
+			f.OriginURL = &u
+		}
+	}
+	if len(errs) > 0 {
+		return nil, f, domain.Invalid(errs)
+	}
+	return m, f, nil
+}
+
+func (h *agentHandlers) create(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeAgentsWrite); err != nil {
+		return err
+	}
+	cfg, f, err := h.agentBody(w, r, true)
+	if err != nil {
+		return err
+	}
+	a, err := h.svc.Create(r.Context(), principal(r), cfg, f)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, a)
+	return nil
+}
+
+func (h *agentHandlers) list(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeAgentsRead); err != nil {
+		return err
+	}
+	list, err := h.svc.List(r.Context(), principal(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, list)
+	return nil
+}
+
+func (h *agentHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeAgentsRead); err != nil {
+		return err
+	}
+	a, err := h.svc.Get(r.Context(), principal(r), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (h *agentHandlers) update(w http.ResponseWriter, r *http.Request, merge bool) error {
+	if err := require(r, domain.ScopeAgentsWrite); err != nil {
+		return err
+	}
+	cfg, f, err := h.agentBody(w, r, !merge)
+	if err != nil {
+		return err
+	}
+	a, err := h.svc.Update(r.Context(), principal(r), r.PathValue("id"), cfg, merge, f)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (h *agentHandlers) patch(w http.ResponseWriter, r *http.Request) error { return h.update(w, r, true) }
+
+func (h *agentHandlers) put(w http.ResponseWriter, r *http.Request) error { return h.update(w, r, false) }
+
+func (h *agentHandlers) delete(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeAgentsWrite); err != nil {
+		return err
+	}
+	if err := h.svc.Delete(r.Context(), principal(r), r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h *agentHandlers) versions(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeAgentsRead); err != nil {
+		return err
+	}
+	vs, err := h.svc.Versions(r.Context(), principal(r), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, vs)
+	return nil
+}
+
+func (h *agentHandlers) current(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeAgentsRead); err != nil {
+		return err
+	}
+	v, err := h.svc.CurrentVersion(r.Context(), principal(r), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}

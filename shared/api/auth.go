@@ -1,0 +1,122 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/agentorch/agentorch/shared/auth"
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// NewAuth is the handler of the auth endpoint group: bearer tokens and API key management.
+func NewAuth(svc *auth.Service, opts Options) *Group {
+	g := newGroup(opts)
+	h := &authHandlers{svc: svc, g: g}
+	g.handle(http.MethodPost, "/api/v1/auth/token/", false, h.token)
+	g.handle(http.MethodPost, "/api/v1/api-keys/", false, h.createKey)
+	g.handle(http.MethodGet, "/api/v1/api-keys/", false, h.listKeys)
+	g.handle(http.MethodDelete, "/api/v1/api-keys/{id}/", false, h.revokeKey)
+	return g
+}
+
+type authHandlers struct {
+	svc *auth.Service
+	g   *Group
+}
+
+func (h *authHandlers) token(w http.ResponseWriter, r *http.Request) error {
+	if r.Header.Get("x-api-key") == "" {
+		// A token is exchanged for a key, never for another token.
+		return domain.ErrBadKey
+	}
+	tok, ttl, err := h.svc.IssueToken(r.Context(), principal(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": int(ttl / time.Second)})
+	return nil
+}
+
+// keyView is a key as the API shows it: never the secret or its hash.
+type keyView struct {
+	*domain.APIKey
+	Key string `json:"key,omitempty"`
+}
+
+type createKeyRequest struct {
+	Name      string   `json:"name"`
+	Owner     string   `json:"owner"`
+	ExpiresIn *int64   `json:"expires_in"`
+	ExpiresAt *string  `json:"expires_at"`
+	Scopes    []string `json:"scopes"`
+	RateLimit int      `json:"rate_limit"`
+}
+
+func (h *authHandlers) createKey(w http.ResponseWriter, r *http.Request) error {
+	p := principal(r)
+	if !p.Can(domain.ScopeKeysManage) {
+		return domain.ErrPermission
+	}
+	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	var req createKeyRequest
+	if err := decodeInto(body, &req); err != nil {
+		return err
+	}
+	in := auth.NewKey{Name: req.Name, Owner: req.Owner, Company: p.Company, Scopes: req.Scopes, RateLimit: req.RateLimit}
+	if in.Owner == "" {
+		in.Owner = p.Owner
+	}
+	switch {
+	case req.ExpiresIn != nil && req.ExpiresAt != nil:
+		return domain.Invalid([]domain.FieldError{{Field: "expires_at", Message: "give expires_in or expires_at, not both"}})
+	case req.ExpiresIn != nil:
+		if *req.ExpiresIn <= 0 || *req.ExpiresIn > int64(auth.MaxKeyTTL/time.Second) {
+			return domain.Invalid([]domain.FieldError{{Field: "expires_in", Message: "must be a positive number of seconds of at most two years"}})
+		}
+		in.TTL = time.Duration(*req.ExpiresIn) * time.Second
+	case req.ExpiresAt != nil:
+		t, err := time.Parse(time.RFC3339, *req.ExpiresAt)
+		if err != nil || !t.After(time.Now()) {
+			return domain.Invalid([]domain.FieldError{{Field: "expires_at", Message: "must be an ISO 8601 time in the future"}})
+		}
+		in.TTL = time.Until(t)
+	}
+	k, secret, err := h.svc.CreateKey(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, keyView{APIKey: k, Key: secret})
+	return nil
+}
+
+func (h *authHandlers) listKeys(w http.ResponseWriter, r *http.Request) error {
+	p := principal(r)
+	if !p.Can(domain.ScopeKeysManage) {
+		return domain.ErrPermission
+	}
+	keys, err := h.svc.ListKeys(r.Context(), p.Company)
+	if err != nil {
+		return err
+	}
+	out := make([]keyView, len(keys))
+	for i, k := range keys {
+		out[i] = keyView{APIKey: k}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *authHandlers) revokeKey(w http.ResponseWriter, r *http.Request) error {
+	p := principal(r)
+	if !p.Can(domain.ScopeKeysManage) {
+		return domain.ErrPermission
+	}
+	if err := h.svc.RevokeKey(r.Context(), p.Company, r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,46 @@
+// Package api is the HTTP layer: one http.Handler per endpoint group on net/http.ServeMux
+// patterns, request decoding (JSON or YAML), response encoding and the error envelope.
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// errorBody is the error envelope every failure is written in.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Type    string              `json:"type"`
+	Message string              `json:"message"`
+	Errors  []domain.FieldError `json:"errors,omitempty"`
+}
+
+// writeJSON writes v as the JSON body with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // the client went away; nothing left to tell it
+}
+
+// writeError writes err in the envelope. Errors without a domain kind become a generic api_error
+// and their chain goes to the log with the request id, never to the client.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	var de *domain.Error
+	if !errors.As(err, &de) || de.Kind == domain.KindInternal {
+		log.ErrorContext(r.Context(), "request failed", "request_id", requestID(r), "method", r.Method, "path", r.URL.Path, "err", err)
+		de = &domain.Error{Kind: domain.KindInternal, Message: domain.MsgInternal}
+	} else if de.Kind == domain.KindOverloaded {
+		log.WarnContext(r.Context(), "overloaded", "request_id", requestID(r), "err", err)
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, de.Kind.Status(), errorBody{Error: errorDetail{Type: de.Kind.Type(), Message: de.Message, Errors: de.Fields}})
+}

@@ -1,0 +1,241 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/agentorch/agentorch/shared/agents"
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// agentRecord is the stored form of an agent: the API record plus what only the service sees.
+type agentRecord struct {
+	*domain.Agent
+	Explicit  map[string]any `json:"explicit"`
+	VersionID string         `json:"version_id"`
+	Seq       int            `json:"seq"`
+}
+
+type versionRecord struct {
+	*domain.AgentVersion
+	Seq       int       `json:"seq"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func agentPK(id string) string      { return "AGENT#" + id }
+func agentKeyPK(k string) string    { return "AGENTKEY#" + k }
+func companyAgents(c string) string { return "CO#" + c + "#AGENTS" }
+func versionSK(seq int) string      { return fmt.Sprintf("V#%08d", seq) }
+
+const agentSK = "A"
+
+func (st *Store) agentItem(a *domain.Agent) (map[string]types.AttributeValue, error) {
+	it, err := item(agentPK(a.ID), agentSK, agentRecord{Agent: a, Explicit: a.Explicit, VersionID: a.VersionID, Seq: a.Seq})
+	if err != nil {
+		return nil, err
+	}
+	it["seq"] = n(int64(a.Seq))
+	it[attrGSI1PK] = s(companyAgents(a.Company))
+	it[attrGSI1SK] = s(a.CreatedAt.Format(time.RFC3339Nano) + "#" + a.ID)
+	return it, nil
+}
+
+func (st *Store) versionPut(v *domain.AgentVersion) (*types.Put, error) {
+	it, err := item(agentPK(v.AgentID), versionSK(v.Seq), versionRecord{AgentVersion: v, Seq: v.Seq, CreatedAt: v.CreatedAt})
+	if err != nil {
+		return nil, err
+	}
+	return &types.Put{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}, nil
+}
+
+// CreateAgent writes the agent, its first version and its agent_key claim in one transaction.
+func (st *Store) CreateAgent(ctx context.Context, a *domain.Agent, v *domain.AgentVersion) error {
+	ai, err := st.agentItem(a)
+	if err != nil {
+		return err
+	}
+	vp, err := st.versionPut(v)
+	if err != nil {
+		return err
+	}
+	claim := key(agentKeyPK(a.AgentKey), "K")
+	claim["agent_id"] = s(a.ID)
+	_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: aws.String(st.table), Item: claim, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+		{Put: &types.Put{TableName: aws.String(st.table), Item: ai, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+		{Put: vp},
+	}})
+	if cancelledAt(err, 0) {
+		return fmt.Errorf("agent_key %q: %w", a.AgentKey, agents.ErrKeyTaken)
+	}
+	if err != nil {
+		return fmt.Errorf("create agent %s: %w", a.ID, translate(err))
+	}
+	return nil
+}
+
+// GetAgent reads one agent (one GetItem).
+func (st *Store) GetAgent(ctx context.Context, id string) (*domain.Agent, error) {
+	var r agentRecord
+	r.Agent = &domain.Agent{}
+	if err := st.get(ctx, agentPK(id), agentSK, &r); err != nil {
+		return nil, fmt.Errorf("get agent %s: %w", id, err)
+	}
+	return r.restore(), nil
+}
+
+func (r *agentRecord) restore() *domain.Agent {
+	a := r.Agent
+	a.Explicit, a.VersionID, a.Seq = r.Explicit, r.VersionID, r.Seq
+	return a
+}
+
+// ListAgents returns a company's agents, newest first (one Query on gsi1 per page).
+func (st *Store) ListAgents(ctx context.Context, company string) ([]*domain.Agent, error) {
+	items, err := st.query(ctx, &dynamodb.QueryInput{
+		IndexName:                 aws.String(indexGSI1),
+		KeyConditionExpression:    aws.String("gsi1pk = :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(companyAgents(company))},
+		ScanIndexForward:          aws.Bool(false),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list agents of %s: %w", company, err)
+	}
+	out := make([]*domain.Agent, 0, len(items))
+	for _, it := range items {
+		r := agentRecord{Agent: &domain.Agent{}}
+		if err := decode(it, &r); err != nil {
+			return nil, err
+		}
+		out = append(out, r.restore())
+	}
+	return out, nil
+}
+
+// UpdateAgent replaces the agent if nobody changed it since it was read (seq), adding the new
+// version in the same transaction.
+func (st *Store) UpdateAgent(ctx context.Context, a *domain.Agent, v *domain.AgentVersion, prevSeq int) error {
+	ai, err := st.agentItem(a)
+	if err != nil {
+		return err
+	}
+	put := &types.Put{
+		TableName: aws.String(st.table), Item: ai,
+		ConditionExpression:       aws.String("seq = :prev"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":prev": n(int64(prevSeq))},
+	}
+	if v == nil {
+		_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: put.TableName, Item: put.Item,
+			ConditionExpression: put.ConditionExpression, ExpressionAttributeValues: put.ExpressionAttributeValues})
+		return translate(err)
+	}
+	vp, err := st.versionPut(v)
+	if err != nil {
+		return err
+	}
+	_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{Put: put}, {Put: vp}}})
+	return translate(err)
+}
+
+// DeleteAgent removes the agent and its key claim, then its versions.
+func (st *Store) DeleteAgent(ctx context.Context, a *domain.Agent) error {
+	_, err := st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Delete: &types.Delete{TableName: aws.String(st.table), Key: key(agentPK(a.ID), agentSK), ConditionExpression: aws.String("attribute_exists(pk)")}},
+		{Delete: &types.Delete{TableName: aws.String(st.table), Key: key(agentKeyPK(a.AgentKey), "K")}},
+	}})
+	if cancelledAt(err, 0) {
+		return domain.Errorf(domain.KindNotFound, "Agent %s not found", a.ID)
+	}
+	if err != nil {
+		return translate(err)
+	}
+	items, err := st.query(ctx, versionsQuery(a.ID, true))
+	if err != nil {
+		return err
+	}
+	return st.deleteAll(ctx, items)
+}
+
+func versionsQuery(agentID string, keysOnly bool) *dynamodb.QueryInput {
+	in := &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String("pk = :p AND begins_with(sk, :v)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(agentPK(agentID)), ":v": s("V#")},
+	}
+	if keysOnly {
+		in.ProjectionExpression = aws.String("pk, sk")
+	}
+	return in
+}
+
+// deleteAll removes items by key in batches of 25, retrying what DynamoDB leaves unprocessed.
+func (st *Store) deleteAll(ctx context.Context, items []map[string]types.AttributeValue) error {
+	for len(items) > 0 {
+		batch := items[:min(25, len(items))]
+		items = items[len(batch):]
+		reqs := make([]types.WriteRequest, len(batch))
+		for i, it := range batch {
+			reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{attrPK: it[attrPK], attrSK: it[attrSK]}}}
+		}
+		pending := map[string][]types.WriteRequest{st.table: reqs}
+		for attempt := 0; len(pending[st.table]) > 0; attempt++ {
+			if attempt > 8 {
+				return errors.New("batch delete: items left unprocessed")
+			}
+			if attempt > 0 {
+				time.Sleep(time.Duration(1<<attempt) * 10 * time.Millisecond)
+			}
+			out, err := st.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
+			if err != nil {
+				return translate(err)
+			}
+			pending = out.UnprocessedItems
+		}
+	}
+	return nil
+}
+
+// ListVersions returns an agent's versions, oldest first.
+func (st *Store) ListVersions(ctx context.Context, agentID string) ([]*domain.AgentVersion, error) {
+	items, err := st.query(ctx, versionsQuery(agentID, false))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*domain.AgentVersion, 0, len(items))
+	for _, it := range items {
+		v, err := decodeVersion(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out, nil
+}
+
+// GetVersion reads one version by its sequence number.
+func (st *Store) GetVersion(ctx context.Context, agentID string, seq int) (*domain.AgentVersion, error) {
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: key(agentPK(agentID), versionSK(seq))})
+	if err != nil {
+		return nil, translate(err)
+	}
+	if out.Item == nil {
+		return nil, domain.ErrNotFound
+	}
+	return decodeVersion(out.Item)
+}
+
+func decodeVersion(it map[string]types.AttributeValue) (*domain.AgentVersion, error) {
+	r := versionRecord{AgentVersion: &domain.AgentVersion{}}
+	if err := decode(it, &r); err != nil {
+		return nil, err
+	}
+	r.AgentVersion.Seq, r.AgentVersion.CreatedAt = r.Seq, r.CreatedAt
+	return r.AgentVersion, nil
+}

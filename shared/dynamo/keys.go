@@ -1,0 +1,135 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+type keyRecord struct {
+	*domain.APIKey
+	Hash string `json:"hash"`
+}
+
+func keyPK(hash string) string          { return "APIKEY#" + hash }
+func companyKeys(c string) string       { return "CO#" + c + "#KEYS" }
+func rateKey(id string, w int64) string { return fmt.Sprintf("RATE#%s#%d", id, w) }
+
+// GetKeyByHash reads a key by the hash of its secret (one GetItem).
+func (st *Store) GetKeyByHash(ctx context.Context, hash string) (*domain.APIKey, error) {
+	r := keyRecord{APIKey: &domain.APIKey{}}
+	if err := st.get(ctx, keyPK(hash), "K", &r); err != nil {
+		return nil, err
+	}
+	r.APIKey.Hash = r.Hash
+	return r.APIKey, nil
+}
+
+// PutKey stores a new key; gsi1 lists it under its company and finds it by id.
+func (st *Store) PutKey(ctx context.Context, k *domain.APIKey) error {
+	it, err := item(keyPK(k.Hash), "K", keyRecord{APIKey: k, Hash: k.Hash})
+	if err != nil {
+		return err
+	}
+	it[attrGSI1PK] = s(companyKeys(k.Company))
+	it[attrGSI1SK] = s("KEY#" + k.ID)
+	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	return translate(err)
+}
+
+// ListKeys lists a company's keys, newest first (one Query on gsi1 per page).
+func (st *Store) ListKeys(ctx context.Context, company string) ([]*domain.APIKey, error) {
+	items, err := st.query(ctx, &dynamodb.QueryInput{
+		IndexName:                 aws.String(indexGSI1),
+		KeyConditionExpression:    aws.String("gsi1pk = :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(companyKeys(company))},
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*domain.APIKey, 0, len(items))
+	for _, it := range items {
+		r := keyRecord{APIKey: &domain.APIKey{}}
+		if err := decode(it, &r); err != nil {
+			return nil, err
+		}
+		r.APIKey.Hash = r.Hash
+		out = append(out, r.APIKey)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
+	return out, nil
+}
+
+// RevokeKey marks a company's key revoked: a Query on gsi1 finds it by id, then one write.
+func (st *Store) RevokeKey(ctx context.Context, company, id string, at time.Time) (*domain.APIKey, error) {
+	items, err := st.query(ctx, &dynamodb.QueryInput{
+		IndexName:              aws.String(indexGSI1),
+		KeyConditionExpression: aws.String("gsi1pk = :p AND gsi1sk = :k"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":p": s(companyKeys(company)), ":k": s("KEY#" + id),
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, domain.Errorf(domain.KindNotFound, "API key %s not found", id)
+	}
+	r := keyRecord{APIKey: &domain.APIKey{}}
+	if err := decode(items[0], &r); err != nil {
+		return nil, err
+	}
+	k := r.APIKey
+	k.Hash = r.Hash
+	if k.RevokedAt == nil {
+		k.RevokedAt = &at
+	}
+	it, err := item(keyPK(k.Hash), "K", keyRecord{APIKey: k, Hash: k.Hash})
+	if err != nil {
+		return nil, err
+	}
+	it[attrGSI1PK] = items[0][attrGSI1PK]
+	it[attrGSI1SK] = items[0][attrGSI1SK]
+	if _, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it}); err != nil {
+		return nil, translate(err)
+	}
+	return k, nil
+}
+
+// Hit counts one request in a key's window with one conditional UpdateItem; the item expires by
+// TTL after the window.
+func (st *Store) Hit(ctx context.Context, keyID string, window time.Time, limit int, expires time.Time) (int, error) {
+	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(st.table),
+		Key:                      key(rateKey(keyID, window.Unix()), "R"),
+		UpdateExpression:         aws.String("ADD hits :one SET #ttl = :ttl"),
+		ConditionExpression:      aws.String("attribute_not_exists(hits) OR hits < :limit"),
+		ExpressionAttributeNames: map[string]string{"#ttl": attrTTL},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":one": n(1), ":limit": n(int64(limit)), ":ttl": n(expires.Unix()),
+		},
+		ReturnValues: types.ReturnValueUpdatedNew,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return limit, domain.ErrRateLimited
+	}
+	if err != nil {
+		return 0, translate(err)
+	}
+	hits, ok := out.Attributes["hits"].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, errors.New("rate limit: no count returned")
+	}
+	var c int
+	_, err = fmt.Sscan(hits.Value, &c)
+	return c, err
+}

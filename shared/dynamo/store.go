@@ -1,0 +1,139 @@
+// Package dynamo is the DynamoDB adapter: one table holds every record (see infra/README.md for
+// the key design and access patterns). SDK errors come out as domain error kinds.
+package dynamo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// Key and index attribute names of the table, as template.yaml declares them.
+const (
+	attrPK     = "pk"
+	attrSK     = "sk"
+	attrGSI1PK = "gsi1pk"
+	attrGSI1SK = "gsi1sk"
+	attrData   = "data"
+	attrTTL    = "ttl"
+	indexGSI1  = "gsi1"
+)
+
+// Client is the part of the DynamoDB API the store uses.
+type Client interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+}
+
+// Store implements the features' stores on one DynamoDB table.
+type Store struct {
+	db    Client
+	table string
+}
+
+// NewStore builds a store on table.
+func NewStore(db Client, table string) *Store {
+	return &Store{db: db, table: table}
+}
+
+func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+
+func n(v int64) types.AttributeValue { return &types.AttributeValueMemberN{Value: fmt.Sprint(v)} }
+
+func key(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: s(pk), attrSK: s(sk)}
+}
+
+// item builds a record: its keys plus the JSON of v in the data attribute.
+func item(pk, sk string, v any) (map[string]types.AttributeValue, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", pk, err)
+	}
+	it := key(pk, sk)
+	it[attrData] = s(string(b))
+	return it, nil
+}
+
+// decode reads the data attribute of an item into v, keeping numbers exact.
+func decode(it map[string]types.AttributeValue, v any) error {
+	d, ok := it[attrData].(*types.AttributeValueMemberS)
+	if !ok {
+		return fmt.Errorf("item %v has no data", it[attrPK])
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(d.Value)))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+// get reads one item; a missing item is domain.ErrNotFound.
+func (st *Store) get(ctx context.Context, pk, sk string, v any) error {
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: key(pk, sk)})
+	if err != nil {
+		return translate(err)
+	}
+	if out.Item == nil {
+		return domain.ErrNotFound
+	}
+	return decode(out.Item, v)
+}
+
+// query reads every item of a partition (of the table or of gsi1), following pages.
+func (st *Store) query(ctx context.Context, in *dynamodb.QueryInput) ([]map[string]types.AttributeValue, error) {
+	in.TableName = aws.String(st.table)
+	var items []map[string]types.AttributeValue
+	p := dynamodb.NewQueryPaginator(st.db, in)
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, translate(err)
+		}
+		items = append(items, out.Items...)
+	}
+	return items, nil
+}
+
+// translate turns SDK errors into domain kinds.
+func translate(err error) error {
+	var ccf *types.ConditionalCheckFailedException
+	var tce *types.TransactionCanceledException
+	var pte *types.ProvisionedThroughputExceededException
+	var rle *types.RequestLimitExceeded
+	var rnf *types.ResourceNotFoundException
+	var ae smithy.APIError
+	switch {
+	case errors.As(err, &ccf), errors.As(err, &tce):
+		return &domain.Error{Kind: domain.KindConflict, Message: domain.ErrConflict.Message, Err: err}
+	case errors.As(err, &pte), errors.As(err, &rle):
+		return &domain.Error{Kind: domain.KindOverloaded, Message: domain.ErrOverloaded.Message, Err: err}
+	case errors.As(err, &rnf):
+		return fmt.Errorf("dynamodb table missing: %w", err)
+	case errors.As(err, &ae) && ae.ErrorCode() == "ThrottlingException":
+		return &domain.Error{Kind: domain.KindOverloaded, Message: domain.ErrOverloaded.Message, Err: err}
+	}
+	return err
+}
+
+// cancelledAt reports whether the transaction failed on the condition of item i.
+func cancelledAt(err error, i int) bool {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) || i >= len(tce.CancellationReasons) {
+		return false
+	}
+	c := tce.CancellationReasons[i].Code
+	return c != nil && *c == "ConditionalCheckFailed"
+}

@@ -1,0 +1,112 @@
+// Package platform holds what every function shares at its edge: configuration from the
+// environment, logging, AWS clients and the Lambda adapters.
+package platform
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Local defaults: the names the local stack gives the template's resources (their logical ids)
+// and the ports it listens on.
+const (
+	LocalTable          = "AppTable"
+	LocalBucket         = "mediabucket"
+	LocalQueue          = "IngestQueue"
+	LocalDynamoEndpoint = "http://127.0.0.1:8000"
+	LocalS3Endpoint     = "http://127.0.0.1:4569"
+	LocalSQSEndpoint    = "http://127.0.0.1:4576"
+	LocalTokenSecret    = "local-development-token-secret-not-for-production"
+)
+
+// Config is the typed configuration of a function, read from the environment that template.yaml
+// sets. With no environment at all it points at the local stack.
+type Config struct {
+	Region         string
+	Table          string
+	Bucket         string
+	QueueURL       string
+	DynamoEndpoint string // empty on AWS: the SDK resolves it
+	S3Endpoint     string
+	SQSEndpoint    string
+	TokenSecret    string // set locally; on AWS the secret is read from TokenSecretARN
+	TokenSecretARN string
+	TokenTTL       time.Duration
+	KeyCacheTTL    time.Duration
+	MaxBodyBytes   int64
+	LogFormat      string // "json" or "text"
+	LogLevel       string
+	InLambda       bool
+}
+
+// LoadConfig reads the configuration from the environment.
+func LoadConfig() (Config, error) {
+	inLambda := os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != ""
+	local := func(v string) string {
+		if inLambda {
+			return ""
+		}
+		return v
+	}
+	c := Config{
+		Region:         env("AWS_REGION", "us-east-1"),
+		Table:          env("TABLE_NAME", LocalTable),
+		Bucket:         env("BUCKET_NAME", LocalBucket),
+		QueueURL:       env("INGEST_QUEUE_URL", ""),
+		DynamoEndpoint: env("AWS_ENDPOINT_URL_DYNAMODB", local(LocalDynamoEndpoint)),
+		S3Endpoint:     env("AWS_ENDPOINT_URL_S3", local(LocalS3Endpoint)),
+		SQSEndpoint:    env("AWS_ENDPOINT_URL_SQS", local(LocalSQSEndpoint)),
+		TokenSecret:    env("TOKEN_SECRET", local(LocalTokenSecret)),
+		TokenSecretARN: env("TOKEN_SECRET_ARN", ""),
+		LogFormat:      env("LOG_FORMAT", map[bool]string{true: "json", false: "text"}[inLambda]),
+		LogLevel:       env("LOG_LEVEL", "info"),
+		InLambda:       inLambda,
+	}
+	var err error
+	if c.TokenTTL, err = durationEnv("TOKEN_TTL", 15*time.Minute); err != nil {
+		return c, err
+	}
+	if c.KeyCacheTTL, err = durationEnv("KEY_CACHE_TTL", 30*time.Second); err != nil {
+		return c, err
+	}
+	if c.MaxBodyBytes, err = intEnv("MAX_BODY_BYTES", 1<<20); err != nil {
+		return c, err
+	}
+	if c.TokenSecret == "" && c.TokenSecretARN == "" {
+		return c, fmt.Errorf("config: TOKEN_SECRET or TOKEN_SECRET_ARN must be set")
+	}
+	return c, nil
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func durationEnv(name string, def time.Duration) (time.Duration, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("config: %s=%q is not a duration", name, v)
+	}
+	return d, nil
+}
+
+func intEnv(name string, def int64) (int64, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("config: %s=%q is not a positive integer", name, v)
+	}
+	return n, nil
+}
