@@ -24,6 +24,8 @@ type Store interface {
 	// UpdateAgent replaces the agent record if its Seq is still prevSeq, adding v when non-nil.
 	UpdateAgent(ctx context.Context, a *domain.Agent, v *domain.AgentVersion, prevSeq int) error
 	DeleteAgent(ctx context.Context, a *domain.Agent) error
+	// NextKeySuffix hands out the next suffix (2, 3, …) for an agent_key base that is taken.
+	NextKeySuffix(ctx context.Context, base string) (int, error)
 	ListVersions(ctx context.Context, agentID string) ([]*domain.AgentVersion, error)
 	GetVersion(ctx context.Context, agentID string, seq int) (*domain.AgentVersion, error)
 }
@@ -31,7 +33,7 @@ type Store interface {
 // ErrKeyTaken reports an agent_key already in use.
 var ErrKeyTaken = errors.New("agent key taken")
 
-const maxKeyAttempts = 20
+const maxKeyAttempts = 10
 
 // Service implements the agent use cases.
 type Service struct {
@@ -66,11 +68,17 @@ func (s *Service) Create(ctx context.Context, p domain.Principal, cfg map[string
 	f.apply(a)
 	s.setConfig(a, cfg, now)
 	v := s.version(a, p, now)
+	// The name's key is tried first; when it is taken, a per-base counter hands out the suffix,
+	// so a popular name costs three round trips, not one per agent already holding it.
 	base := domain.AgentKeyBase(a.Name)
-	for n := 1; n <= maxKeyAttempts; n++ {
-		a.AgentKey = domain.AgentKeyCandidate(base, n)
-		if n == maxKeyAttempts {
-			a.AgentKey = base + "-" + a.ID[:8]
+	a.AgentKey = base
+	for attempt := 1; attempt <= maxKeyAttempts; attempt++ {
+		if attempt > 1 {
+			n, err := s.store.NextKeySuffix(ctx, base)
+			if err != nil {
+				return nil, fmt.Errorf("create agent: %w", err)
+			}
+			a.AgentKey = domain.AgentKeyCandidate(base, n)
 		}
 		err := s.store.CreateAgent(ctx, a, v)
 		if err == nil {

@@ -158,9 +158,13 @@ func (h *agentHandlers) update(w http.ResponseWriter, r *http.Request, merge boo
 	return nil
 }
 
-func (h *agentHandlers) patch(w http.ResponseWriter, r *http.Request) error { return h.update(w, r, true) }
+func (h *agentHandlers) patch(w http.ResponseWriter, r *http.Request) error {
+	return h.update(w, r, true)
+}
 
-func (h *agentHandlers) put(w http.ResponseWriter, r *http.Request) error { return h.update(w, r, false) }
+func (h *agentHandlers) put(w http.ResponseWriter, r *http.Request) error {
+	return h.update(w, r, false)
+}
 
 func (h *agentHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 	if err := require(r, domain.ScopeAgentsWrite); err != nil {

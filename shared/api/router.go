@@ -37,9 +37,10 @@ type Options struct {
 // Group is the http.Handler of one endpoint group: routing, request ids, panics, the access log,
 // authentication and rate limits, with every failure in the error envelope.
 type Group struct {
-	mux    *http.ServeMux
-	routes []Route
-	opts   Options
+	mux      *http.ServeMux
+	routes   []Route
+	literals map[string][]string // path without parameters → its methods
+	opts     Options
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
@@ -60,7 +61,7 @@ func newGroup(opts Options) *Group {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Group{mux: http.NewServeMux(), opts: opts}
+	return &Group{mux: http.NewServeMux(), literals: map[string][]string{}, opts: opts}
 }
 
 // Routes lists the routes the group serves.
@@ -70,6 +71,9 @@ func (g *Group) Routes() []Route { return g.routes }
 // slash; public routes skip authentication.
 func (g *Group) handle(method, path string, public bool, h handlerFunc) {
 	g.routes = append(g.routes, Route{Method: method, Path: path})
+	if !strings.Contains(path, "{") {
+		g.literals[trimSlash(path)] = append(g.literals[trimSlash(path)], method)
+	}
 	g.mux.HandleFunc(method+" "+trimSlash(path), func(w http.ResponseWriter, r *http.Request) {
 		if !public {
 			p, err := g.authorize(w, r)
@@ -129,16 +133,21 @@ func (g *Group) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	r.URL.Path = trimSlash(r.URL.Path)
 	r.URL.RawPath = ""
-	if _, pattern := g.mux.Handler(r); pattern != "" {
+	_, pattern := g.mux.Handler(r)
+	// A wildcard match loses to a literal route of another method on the same path
+	// (GET /agent/validate/ is the validate route with the wrong method, not agent "validate").
+	if pattern != "" && !(strings.Contains(pattern, "{") && g.literals[r.URL.Path] != nil) {
 		g.mux.ServeHTTP(sw, r)
 		return
 	}
-	var allowed []string
-	for _, m := range probeMethods {
-		probe := r.Clone(r.Context())
-		probe.Method = m
-		if _, p := g.mux.Handler(probe); p != "" {
-			allowed = append(allowed, m)
+	allowed := g.literals[r.URL.Path]
+	if allowed == nil {
+		for _, m := range probeMethods {
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, p := g.mux.Handler(probe); p != "" {
+				allowed = append(allowed, m)
+			}
 		}
 	}
 	if len(allowed) > 0 {

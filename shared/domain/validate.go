@@ -27,6 +27,8 @@ func ValidateAgentConfig(cfg map[string]any, prefix string) []FieldError {
 	v.node(cfg, prefix, true)
 	if nodes, ok := cfg["agents"]; ok {
 		v.graph(cfg, nodes, prefix)
+	} else if edges, ok := cfg["edges"]; ok {
+		v.edges(edges, join(prefix, "edges"), nil)
 	}
 	for _, k := range []string{"save_messages", "persistent_state"} {
 		if x, ok := cfg[k]; ok {
@@ -203,17 +205,20 @@ func (v *validator) graph(cfg map[string]any, nodes any, prefix string) {
 	if ep, ok := cfg["entry_point"].(string); ok && ep != "" && !names[ep] {
 		v.add(join(prefix, "entry_point"), "names no agent: %q", ep)
 	}
-	edges, ok := cfg["edges"]
-	if !ok {
-		return
+	if edges, ok := cfg["edges"]; ok {
+		v.edges(edges, join(prefix, "edges"), names)
 	}
+}
+
+// edges validates edge objects; with names set, each end must name a node or a reserved node.
+func (v *validator) edges(edges any, path string, names map[string]bool) {
 	elist, ok := edges.([]any)
 	if !ok {
-		v.add(join(prefix, "edges"), "must be an array of objects")
+		v.add(path, "must be an array of objects")
 		return
 	}
 	for i, e := range elist {
-		p := fmt.Sprintf("%s.%d", join(prefix, "edges"), i)
+		p := fmt.Sprintf("%s.%d", path, i)
 		m, ok := v.object(e, p)
 		if !ok {
 			continue
@@ -225,7 +230,7 @@ func (v *validator) graph(cfg map[string]any, nodes any, prefix string) {
 				continue
 			}
 			s, ok := v.str(x, p+"."+k, true)
-			if ok && !names[s] && s != NodeStart && s != NodeEnd {
+			if ok && names != nil && !names[s] && s != NodeStart && s != NodeEnd {
 				v.add(p+"."+k, "names no agent: %q", s)
 			}
 		}

@@ -239,3 +239,24 @@ func decodeVersion(it map[string]types.AttributeValue) (*domain.AgentVersion, er
 	r.AgentVersion.Seq, r.AgentVersion.CreatedAt = r.Seq, r.CreatedAt
 	return r.AgentVersion, nil
 }
+
+// NextKeySuffix atomically counts up the suffix of a taken agent_key base, starting at 2.
+func (st *Store) NextKeySuffix(ctx context.Context, base string) (int, error) {
+	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(st.table),
+		Key:                       key("AGENTKEYBASE#"+base, "N"),
+		UpdateExpression:          aws.String("SET next_suffix = if_not_exists(next_suffix, :one) + :one"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": n(1)},
+		ReturnValues:              types.ReturnValueUpdatedNew,
+	})
+	if err != nil {
+		return 0, translate(err)
+	}
+	v, ok := out.Attributes["next_suffix"].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, errors.New("agent key suffix: no value returned")
+	}
+	var next int
+	_, err = fmt.Sscan(v.Value, &next)
+	return next, err
+}

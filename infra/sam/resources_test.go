@@ -1,0 +1,157 @@
+package sam
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const inlineTemplate = `Transform: AWS::Serverless-2016-10-31
+Globals:
+  Function:
+    CodeUri: functions/default/
+    Layers: [!Ref Base]
+    Environment:
+      Variables: {A: "1", B: "2"}
+Resources:
+  Worker:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: ./functions/worker
+      Layers: [Extra]
+      Environment:
+        Variables: {B: "20", C: "3"}
+      Events:
+        Jobs:
+          Type: SQS
+          Properties: {Queue: !GetAtt Jobs.Arn, BatchSize: 10}
+        Nightly:
+          Type: Schedule
+          Properties: {Schedule: rate(1 day)}
+  Web:
+    Type: AWS::Serverless::Function
+    Properties:
+      Events:
+        List: {Type: HttpApi, Properties: {Method: get, Path: /items}}
+        Any: {Type: HttpApi, Properties: {Method: any, Path: "/items/{proxy+}"}}
+        FallbackItems: {Type: HttpApi, Properties: {Method: GET, Path: /things}}
+        CatchAll: {Type: HttpApi}
+  Jobs:
+    Type: AWS::SQS::Queue
+    Properties:
+      VisibilityTimeout: "60"
+      FifoQueue: true
+      RedrivePolicy: {deadLetterTargetArn: !GetAtt Dead.Arn, maxReceiveCount: 3}
+  Dead:
+    Type: AWS::SQS::Queue
+  Data:
+    Type: AWS::DynamoDB::Table
+    Properties:
+      AttributeDefinitions:
+        - {AttributeName: id, AttributeType: S}
+        - {AttributeName: n, AttributeType: N}
+      KeySchema: [{AttributeName: id, KeyType: HASH}]
+      GlobalSecondaryIndexes:
+        - IndexName: byN
+          KeySchema: [{AttributeName: n, KeyType: HASH}]
+          Projection: {ProjectionType: KEYS_ONLY}
+      TimeToLiveSpecification: {AttributeName: expires, Enabled: false}
+  Files:
+    Type: AWS::S3::Bucket
+    Properties:
+      LifecycleConfiguration:
+        Rules:
+          - {Status: Enabled, Prefix: a/, ExpirationInDays: 7}
+          - {Status: Disabled, Prefix: b/, ExpirationInDays: 1}
+          - {Status: Enabled, Prefix: c/, NoncurrentVersionExpirationInDays: 3}
+  Plain:
+    Type: AWS::S3::Bucket
+`
+
+func parseInline(t *testing.T) *Template {
+	t.Helper()
+	tpl, err := Parse([]byte(inlineTemplate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tpl
+}
+
+func TestFunctionsInline(t *testing.T) {
+	// Events are read in name order (Any, CatchAll, FallbackItems, List). ANY routes and events
+	// named Fallback… are fallbacks; an event with neither Path nor Method is the $default route.
+	want := []Function{
+		{
+			LogicalID: "Web", CodeURI: "functions/default/", Dir: "default",
+			Routes:    []Route{{"GET", "/items"}},
+			Fallbacks: []Route{{"ANY", "/items/{proxy+}"}, {"ANY", DefaultRoute}, {"GET", "/things"}},
+		},
+		{LogicalID: "Worker", CodeURI: "./functions/worker", Dir: "worker", Queues: []string{"Jobs"}},
+	}
+	if diff := cmp.Diff(want, parseInline(t).Functions()); diff != "" {
+		t.Errorf("Functions (-want +got):\n%s", diff)
+	}
+}
+
+func TestPropertiesMergesGlobals(t *testing.T) {
+	got := parseInline(t).Properties("Worker")
+	want := map[string]any{
+		"CodeUri":     "./functions/worker",
+		"Layers":      []any{map[string]any{"Ref": "Base"}, "Extra"},
+		"Environment": map[string]any{"Variables": map[string]any{"A": "1", "B": "20", "C": "3"}},
+	}
+	for k, w := range want {
+		if diff := cmp.Diff(w, got[k]); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", k, diff)
+		}
+	}
+	if got := parseInline(t).Properties("Nope"); got != nil {
+		t.Errorf("Properties of an unknown id = %v, want nil", got)
+	}
+	// Non-serverless resources take no globals.
+	if diff := cmp.Diff(map[string]any{}, parseInline(t).Properties("Dead")); diff != "" {
+		t.Errorf("Properties(Dead) (-want +got):\n%s", diff)
+	}
+}
+
+func TestTablesInline(t *testing.T) {
+	want := []Table{{
+		LogicalID: "Data", HashKey: "id",
+		Attributes: map[string]string{"id": "S", "n": "N"},
+		GSIs:       []Index{{Name: "byN", HashKey: "n", Projection: "KEYS_ONLY"}},
+		// TTL is disabled, so no attribute.
+	}}
+	if diff := cmp.Diff(want, parseInline(t).Tables()); diff != "" {
+		t.Errorf("Tables (-want +got):\n%s", diff)
+	}
+}
+
+func TestQueuesInline(t *testing.T) {
+	want := []Queue{
+		{LogicalID: "Dead"},
+		{LogicalID: "Jobs", VisibilityTimeout: 60, DeadLetterTarget: "Dead", MaxReceiveCount: 3, FIFO: true},
+	}
+	if diff := cmp.Diff(want, parseInline(t).Queues()); diff != "" {
+		t.Errorf("Queues (-want +got):\n%s", diff)
+	}
+}
+
+func TestBucketsInline(t *testing.T) {
+	want := []Bucket{
+		{LogicalID: "Files", ExpirePrefixes: map[string]int{"a/": 7}},
+		{LogicalID: "Plain", ExpirePrefixes: map[string]int{}},
+	}
+	if diff := cmp.Diff(want, parseInline(t).Buckets()); diff != "" {
+		t.Errorf("Buckets (-want +got):\n%s", diff)
+	}
+}
+
+func TestFunctionDirFromLogicalID(t *testing.T) {
+	tmpl, err := Parse([]byte("Resources:\n  BillingFunction:\n    Type: AWS::Serverless::Function\n    Properties:\n      CodeUri: .\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tmpl.Functions()[0].Dir; got != "billing" {
+		t.Errorf("Dir = %q, want billing", got)
+	}
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentorch/agentorch/infra/localstack"
+	"github.com/agentorch/agentorch/infra/sam"
+	"github.com/agentorch/agentorch/shared/app"
+	"github.com/agentorch/agentorch/shared/auth"
+	"github.com/agentorch/agentorch/shared/platform"
+)
+
+// devKeyTTL is the lifetime of the API key each run creates.
+const devKeyTTL = 30 * 24 * time.Hour
+
+// The fixed local ports: those in platform's defaults (checkEndpoints makes sure), so
+// scripts/apikey and `go run` of anything find the stack with no environment.
+const (
+	dynamoPort = 8000
+	sqsPort    = 4576
+	s3Port     = 4569
+)
+
+// serve runs the dev stack until ctx ends.
+func serve(ctx context.Context, port string) error {
+	began := time.Now()
+	root, err := localstack.RepoRoot()
+	if err != nil {
+		return err
+	}
+	tmpl, err := sam.Load(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		return err
+	}
+	// Claim the API port first: failing after the stand-ins started would only waste time.
+	l, err := net.Listen("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		return fmt.Errorf("API port %s is busy, is another make dev running? %w", port, err)
+	}
+	defer l.Close()
+
+	if err := localstack.EnsureDeps(ctx, root, os.Stderr); err != nil {
+		return err
+	}
+	st, err := localstack.Start(ctx, localstack.Options{DynamoPort: dynamoPort, SQSPort: sqsPort, S3Port: s3Port, Root: root, Log: os.Stderr})
+	if err != nil {
+		return err
+	}
+	defer st.Stop()
+	ep := st.Endpoints()
+	if err := checkEndpoints(ep); err != nil {
+		return err
+	}
+	res, err := localstack.CreateResources(ctx, localstack.AWSConfig(), ep, tmpl, "")
+	if err != nil {
+		return err
+	}
+	names, err := res.Local()
+	if err != nil {
+		return err
+	}
+	if err := checkNames(names); err != nil {
+		return err
+	}
+
+	// The app reads its configuration from the environment, like a deployed function; point it
+	// at this stack whatever the shell holds (an AWS_PROFILE must not reach real AWS).
+	for k, v := range map[string]string{
+		"AWS_ENDPOINT_URL_DYNAMODB": ep.DynamoDB, "AWS_ENDPOINT_URL_S3": ep.S3, "AWS_ENDPOINT_URL_SQS": ep.SQS,
+		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_SESSION_TOKEN": "",
+		"AWS_PROFILE": "", "AWS_REGION": localstack.Region,
+		"TABLE_NAME": names.Table, "BUCKET_NAME": names.Bucket, "INGEST_QUEUE_URL": names.QueueURL,
+		"AWS_LAMBDA_FUNCTION_NAME": "", "TOKEN_SECRET_ARN": "",
+	} {
+		if v == "" {
+			os.Unsetenv(k)
+		} else {
+			os.Setenv(k, v)
+		}
+	}
+	cfg, err := platform.LoadConfig()
+	if err != nil {
+		return err
+	}
+	log := platform.Logger(cfg)
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	router, err := newRouter(tmpl, a)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+
+	_, key, err := a.Auth.CreateKey(ctx, auth.NewKey{Name: "dev", Owner: "dev", Company: "dev", TTL: devKeyTTL})
+	if err != nil {
+		return fmt.Errorf("create the dev API key: %w", err)
+	}
+	keyFile := filepath.Join(root, ".cache", "dev-api-key")
+	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", keyFile, err)
+	}
+	api := "http://" + l.Addr().String()
+	fmt.Printf("agentorch dev stack ready in %s: API %s  API key: %s\n", time.Since(began).Round(time.Millisecond), api, key)
+	fmt.Printf("  DynamoDB %s (table %s)  S3 %s (bucket %s)  SQS %s\n  key also in %s; Ctrl-C stops everything\n",
+		ep.DynamoDB, names.Table, ep.S3, names.Bucket, ep.SQS, keyFile)
+
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(os.Stderr, "dev: stopping")
+	case err := <-served:
+		return fmt.Errorf("API server: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	return nil
+}
+
+// checkEndpoints fails loudly if the stack is not where platform's defaults look for it.
+func checkEndpoints(ep localstack.Endpoints) error {
+	for _, c := range [][2]string{
+		{ep.DynamoDB, platform.LocalDynamoEndpoint}, {ep.S3, platform.LocalS3Endpoint}, {ep.SQS, platform.LocalSQSEndpoint},
+	} {
+		if c[0] != c[1] {
+			return fmt.Errorf("stand-in at %s, but platform's local default is %s: scripts/dev and shared/platform disagree", c[0], c[1])
+		}
+	}
+	return nil
+}
+
+// checkNames fails loudly if the template's resources are not named as platform's defaults.
+func checkNames(n localstack.LocalNames) error {
+	var errs []error
+	if n.Table != platform.LocalTable {
+		errs = append(errs, fmt.Errorf("table %q, but platform.LocalTable is %q", n.Table, platform.LocalTable))
+	}
+	if n.Bucket != platform.LocalBucket {
+		errs = append(errs, fmt.Errorf("bucket %q, but platform.LocalBucket is %q", n.Bucket, platform.LocalBucket))
+	}
+	if !strings.HasSuffix(n.QueueURL, "/"+platform.LocalQueue) {
+		errs = append(errs, fmt.Errorf("queue %q, but platform.LocalQueue is %q", n.QueueURL, platform.LocalQueue))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("template.yaml and shared/platform's local defaults disagree:\n%w", err)
+	}
+	return nil
+}

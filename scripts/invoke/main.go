@@ -1,0 +1,140 @@
+// Command invoke builds one function for Lambda and runs it once on an event through the local
+// Runtime API stand-in (infra/lambdarun), the way Lambda would, against the local stack:
+//
+//	go run ./scripts/invoke -fn agents -event events/agents-get-agent.json
+//
+// The function's response goes to stdout; its logs, the cold start (exec to the first request
+// for work) and the binary's size go to stderr. A placeholder {{NAME}} in the event is replaced by
+// -var NAME=VALUE or the environment variable NAME; {{API_KEY}} also by -key or by the key make dev
+// wrote to .cache/dev-api-key.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentorch/agentorch/infra/lambdarun"
+	"github.com/agentorch/agentorch/infra/localstack"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "invoke:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	fn := flag.String("fn", os.Getenv("FN"), "function directory under functions/ (meta, agents, auth)")
+	eventPath := flag.String("event", os.Getenv("EVENT"), "event JSON file")
+	key := flag.String("key", "", "API key for {{API_KEY}} (default: .cache/dev-api-key)")
+	timeout := flag.Duration("timeout", lambdarun.DefaultTimeout, "invocation deadline")
+	memory := flag.Int("memory", lambdarun.DefaultMemoryMB, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE")
+	quiet := flag.Bool("quiet", false, "hide the function's own logs")
+	vars := map[string]string{}
+	flag.Func("var", "NAME=VALUE for {{NAME}} in the event (repeatable; else the environment variable NAME)", func(s string) error {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return errors.New("want NAME=VALUE")
+		}
+		vars[k] = v
+		return nil
+	})
+	flag.Parse()
+	if *fn == "" || *eventPath == "" {
+		flag.Usage()
+		return errors.New("-fn and -event are required")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	root, err := localstack.RepoRoot()
+	if err != nil {
+		return err
+	}
+	event, err := os.ReadFile(*eventPath)
+	if err != nil {
+		return err
+	}
+	if *key != "" {
+		vars["API_KEY"] = *key
+	}
+	if event, err = fill(event, vars, filepath.Join(root, ".cache", "dev-api-key")); err != nil {
+		return err
+	}
+
+	bin := filepath.Join(root, ".cache", "bin", *fn, "bootstrap")
+	start := time.Now()
+	size, err := lambdarun.Build(ctx, root, *fn, bin)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "invoke: built %s (%.1f MB) in %s\n", rel(root, bin), float64(size)/(1<<20), time.Since(start).Round(time.Millisecond))
+
+	opts := lambdarun.Options{Bootstrap: bin, Function: *fn, Event: event, Timeout: *timeout, MemoryMB: *memory, Stderr: os.Stderr}
+	if *quiet {
+		opts.Stderr = nil
+	}
+	res, err := lambdarun.Run(ctx, opts)
+	var fe *lambdarun.FunctionError
+	if err != nil && !errors.As(err, &fe) {
+		return err
+	}
+	os.Stdout.Write(res.Response)
+	fmt.Println()
+	fmt.Fprintf(os.Stderr, "invoke: cold start (exec to first /next) %.1f ms, duration %.1f ms, max RSS %.1f MB, binary %d bytes\n",
+		ms(res.InitDuration), ms(res.Duration), float64(res.MaxRSSBytes)/(1<<20), res.BinaryBytes)
+	return err
+}
+
+// placeholder is {{NAME}} in an event.
+var placeholder = regexp.MustCompile(`\{\{([A-Z][A-Z0-9_]*)\}\}`)
+
+// fill replaces each {{NAME}} in event by vars[NAME], else the environment variable NAME; API_KEY
+// falls back to the key make dev wrote to keyFile.
+func fill(event []byte, vars map[string]string, keyFile string) ([]byte, error) {
+	var missing []string
+	out := placeholder.ReplaceAllFunc(event, func(m []byte) []byte {
+		name := string(placeholder.FindSubmatch(m)[1])
+		if v, ok := vars[name]; ok {
+			return []byte(v)
+		}
+		if v := os.Getenv(name); v != "" {
+			return []byte(v)
+		}
+		if name == "API_KEY" {
+			if b, err := os.ReadFile(keyFile); err == nil {
+				return bytes.TrimSpace(b)
+			}
+		}
+		if !slices.Contains(missing, name) {
+			missing = append(missing, name)
+		}
+		return m
+	})
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("the event needs %s: pass -var NAME=VALUE or set the environment variable (API_KEY also comes from -key or from make dev's %s)",
+			strings.Join(missing, ", "), keyFile)
+	}
+	return out, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func rel(root, p string) string {
+	if r, err := filepath.Rel(root, p); err == nil {
+		return r
+	}
+	return p
+}

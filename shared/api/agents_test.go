@@ -1,0 +1,270 @@
+package api_test
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var (
+	uuidRE    = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	versionRE = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
+)
+
+const supportConfig = `{"system_config":{"name":"Support Bot","agent_type":"llm_agent","system_prompt":"You help.","llm_config":{"model":"m1","temperature":0.2}}}`
+
+func TestCreateAndGetAgent(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	res := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: supportConfig})
+	if res.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", res.status, res.body)
+	}
+	a := res.json(t)
+	for field, want := range map[string]any{
+		"agent_key": "support-bot", "name": "Support Bot", "architecture": "llm_agent", "entry_point": "Support Bot",
+		"is_public": false, "is_shared": false, "origin_url": nil, "owner": "alice", "company": "acme", "version_number": "1.0.0",
+	} {
+		if diff := cmp.Diff(want, a[field]); diff != "" {
+			t.Errorf("%s (-want +got): %s", field, diff)
+		}
+	}
+	id, _ := a["id"].(string)
+	if !uuidRE.MatchString(id) {
+		t.Errorf("id %q is not a UUID", id)
+	}
+	for _, f := range []string{"created_at", "updated_at"} {
+		s, _ := a[f].(string)
+		if ts, err := time.Parse(time.RFC3339, s); err != nil || !strings.HasSuffix(s, "Z") || time.Since(ts) > time.Minute {
+			t.Errorf("%s = %q is not a recent ISO 8601 UTC time", f, s)
+		}
+	}
+	sc := a["system_config"].(map[string]any)
+	if mt := sc["llm_config"].(map[string]any)["max_tokens"]; mt != float64(4096) {
+		t.Errorf("max_tokens not filled in: %v", mt)
+	}
+
+	got := s.do(req{method: "GET", path: "/api/v1/agent/" + id + "/", key: key})
+	if got.status != 200 {
+		t.Fatalf("get: %d %s", got.status, got.body)
+	}
+	if diff := cmp.Diff(a, got.json(t)); diff != "" {
+		t.Errorf("get differs from create (-create +get):\n%s", diff)
+	}
+	// Without the trailing slash too.
+	if r := s.do(req{method: "GET", path: "/api/v1/agent/" + id, key: key}); r.status != 200 {
+		t.Errorf("get without slash: %d", r.status)
+	}
+
+	cur := s.do(req{method: "GET", path: "/api/v1/agent/" + id + "/versions/current/", key: key})
+	if cur.status != 200 {
+		t.Fatalf("current: %d %s", cur.status, cur.body)
+	}
+	c := cur.json(t)
+	wantCfg := map[string]any{"name": "Support Bot", "agent_type": "llm_agent", "system_prompt": "You help.", "llm_config": map[string]any{"model": "m1", "temperature": 0.2}}
+	if diff := cmp.Diff(wantCfg, c["system_config"]); diff != "" {
+		t.Errorf("current version config is not the explicit one (-want +got):\n%s", diff)
+	}
+	if c["agent"] != id || c["version_number"] != "1.0.0" || !uuidRE.MatchString(c["id"].(string)) {
+		t.Errorf("current version = %s", cur.body)
+	}
+	if _, ok := c["metadata"].(map[string]any); !ok {
+		t.Errorf("metadata missing: %s", cur.body)
+	}
+
+	// A second agent of the same name gets a suffixed key, even from another company.
+	other := s.key("bob", "globex")
+	second := s.do(req{method: "POST", path: "/api/v1/agent", key: other, body: supportConfig}).json(t)
+	if second["agent_key"] != "support-bot-2" {
+		t.Errorf("second agent_key = %v", second["agent_key"])
+	}
+}
+
+func TestAgentYAMLBody(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	yaml := "system_config:\n  name: Yaml Agent\n  agent_type: react_agent\n  tools: [calculator, current_time]\n  llm_config:\n    max_tokens: 300\n"
+	res := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: yaml, header: map[string]string{"Content-Type": "application/yaml"}})
+	if res.status != 201 {
+		t.Fatalf("yaml create: %d %s", res.status, res.body)
+	}
+	a := res.json(t)
+	if a["architecture"] != "react_agent" || a["agent_key"] != "yaml-agent" {
+		t.Errorf("yaml agent = %s", res.body)
+	}
+	if mt := a["system_config"].(map[string]any)["llm_config"].(map[string]any)["max_tokens"]; mt != float64(300) {
+		t.Errorf("max_tokens = %v", mt)
+	}
+}
+
+func TestValidateEndpoint(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	tests := []struct {
+		name, body, ctype string
+		valid             bool
+		fields            []string
+	}{
+		{"valid json", `{"name":"a","agent_type":"llm_agent","system_prompt":"x","llm_config":{"model":"m","temperature":1}}`, "application/json", true, nil},
+		{"valid yaml", "name: a\nagent_type: react_agent\ntools: [calculator]\n", "application/x-yaml", true, nil},
+		{"valid text/yaml", "name: a\n", "text/yaml", true, nil},
+		{"invalid", `{"agent_type":"robot","llm_config":{"temperature":3,"max_tokens":"many"},"tools":[1]}`, "application/json", false,
+			[]string{"name", "agent_type", "llm_config.temperature", "llm_config.max_tokens", "tools.0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := s.do(req{method: "POST", path: "/api/v1/agent/validate/", key: key, body: tt.body, header: map[string]string{"Content-Type": tt.ctype}})
+			if res.status != 200 {
+				t.Fatalf("status %d: %s", res.status, res.body)
+			}
+			m := res.json(t)
+			if m["valid"] != tt.valid {
+				t.Fatalf("valid = %v: %s", m["valid"], res.body)
+			}
+			if tt.valid {
+				if msg, _ := m["message"].(string); msg == "" {
+					t.Error("valid result has no message")
+				}
+				return
+			}
+			var got []string
+			for _, e := range m["errors"].([]any) {
+				got = append(got, e.(map[string]any)["field"].(string))
+			}
+			if diff := cmp.Diff(tt.fields, got); diff != "" {
+				t.Errorf("fields (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestUpdateVersionsAndDelete(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	a := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: supportConfig}).json(t)
+	id := a["id"].(string)
+	path := "/api/v1/agent/" + id + "/"
+
+	// A prompt change is a patch release with a new hash.
+	p := s.do(req{method: "PATCH", path: path, key: key, body: `{"system_config":{"system_prompt":"You help kindly."}}`})
+	if p.status != 200 {
+		t.Fatalf("patch: %d %s", p.status, p.body)
+	}
+	pa := p.json(t)
+	if pa["version_number"] != "1.0.1" || pa["config_hash"] == a["config_hash"] {
+		t.Errorf("after patch: version %v hash %v (was %v)", pa["version_number"], pa["config_hash"], a["config_hash"])
+	}
+	if pa["system_config"].(map[string]any)["llm_config"].(map[string]any)["model"] != "m1" {
+		t.Error("patch did not merge: llm_config.model lost")
+	}
+	// The same patch again changes nothing.
+	again := s.do(req{method: "PATCH", path: path, key: key, body: `{"system_config":{"system_prompt":"You help kindly."},"is_shared":true}`}).json(t)
+	if again["version_number"] != "1.0.1" || again["config_hash"] != pa["config_hash"] || again["is_shared"] != true {
+		t.Errorf("no-op patch: %v %v shared=%v", again["version_number"], again["config_hash"], again["is_shared"])
+	}
+	// A new tool is a minor release; PUT replaces the whole configuration.
+	put := s.do(req{method: "PUT", path: path, key: key, body: `{"system_config":{"name":"Support Bot","agent_type":"llm_agent","tools":["calculator"]}}`}).json(t)
+	if put["version_number"] != "1.1.0" {
+		t.Errorf("put version = %v", put["version_number"])
+	}
+	if _, ok := put["system_config"].(map[string]any)["system_prompt"]; ok {
+		t.Error("PUT kept a field it should have replaced")
+	}
+	vs := s.do(req{method: "GET", path: path + "versions/", key: key})
+	var versions []map[string]any
+	if err := jsonUnmarshal(vs.body, &versions); err != nil {
+		t.Fatal(err)
+	}
+	var nums []string
+	for _, v := range versions {
+		nums = append(nums, v["version_number"].(string))
+	}
+	if diff := cmp.Diff([]string{"1.0.0", "1.0.1", "1.1.0"}, nums); diff != "" {
+		t.Errorf("versions (-want +got):\n%s", diff)
+	}
+	cur := s.do(req{method: "GET", path: path + "versions/current/", key: key}).json(t)
+	if cur["version_number"] != "1.1.0" {
+		t.Errorf("current = %v", cur["version_number"])
+	}
+	// An invalid update is refused and changes nothing.
+	bad := s.do(req{method: "PATCH", path: path, key: key, body: `{"system_config":{"llm_config":{"temperature":7}}}`})
+	if typ, _ := bad.errorType(t); bad.status != 400 || typ != "invalid_request_error" {
+		t.Errorf("bad patch: %d %s", bad.status, bad.body)
+	}
+	if now := s.do(req{method: "GET", path: path, key: key}).json(t); now["version_number"] != "1.1.0" {
+		t.Errorf("bad patch changed the agent: %v", now["version_number"])
+	}
+
+	if d := s.do(req{method: "DELETE", path: path, key: key}); d.status != http.StatusNoContent || len(d.body) != 0 {
+		t.Fatalf("delete: %d %s", d.status, d.body)
+	}
+	if g := s.do(req{method: "GET", path: path, key: key}); g.status != 404 {
+		t.Errorf("get after delete: %d", g.status)
+	}
+	// The key is free again after deletion.
+	if re := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: supportConfig}).json(t); re["agent_key"] != "support-bot" {
+		t.Errorf("agent_key after delete = %v", re["agent_key"])
+	}
+}
+
+func TestTenantIsolation(t *testing.T) {
+	s := newStack(t)
+	alice := s.key("alice", "acme")
+	carol := s.key("carol", "acme")
+	mallory := s.key("mallory", "evil")
+	private := s.do(req{method: "POST", path: "/api/v1/agent/", key: alice, body: supportConfig}).json(t)["id"].(string)
+	shared := s.do(req{method: "POST", path: "/api/v1/agent/", key: alice, body: `{"is_shared":true,"system_config":{"name":"Shared"}}`}).json(t)["id"].(string)
+	public := s.do(req{method: "POST", path: "/api/v1/agent/", key: alice, body: `{"is_public":true,"system_config":{"name":"Public"}}`}).json(t)["id"].(string)
+
+	tests := []struct {
+		name, method, key, id string
+		body                  string
+		want                  int
+	}{
+		{"owner reads private", "GET", alice, private, "", 200},
+		{"colleague cannot read private", "GET", carol, private, "", 403},
+		{"colleague reads shared", "GET", carol, shared, "", 200},
+		{"colleague cannot change shared", "PATCH", carol, shared, `{"is_public":true}`, 403},
+		{"colleague cannot delete shared", "DELETE", carol, shared, "", 403},
+		{"other company cannot read private", "GET", mallory, private, "", 403},
+		{"other company cannot read shared", "GET", mallory, shared, "", 403},
+		{"other company cannot read versions", "GET", mallory, private + "/versions/current", "", 403},
+		{"other company reads public", "GET", mallory, public, "", 200},
+		{"other company cannot change public", "PUT", mallory, public, `{"system_config":{"name":"pwned"}}`, 403},
+		{"other company cannot delete private", "DELETE", mallory, private, "", 403},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var body any
+			if tt.body != "" {
+				body = tt.body
+			}
+			res := s.do(req{method: tt.method, path: "/api/v1/agent/" + tt.id + "/", key: tt.key, body: body})
+			if res.status != tt.want {
+				t.Fatalf("status %d, want %d: %s", res.status, tt.want, res.body)
+			}
+			if tt.want == 403 {
+				typ, msg := res.errorType(t)
+				if typ != "permission_error" || msg != "You do not have permission to access this resource" {
+					t.Errorf("403 body = %s", res.body)
+				}
+			}
+		})
+	}
+	// Lists: alice sees her three; carol sees only the shared one; mallory sees none of acme's.
+	count := func(key string) int {
+		var list []map[string]any
+		if err := jsonUnmarshal(s.do(req{method: "GET", path: "/api/v1/agent/", key: key}).body, &list); err != nil {
+			t.Fatal(err)
+		}
+		return len(list)
+	}
+	if got := []int{count(alice), count(carol), count(mallory)}; !cmp.Equal(got, []int{3, 2, 0}) {
+		// carol sees shared + public (public agents of her own company are visible to her).
+		t.Errorf("list sizes alice/carol/mallory = %v, want [3 2 0]", got)
+	}
+}
