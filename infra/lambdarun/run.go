@@ -71,7 +71,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	cmd.Env = append(append(lambdaEnv(opts, l.Addr().String()), LocalEnv()...), opts.Env...)
 	cmd.Stdout = io.MultiWriter(opts.Stderr, out)
 	cmd.Stderr = cmd.Stdout
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = procAttr()
 	rt.start = time.Now()
 	if err := cmd.Start(); err != nil {
 		return res, fmt.Errorf("start bootstrap: %w", err)

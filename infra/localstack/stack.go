@@ -50,6 +50,8 @@ type Stack struct {
 	children  []*child
 	s3        *http.Server
 	log       io.Writer
+	failed    chan error    // a stand-in exited while the stack ran
+	stopping  chan struct{} // closed when Stop begins
 	stopOnce  sync.Once
 	stopErr   error
 }
@@ -88,7 +90,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 
 	start := time.Now()
-	st := &Stack{log: opts.Log}
+	st := &Stack{log: opts.Log, failed: make(chan error, 2), stopping: make(chan struct{})}
 	st.s3 = &http.Server{Handler: gofakes3.New(s3mem.New()).Server(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = st.s3.Serve(s3Listener) }()
 	st.endpoints = Endpoints{
@@ -141,6 +143,16 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		_ = st.Stop()
 		return nil, err
 	}
+	for _, ch := range st.children {
+		go func() {
+			<-ch.done
+			select {
+			case <-st.stopping:
+			default:
+				st.failed <- fmt.Errorf("%s exited (%v); its output ends:\n%s", ch.name, ch.err, ch.out)
+			}
+		}()
+	}
 	fmt.Fprintf(opts.Log, "localstack: DynamoDB %s, SQS %s, S3 %s ready in %s\n",
 		st.endpoints.DynamoDB, st.endpoints.SQS, st.endpoints.S3, time.Since(start).Round(time.Millisecond))
 	return st, nil
@@ -149,10 +161,15 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 // Endpoints returns the base URLs of the stand-ins.
 func (s *Stack) Endpoints() Endpoints { return s.endpoints }
 
+// Failed delivers an error when a stand-in exits on its own while the stack runs; a long-lived
+// caller (the dev server) should stop then rather than serve errors.
+func (s *Stack) Failed() <-chan error { return s.failed }
+
 // Stop ends every stand-in: SIGTERM to each child's process group, SIGKILL after a grace period,
 // and waits for them. It is safe to call more than once.
 func (s *Stack) Stop() error {
 	s.stopOnce.Do(func() {
+		close(s.stopping)
 		errs := make([]error, len(s.children))
 		var wg sync.WaitGroup
 		for i, ch := range s.children {
@@ -195,8 +212,8 @@ func startChild(name string, cmd *exec.Cmd) (*child, error) {
 	ch := &child{name: name, cmd: cmd, out: &tail{max: 8 << 10}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = ch.out, ch.out
 	// Own process group: a terminal's Ctrl-C reaches only the parent, which then stops the group
-	// in order. Pdeathsig: the child dies with the parent even if the parent is killed outright.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// in order; and on Linux the child dies with the parent even if the parent is killed outright.
+	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", name, cmd.Path, err)
 	}

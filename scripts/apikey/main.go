@@ -6,7 +6,8 @@
 //	go run ./scripts/apikey revoke --company C --id ID
 //
 // create prints only the new key on stdout, so that KEY=$(go run ./scripts/apikey create …)
-// works; everything else goes to stderr.
+// works; everything else goes to stderr. With TABLE_NAME set (and no AWS_ENDPOINT_URL_DYNAMODB),
+// or with --aws, it works on the deployed table with the SDK's usual credentials.
 package main
 
 import (
@@ -51,6 +52,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("apikey "+args[0], flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprintln(os.Stderr, usage); fs.PrintDefaults() }
 	company := fs.String("company", "", "company the key belongs to (required)")
+	onAWS := fs.Bool("aws", false, "use the deployed table (TABLE_NAME) through the SDK's own endpoint and credentials")
 	var cmd func(context.Context, *auth.Service) error
 	switch args[0] {
 	case "create":
@@ -113,6 +115,16 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// platform's defaults aim at the local stack; a table named in the environment without an
+	// endpoint override means a deployed one.
+	if *onAWS || (os.Getenv("TABLE_NAME") != "" && os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "") {
+		cfg.DynamoEndpoint = ""
+	}
+	where := cfg.DynamoEndpoint
+	if where == "" {
+		where = "AWS " + cfg.Region
+	}
+	fmt.Fprintf(os.Stderr, "apikey: table %s at %s\n", cfg.Table, where)
 	a, err := app.New(ctx, cfg, platform.NewLogger(os.Stderr, "text", cfg.LogLevel))
 	if err != nil {
 		return err
@@ -121,7 +133,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	var de *domain.Error
 	if err != nil && !errors.As(err, &de) {
 		// Most likely the stack is not up: say where we looked.
-		return fmt.Errorf("%w (table %s at %s; is make dev running?)", err, cfg.Table, orAWS(cfg.DynamoEndpoint))
+		if cfg.DynamoEndpoint != "" {
+			return fmt.Errorf("%w (is make dev running?)", err)
+		}
+		return err
 	}
 	return err
 }
@@ -151,11 +166,4 @@ func split(s string) []string {
 		}
 	}
 	return out
-}
-
-func orAWS(endpoint string) string {
-	if endpoint == "" {
-		return "AWS"
-	}
-	return endpoint
 }

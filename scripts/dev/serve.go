@@ -121,6 +121,9 @@ func serve(ctx context.Context, port string) error {
 		fmt.Fprintln(os.Stderr, "dev: stopping")
 	case err := <-served:
 		return fmt.Errorf("API server: %w", err)
+	case err := <-st.Failed():
+		_ = srv.Close()
+		return fmt.Errorf("stopping: %w", err)
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
