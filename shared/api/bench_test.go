@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,19 +57,39 @@ func BenchmarkGetAgent(b *testing.B) {
 	m.report(b, time.Since(start))
 }
 
+// BenchmarkCreateAgent measures a create under a fresh name (the agent_key is free: one
+// TransactWriteItems) and under a taken name (the key gets a suffix from the counter: three calls).
 func BenchmarkCreateAgent(b *testing.B) {
 	m := &ddbMeter{}
 	s := newStack(b, m.option)
 	key := s.key("alice", "acme")
 	s.do(req{method: "GET", path: "/api/v1/agent/", key: key})
-	body := []byte(supportConfig)
-	m.reset()
-	b.ResetTimer()
-	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		if r := s.serve("POST", "/api/v1/agent/", key, body); r != 201 {
-			b.Fatalf("status %d", r)
-		}
+	for _, tc := range []struct {
+		name string
+		body func(i int) []byte
+	}{
+		{"free-key", func(i int) []byte {
+			return []byte(fmt.Sprintf(`{"system_config":{"name":"Bench %d","system_prompt":"You help."}}`, i))
+		}},
+		{"taken-key", func(int) []byte { return []byte(supportConfig) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			if tc.name == "taken-key" {
+				s.serve("POST", "/api/v1/agent/", key, []byte(supportConfig))
+			}
+			bodies := make([][]byte, b.N)
+			for i := range bodies {
+				bodies[i] = tc.body(i + b.N*1000)
+			}
+			m.reset()
+			b.ResetTimer()
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				if r := s.serve("POST", "/api/v1/agent/", key, bodies[i]); r != 201 {
+					b.Fatalf("status %d", r)
+				}
+			}
+			m.report(b, time.Since(start))
+		})
 	}
-	m.report(b, time.Since(start))
 }
