@@ -1,0 +1,187 @@
+// Package runtime executes agents: one model call for an llm_agent, the model → tools → model
+// loop for a react_agent, and multi-node graphs of them. It declares the model and tool
+// interfaces its adapters implement (bedrock, openai, localmodel, tools).
+package runtime
+
+import (
+	"context"
+	"time"
+)
+
+// Roles of conversation turns.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Part types.
+const (
+	PartText       = "text"
+	PartImage      = "image"
+	PartDocument   = "document"
+	PartToolUse    = "tool_use"
+	PartToolResult = "tool_result"
+)
+
+// Part is one piece of a turn's content.
+type Part struct {
+	Type       string      `json:"type"`
+	Text       string      `json:"text,omitempty"`
+	Image      *Media      `json:"image,omitempty"`
+	Document   *Media      `json:"document,omitempty"`
+	ToolUse    *ToolUse    `json:"tool_use,omitempty"`
+	ToolResult *ToolResult `json:"tool_result,omitempty"`
+}
+
+// Media is an image or document given to the model as bytes.
+type Media struct {
+	Format string `json:"format"` // png, jpeg, gif, webp; pdf, txt, csv, md, html, doc, docx, xls, xlsx
+	Name   string `json:"name,omitempty"`
+	Data   []byte `json:"data"`
+}
+
+// ToolUse is the model asking for a tool call.
+type ToolUse struct {
+	ID    string         `json:"id"`
+	Name  string         `json:"name"`
+	Input map[string]any `json:"input"`
+}
+
+// ToolResult answers a ToolUse; IsError reports a failed call (the model sees the error text).
+type ToolResult struct {
+	ToolUseID string `json:"tool_use_id"`
+	Content   string `json:"content"`
+	IsError   bool   `json:"is_error,omitempty"`
+}
+
+// Turn is one message of the conversation as the model sees it. Tool results travel in user
+// turns, as both Bedrock Converse and the engine's history expect.
+type Turn struct {
+	Role  string `json:"role"`
+	Parts []Part `json:"parts"`
+}
+
+// ToolSpec describes a tool to the model: its name, what it does and a JSON schema of its input.
+type ToolSpec struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Schema      map[string]any `json:"schema"`
+}
+
+// ModelRequest is one call to a model.
+type ModelRequest struct {
+	Provider    string // bedrock, openai, local; empty means the deployment default
+	Model       string
+	System      string
+	Turns       []Turn
+	Tools       []ToolSpec
+	MaxTokens   int
+	Temperature *float64
+	TopP        *float64
+	// OnText, when set, receives text as the model produces it (whole text at once for
+	// adapters that do not stream).
+	OnText func(delta string)
+}
+
+// Usage counts tokens.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Add sums usage.
+func (u *Usage) Add(o Usage) {
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+}
+
+// Stop reasons of a model response.
+const (
+	StopEndTurn   = "end_turn"
+	StopToolUse   = "tool_use"
+	StopMaxTokens = "max_tokens"
+	StopFiltered  = "content_filtered"
+)
+
+// ModelResponse is the model's answer: text and tool-use parts.
+type ModelResponse struct {
+	Parts      []Part
+	StopReason string
+	Usage      Usage
+}
+
+// Text joins the text parts of a response.
+func (r *ModelResponse) Text() string {
+	var s string
+	for _, p := range r.Parts {
+		if p.Type == PartText {
+			s += p.Text
+		}
+	}
+	return s
+}
+
+// Model is a language model provider adapter. Adapters retry throttling with backoff within the
+// context deadline and return errors of domain kinds (overloaded, invalid) where they apply.
+type Model interface {
+	Converse(ctx context.Context, req ModelRequest) (*ModelResponse, error)
+}
+
+// Models resolves llm_config.provider ("" = the deployment default) to a model.
+type Models interface {
+	Model(provider string) (Model, error)
+}
+
+// Tool is a callable tool. Call returns the result text for the model; an error is reported to
+// the model as an error result and never ends the run.
+type Tool interface {
+	Spec() ToolSpec
+	Call(ctx context.Context, input map[string]any) (string, error)
+}
+
+// Tools is the registry of tools an agent may bind by name.
+type Tools interface {
+	Tool(name string) (Tool, bool)
+	Names() []string
+}
+
+// Event kinds recorded for each execution.
+const (
+	EventNodeStarted  = "node_started"
+	EventNodeFinished = "node_finished"
+	EventModelCall    = "model_call"
+	EventToolCall     = "tool_call"
+	EventToolResult   = "tool_result"
+	EventError        = "error"
+)
+
+// Event is one observable step of an execution.
+type Event struct {
+	Type string         `json:"type"`
+	Node string         `json:"node,omitempty"`
+	Time time.Time      `json:"timestamp"`
+	Data map[string]any `json:"data,omitempty"`
+}
+
+// ModelSet is the deployment's models by provider name, with a default for configurations that
+// name none.
+type ModelSet struct {
+	Default string
+	ByName  map[string]Model
+}
+
+// Model implements Models.
+func (m ModelSet) Model(provider string) (Model, error) {
+	if provider == "" {
+		provider = m.Default
+	}
+	if mm, ok := m.ByName[provider]; ok {
+		return mm, nil
+	}
+	return nil, &UnknownProviderError{Provider: provider}
+}
+
+// UnknownProviderError reports a provider the deployment does not offer.
+type UnknownProviderError struct{ Provider string }
+
+func (e *UnknownProviderError) Error() string { return "unknown model provider " + e.Provider }
