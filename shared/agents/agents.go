@@ -24,6 +24,7 @@ type Store interface {
 	// UpdateAgent replaces the agent record if its Seq is still prevSeq, adding v when non-nil.
 	UpdateAgent(ctx context.Context, a *domain.Agent, v *domain.AgentVersion, prevSeq int) error
 	DeleteAgent(ctx context.Context, a *domain.Agent) error
+	AgentIDByKey(ctx context.Context, agentKey string) (string, error)
 	// NextKeySuffix hands out the next suffix (2, 3, …) for an agent_key base that is taken.
 	NextKeySuffix(ctx context.Context, base string) (int, error)
 	ListVersions(ctx context.Context, agentID string) ([]*domain.AgentVersion, error)
@@ -102,6 +103,21 @@ func (s *Service) Get(ctx context.Context, p domain.Principal, id string) (*doma
 		return nil, domain.ErrPermission
 	}
 	return a, nil
+}
+
+// GetByKey returns the agent with an agent_key, if the caller may read it.
+func (s *Service) GetByKey(ctx context.Context, p domain.Principal, agentKey string) (*domain.Agent, error) {
+	if agentKey == "" || len(agentKey) > 128 {
+		return nil, domain.Errorf(domain.KindNotFound, "Agent with agent_key %q not found", truncate(agentKey, 64))
+	}
+	id, err := s.store.AgentIDByKey(ctx, agentKey)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, domain.Errorf(domain.KindNotFound, "Agent with agent_key %q not found", agentKey)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("agent by key %s: %w", agentKey, err)
+	}
+	return s.Get(ctx, p, id)
 }
 
 // List returns the caller's agents and the agents shared inside its company, newest first.

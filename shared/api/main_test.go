@@ -47,6 +47,10 @@ func newStack(t testing.TB, extra ...func(*dynamodb.Options)) *stack {
 			groups["agents"].ServeHTTP(w, r)
 		case strings.HasPrefix(p, "/api/v1/auth"), strings.HasPrefix(p, "/api/v1/api-keys"):
 			groups["auth"].ServeHTTP(w, r)
+		case strings.HasPrefix(p, "/api/v1/sessions"):
+			groups["sessions"].ServeHTTP(w, r)
+		case strings.HasPrefix(p, "/api/v1/runtime"):
+			groups["runtime"].ServeHTTP(w, r)
 		default:
 			groups["meta"].ServeHTTP(w, r)
 		}

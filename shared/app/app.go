@@ -7,26 +7,37 @@ import (
 	"fmt"
 	"log/slog"
 
+	"time"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/agentorch/agentorch/shared/agents"
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/auth"
+	"github.com/agentorch/agentorch/shared/bedrock"
 	"github.com/agentorch/agentorch/shared/dynamo"
+	"github.com/agentorch/agentorch/shared/localmodel"
+	"github.com/agentorch/agentorch/shared/openai"
 	"github.com/agentorch/agentorch/shared/platform"
+	"github.com/agentorch/agentorch/shared/runtime"
+	"github.com/agentorch/agentorch/shared/sessions"
+	"github.com/agentorch/agentorch/shared/tools"
 )
 
 // Functions lists the HTTP functions by their directory under functions/.
-var Functions = []string{"meta", "agents", "auth"}
+var Functions = []string{"meta", "agents", "auth", "sessions", "runtime"}
 
 // App holds what the handlers share: one store, one authenticator (and its key cache).
 type App struct {
-	Config platform.Config
-	Log    *slog.Logger
-	Store  *dynamo.Store
-	Auth   *auth.Service
+	Config   platform.Config
+	Log      *slog.Logger
+	Store    *dynamo.Store
+	Auth     *auth.Service
+	Agents   *agents.Service
+	Sessions *sessions.Service
 }
 
 // New builds the application from configuration. It makes no network call.
@@ -46,7 +57,26 @@ func NewWithAWS(awsCfg aws.Config, cfg platform.Config, log *slog.Logger, extra 
 		secret = secretsManagerSource(awsCfg, cfg.TokenSecretARN)
 	}
 	tokens := auth.NewTokens(secret, cfg.TokenTTL)
-	return &App{Config: cfg, Log: log, Store: store, Auth: auth.NewService(store, store, tokens, cfg.KeyCacheTTL)}
+	a := &App{Config: cfg, Log: log, Store: store, Auth: auth.NewService(store, store, tokens, cfg.KeyCacheTTL)}
+	a.Agents = agents.NewService(store)
+	registry := tools.NewRegistry(tools.Builtins(tools.Options{})...)
+	engine := runtime.NewEngine(models(awsCfg, cfg), registry, runtime.Limits{})
+	a.Sessions = sessions.New(store, a.Agents, engine, registry, tools.NewURLFetcher(tools.Options{}), sessions.Limits{})
+	a.Sessions.SetDispatcher(&sessions.InProcess{Service: a.Sessions, Log: log, Timeout: 15 * time.Minute})
+	return a
+}
+
+// models builds the providers: local always (the offline development model), bedrock (its
+// client makes no call until used), openai when a base URL is configured.
+func models(awsCfg aws.Config, cfg platform.Config) runtime.ModelSet {
+	set := runtime.ModelSet{Default: cfg.ModelProvider, ByName: map[string]runtime.Model{
+		"local":   localmodel.Model{},
+		"bedrock": bedrock.New(bedrockruntime.NewFromConfig(awsCfg), bedrock.Options{DefaultModel: cfg.BedrockModel}),
+	}}
+	if cfg.OpenAIBaseURL != "" {
+		set.ByName["openai"] = openai.New(openai.Options{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, DefaultModel: cfg.OpenAIModel})
+	}
+	return set
 }
 
 // Handler builds the handler of one function group.
@@ -56,9 +86,13 @@ func (a *App) Handler(name string) (*api.Group, error) {
 	case "meta":
 		return api.NewMeta(opts), nil
 	case "agents":
-		return api.NewAgents(agents.NewService(a.Store), opts), nil
+		return api.NewAgents(a.Agents, opts), nil
 	case "auth":
 		return api.NewAuth(a.Auth, opts), nil
+	case "sessions":
+		return api.NewSessions(a.Sessions, opts), nil
+	case "runtime":
+		return api.NewRuntime(a.Sessions, opts), nil
 	}
 	return nil, fmt.Errorf("no function %q", name)
 }

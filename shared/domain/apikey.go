@@ -2,6 +2,7 @@ package domain
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -10,10 +11,12 @@ const (
 	ScopeAgentsRead  = "agents:read"
 	ScopeAgentsWrite = "agents:write"
 	ScopeKeysManage  = "keys:manage"
+	ScopeSessions    = "sessions:write"
+	ScopeSessionRead = "sessions:read"
 )
 
 // KnownScopes lists every scope a key may carry.
-var KnownScopes = []string{ScopeAgentsRead, ScopeAgentsWrite, ScopeKeysManage}
+var KnownScopes = []string{ScopeAgentsRead, ScopeAgentsWrite, ScopeKeysManage, ScopeSessionRead, ScopeSessions}
 
 // APIKey is a stored API key. The secret itself is never stored, only its SHA-256.
 type APIKey struct {
@@ -42,7 +45,14 @@ type Principal struct {
 
 // Can reports whether the principal holds scope; an unscoped key holds them all.
 func (p Principal) Can(scope string) bool {
-	return len(p.Scopes) == 0 || slices.Contains(p.Scopes, scope)
+	if len(p.Scopes) == 0 || slices.Contains(p.Scopes, scope) {
+		return true
+	}
+	// Write implies read on the same resource.
+	if res, ok := strings.CutSuffix(scope, ":read"); ok {
+		return slices.Contains(p.Scopes, res+":write")
+	}
+	return false
 }
 
 // Principal is the caller a valid key authenticates.

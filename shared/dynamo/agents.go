@@ -260,3 +260,16 @@ func (st *Store) NextKeySuffix(ctx context.Context, base string) (int, error) {
 	_, err = fmt.Sscan(v.Value, &next)
 	return next, err
 }
+
+// AgentIDByKey resolves an agent_key to its agent id (one GetItem on the key claim).
+func (st *Store) AgentIDByKey(ctx context.Context, agentKey string) (string, error) {
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: key(agentKeyPK(agentKey), "K")})
+	if err != nil {
+		return "", translate(err)
+	}
+	id, ok := out.Item["agent_id"].(*types.AttributeValueMemberS)
+	if !ok {
+		return "", domain.ErrNotFound
+	}
+	return id.Value, nil
+}

@@ -36,6 +36,12 @@ type Config struct {
 	TokenTTL       time.Duration
 	KeyCacheTTL    time.Duration
 	MaxBodyBytes   int64
+	ModelProvider  string // the default llm_config.provider: local (local stack) or bedrock (AWS)
+	BedrockModel   string
+	OpenAIBaseURL  string
+	OpenAIAPIKey   string
+	OpenAIModel    string
+	ExecQueueURL   string // SQS queue of asynchronous executions (AWS); empty runs them in-process
 	LogFormat      string // "json" or "text"
 	LogLevel       string
 	InLambda       bool
@@ -60,6 +66,12 @@ func LoadConfig() (Config, error) {
 		SQSEndpoint:    env("AWS_ENDPOINT_URL_SQS", local(LocalSQSEndpoint)),
 		TokenSecret:    env("TOKEN_SECRET", local(LocalTokenSecret)),
 		TokenSecretARN: env("TOKEN_SECRET_ARN", ""),
+		ModelProvider:  env("MODEL_PROVIDER", map[bool]string{true: "bedrock", false: "local"}[inLambda]),
+		BedrockModel:   env("BEDROCK_MODEL_ID", ""),
+		OpenAIBaseURL:  env("OPENAI_BASE_URL", ""),
+		OpenAIAPIKey:   env("OPENAI_API_KEY", ""),
+		OpenAIModel:    env("OPENAI_MODEL", ""),
+		ExecQueueURL:   env("EXECUTION_QUEUE_URL", ""),
 		LogFormat:      env("LOG_FORMAT", map[bool]string{true: "json", false: "text"}[inLambda]),
 		LogLevel:       env("LOG_LEVEL", "info"),
 		InLambda:       inLambda,

@@ -1,0 +1,271 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/runtime"
+	"github.com/agentorch/agentorch/shared/sessions"
+)
+
+// Runtime limits of the HTTP layer.
+const (
+	DefaultMessagesLimit = 50
+	MaxMessagesLimit     = 200
+	// ExecuteMaxBodyBytes bounds execute bodies, which may carry base64 images (Lambda takes 6 MB).
+	ExecuteMaxBodyBytes = 5 << 20
+)
+
+// NewRuntime is the handler of the runtime endpoint group.
+func NewRuntime(svc *sessions.Service, opts Options) *Group {
+	g := newGroup(opts)
+	h := &runtimeHandlers{svc: svc, g: g}
+	g.handle(http.MethodPost, "/api/v1/runtime/{session_id}/execute/", false, h.execute)
+	g.handle(http.MethodGet, "/api/v1/runtime/{session_id}/messages/", false, h.messages)
+	g.handle(http.MethodGet, "/api/v1/runtime/{session_id}/events/", false, h.events)
+	g.handle(http.MethodGet, "/api/v1/runtime/{session_id}/executions/{execution_id}/", false, h.execution)
+	return g
+}
+
+type runtimeHandlers struct {
+	svc *sessions.Service
+	g   *Group
+}
+
+type executeBody struct {
+	Content        any            `json:"content"`
+	CorrelationID  *string        `json:"correlation_id"`
+	Inputs         map[string]any `json:"inputs"`
+	ResponseFormat string         `json:"response_format"`
+	Stream         bool           `json:"stream"`
+	Async          bool           `json:"async"`
+}
+
+func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeSessions); err != nil {
+		return err
+	}
+	body, err := decodeObject(w, r, max(h.g.opts.MaxBodyBytes, ExecuteMaxBodyBytes))
+	if err != nil {
+		return err
+	}
+	if in, ok := body["inputs"]; ok && in != nil {
+		if _, isObj := in.(map[string]any); !isObj {
+			return domain.Invalid([]domain.FieldError{{Field: "inputs", Message: "must be an object of variable names to values"}})
+		}
+	}
+	if c, ok := body["correlation_id"]; ok && c != nil {
+		if _, isStr := c.(string); !isStr {
+			return domain.Invalid([]domain.FieldError{{Field: "correlation_id", Message: "must be a string"}})
+		}
+	}
+	var b executeBody
+	if err := decodeInto(body, &b); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	format := firstNonEmpty(q.Get("format"), b.ResponseFormat, "session")
+	if format != "session" && format != "message" {
+		return domain.Invalid([]domain.FieldError{{Field: "response_format", Message: `must be "session" (default) or "message"`}})
+	}
+	req := sessions.ExecuteRequest{Content: b.Content, CorrelationID: b.CorrelationID, Inputs: b.Inputs}
+	sid := r.PathValue("session_id")
+	switch {
+	case b.Async || q.Get("async") == "true" || strings.Contains(r.Header.Get("Prefer"), "respond-async"):
+		e, err := h.svc.Enqueue(r.Context(), principal(r), sid, req, body)
+		if err != nil {
+			return err
+		}
+		w.Header().Set("Location", "/api/v1/runtime/"+sid+"/executions/"+e.ID+"/")
+		writeJSON(w, http.StatusAccepted, executionView(e, nil, nil))
+		return nil
+	case b.Stream || q.Get("stream") == "true" || strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
+		return h.stream(w, r, sid, req, format)
+	}
+	res, err := h.svc.Execute(r.Context(), principal(r), sid, req, sessions.Observer{})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, resultView(res, format))
+	return nil
+}
+
+// stream answers with server-sent events: each runtime event as it happens ("event: <type>"),
+// text as produced ("event: text"), then "event: result" with the execute result, or
+// "event: error" with the error envelope.
+func (h *runtimeHandlers) stream(w http.ResponseWriter, r *http.Request, sid string, req sessions.ExecuteRequest, format string) error {
+	flusher, _ := w.(http.Flusher)
+	started := false
+	send := func(event string, v any) {
+		if !started {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Header().Set("Cache-Control", "no-cache")
+			w.Header().Set("X-Accel-Buffering", "no")
+			w.WriteHeader(http.StatusOK)
+			started = true
+		}
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	obs := sessions.Observer{
+		OnEvent: func(e runtime.Event) { send(e.Type, e) },
+		OnText:  func(node, delta string) { send("text", map[string]string{"node": node, "delta": delta}) },
+	}
+	res, err := h.svc.Execute(r.Context(), principal(r), sid, req, obs)
+	if err != nil {
+		if !started {
+			return err // nothing sent yet: a normal error response with its status
+		}
+		de, ok := err.(*domain.Error)
+		if !ok || de.Kind == domain.KindInternal {
+			h.g.opts.Log.ErrorContext(r.Context(), "stream failed", "request_id", requestID(r), "err", err)
+			de = &domain.Error{Kind: domain.KindInternal, Message: domain.MsgInternal}
+		}
+		send("error", errorBody{Error: errorDetail{Type: de.Kind.Type(), Message: de.Message}})
+		return nil
+	}
+	send("result", resultView(res, format))
+	return nil
+}
+
+type messageView struct {
+	ID        string `json:"id"`
+	Role      string `json:"role"`
+	Content   string `json:"content"`
+	CreatedAt int64  `json:"created_at"`
+}
+
+// resultView is the execute result in the requested shape.
+func resultView(res *sessions.Result, format string) any {
+	e := res.Execution
+	if format == "message" {
+		var id, content string
+		if n := len(res.Messages); n > 0 {
+			id, content = res.Messages[n-1].ID, res.Messages[n-1].Content
+		}
+		calls := res.ToolCalls
+		if calls == nil {
+			calls = []sessions.ToolCall{}
+		}
+		return map[string]any{"success": true, "message_id": id, "response": map[string]any{"content": content, "tool_calls": calls}, "correlation_id": e.CorrelationID}
+	}
+	msgs := make([]messageView, len(res.Messages))
+	for i, m := range res.Messages {
+		msgs[i] = messageView{ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: m.CreatedAt.Unix()}
+	}
+	completed := e.CreatedAt.Unix()
+	if e.CompletedAt != nil {
+		completed = e.CompletedAt.Unix()
+	}
+	return map[string]any{
+		"id": res.Session.ID, "object": "agent.session", "status": e.Status,
+		"created_at": e.CreatedAt.Unix(), "completed_at": completed, "config": res.Session.Config,
+		"messages": msgs, "execution_time": e.DurationMS,
+		"metadata": map[string]any{
+			"correlation_id": e.CorrelationID, "event_count": len(e.Events), "execution_id": e.ID, "stop_reason": e.StopReason,
+			"usage": map[string]int{"input_tokens": e.InputTokens, "output_tokens": e.OutputTokens},
+		},
+	}
+}
+
+// executionView is an execution as the poll endpoint shows it, with its result once completed.
+func executionView(e *domain.Execution, sess *domain.Session, msgs []domain.Message) map[string]any {
+	v := map[string]any{
+		"id": e.ID, "object": "agent.execution", "session_id": e.SessionID, "status": e.Status,
+		"correlation_id": e.CorrelationID, "created_at": e.CreatedAt.Unix(), "completed_at": nil,
+	}
+	if e.CompletedAt != nil {
+		v["completed_at"] = e.CompletedAt.Unix()
+	}
+	if e.Error != "" {
+		v["error"] = e.Error
+	}
+	if e.Status == domain.ExecCompleted && sess != nil {
+		v["result"] = resultView(&sessions.Result{Session: sess, Execution: e, Messages: msgs}, "session")
+	}
+	return v
+}
+
+func (h *runtimeHandlers) execution(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeSessionRead); err != nil {
+		return err
+	}
+	sid := r.PathValue("session_id")
+	sess, err := h.svc.Get(r.Context(), principal(r), sid)
+	if err != nil {
+		return err
+	}
+	e, msgs, err := h.svc.GetExecution(r.Context(), principal(r), sid, r.PathValue("execution_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, executionView(e, sess, msgs))
+	return nil
+}
+
+func (h *runtimeHandlers) messages(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeSessionRead); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	limit, err := intParam(q.Get("limit"), "limit", DefaultMessagesLimit, 1, MaxMessagesLimit)
+	if err != nil {
+		return err
+	}
+	offset, err := intParam(q.Get("offset"), "offset", 0, 0, 1<<30)
+	if err != nil {
+		return err
+	}
+	msgs, total, more, err := h.svc.Messages(r.Context(), principal(r), r.PathValue("session_id"), limit, offset)
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, len(msgs))
+	for i, m := range msgs {
+		out[i] = map[string]any{"id": m.ID, "role": m.Role, "content": m.Content, "timestamp": m.CreatedAt.UTC().Format(time.RFC3339)}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"messages": out, "total": total, "has_more": more})
+	return nil
+}
+
+func (h *runtimeHandlers) events(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeSessionRead); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	evs, err := h.svc.Events(r.Context(), principal(r), r.PathValue("session_id"), q.Get("correlation_id"), q.Get("execution_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"events": evs, "total": len(evs)})
+	return nil
+}
+
+// intParam reads an integer query parameter within [lo, hi], or def when absent.
+func intParam(v, name string, def, lo, hi int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, domain.Invalid([]domain.FieldError{{Field: name, Message: fmt.Sprintf("must be an integer from %d to %d", lo, hi)}})
+	}
+	return n, nil
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

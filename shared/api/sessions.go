@@ -1,0 +1,153 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/sessions"
+)
+
+// NewSessions is the handler of the sessions endpoint group.
+func NewSessions(svc *sessions.Service, opts Options) *Group {
+	g := newGroup(opts)
+	h := &sessionHandlers{svc: svc, g: g}
+	g.handle(http.MethodPost, "/api/v1/sessions/", false, h.create)
+	g.handle(http.MethodGet, "/api/v1/sessions/", false, h.list)
+	g.handle(http.MethodGet, "/api/v1/sessions/from-agent/", false, h.fromAgent)
+	g.handle(http.MethodPost, "/api/v1/sessions/feedback/", false, h.feedback)
+	g.handle(http.MethodGet, "/api/v1/sessions/{id}/", false, h.get)
+	g.handle(http.MethodDelete, "/api/v1/sessions/{id}/", false, h.delete)
+	return g
+}
+
+type sessionHandlers struct {
+	svc *sessions.Service
+	g   *Group
+}
+
+// sessionView is a session as the API shows it (the checkpoint's variables included).
+type sessionView struct {
+	ID           string         `json:"id"`
+	Name         string         `json:"name"`
+	ConfigHash   string         `json:"config_hash"`
+	Config       map[string]any `json:"config"`
+	AgentID      *string        `json:"agent_id"`
+	Variables    map[string]any `json:"variables"`
+	MessageCount int            `json:"message_count"`
+	Executions   int            `json:"execution_count"`
+	CreatedAt    time.Time      `json:"created_at"`
+	UpdatedAt    time.Time      `json:"updated_at"`
+}
+
+func viewSession(s *domain.Session) sessionView {
+	v := sessionView{ID: s.ID, Name: s.Name, ConfigHash: s.ConfigHash, Config: s.Config, Variables: s.Variables,
+		MessageCount: s.Visible, Executions: s.Executions, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+	if s.AgentID != "" {
+		v.AgentID = &s.AgentID
+	}
+	if v.Variables == nil {
+		v.Variables = map[string]any{}
+	}
+	return v
+}
+
+func (h *sessionHandlers) create(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeSessions); err != nil {
+		return err
+	}
+	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	s, err := h.svc.Create(r.Context(), principal(r), body)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "session_id": s.ID, "config_hash": s.ConfigHash})
+	return nil
+}
+
+func (h *sessionHandlers) fromAgent(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeSessions); err != nil {
+		return err
+	}
+	key := r.URL.Query().Get("agent_key")
+	if key == "" {
+		return domain.Invalid([]domain.FieldError{{Field: "agent_key", Message: "query parameter is required"}})
+	}
+	s, a, err := h.svc.FromAgent(r.Context(), principal(r), key)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "session_id": s.ID, "config_hash": s.ConfigHash, "agent_id": a.ID, "agent_name": a.Name})
+	return nil
+}
+
+type feedbackRequest struct {
+	Message *string `json:"message"`
+	Rating  *int    `json:"rating"`
+	Comment *string `json:"comment"`
+}
+
+func (h *sessionHandlers) feedback(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeSessions); err != nil {
+		return err
+	}
+	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	var req feedbackRequest
+	if err := decodeInto(body, &req); err != nil {
+		return err
+	}
+	if req.Message == nil {
+		return domain.Invalid([]domain.FieldError{{Field: "message", Message: "is required"}})
+	}
+	f, err := h.svc.Feedback(r.Context(), principal(r), *req.Message, req.Rating, req.Comment)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, f)
+	return nil
+}
+
+func (h *sessionHandlers) list(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeSessionRead); err != nil {
+		return err
+	}
+	list, err := h.svc.List(r.Context(), principal(r))
+	if err != nil {
+		return err
+	}
+	out := make([]sessionView, len(list))
+	for i, s := range list {
+		out[i] = viewSession(s)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *sessionHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeSessionRead); err != nil {
+		return err
+	}
+	s, err := h.svc.Get(r.Context(), principal(r), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, viewSession(s))
+	return nil
+}
+
+func (h *sessionHandlers) delete(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeSessions); err != nil {
+		return err
+	}
+	if err := h.svc.Delete(r.Context(), principal(r), r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

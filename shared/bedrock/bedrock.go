@@ -1,0 +1,191 @@
+// Package bedrock adapts Amazon Bedrock Runtime's Converse API to runtime.Model: it maps the
+// runtime's turns, tools and inference settings to a ConverseInput, maps the ConverseOutput back,
+// retries throttling within the context deadline and translates SDK errors to domain kinds.
+package bedrock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/smithy-go"
+
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/runtime"
+)
+
+// DefaultModel is the model used when neither the request nor Options name one: Claude Haiku 4.5
+// through its global cross-Region inference profile, which every commercial Region can invoke
+// (Claude 4.x models cannot be invoked on demand by their bare model ID).
+const DefaultModel = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
+
+// Defaults for Options left at their zero value.
+const (
+	DefaultMaxRetries = 3
+	DefaultBaseDelay  = 250 * time.Millisecond
+	maxDelay          = 10 * time.Second
+	maxMessageRunes   = 300
+)
+
+// Converser is the part of *bedrockruntime.Client the adapter uses; tests and wrappers can
+// provide their own.
+type Converser interface {
+	Converse(ctx context.Context, params *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
+}
+
+// Options configures a Model.
+type Options struct {
+	// DefaultModel is the model ID or inference profile used when a request names none;
+	// empty means DefaultModel.
+	DefaultModel string
+	// MaxRetries bounds the retries after the first attempt; 0 means DefaultMaxRetries and a
+	// negative value disables retries.
+	MaxRetries int
+	// BaseDelay is the first backoff delay, doubled on each retry; 0 means DefaultBaseDelay.
+	BaseDelay time.Duration
+}
+
+// Model is a runtime.Model backed by Bedrock Converse.
+type Model struct {
+	client Converser
+	opts   Options
+}
+
+var (
+	_ Converser     = (*bedrockruntime.Client)(nil)
+	_ runtime.Model = (*Model)(nil)
+)
+
+// New returns a Model calling client. The adapter owns retries: it turns the SDK's retryer off
+// for its calls so attempts do not multiply and no backoff outlives the context deadline.
+func New(client Converser, opts Options) *Model {
+	if opts.DefaultModel == "" {
+		opts.DefaultModel = DefaultModel
+	}
+	if opts.MaxRetries == 0 {
+		opts.MaxRetries = DefaultMaxRetries
+	}
+	if opts.MaxRetries < 0 {
+		opts.MaxRetries = 0
+	}
+	if opts.BaseDelay <= 0 {
+		opts.BaseDelay = DefaultBaseDelay
+	}
+	return &Model{client: client, opts: opts}
+}
+
+// Converse sends req to Bedrock and returns the model's answer. Throttling and unavailability
+// are retried with exponential backoff and jitter while the deadline allows; when they persist
+// the error is of kind overloaded. Requests Bedrock rejects as invalid are of kind invalid.
+func (m *Model) Converse(ctx context.Context, req runtime.ModelRequest) (*runtime.ModelResponse, error) {
+	in, err := buildInput(req, m.opts.DefaultModel)
+	if err != nil {
+		return nil, err
+	}
+	noSDKRetry := func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} }
+	for attempt := 0; ; attempt++ {
+		out, err := m.client.Converse(ctx, in, noSDKRetry)
+		if err == nil {
+			resp, err := convertOutput(out)
+			if err != nil {
+				return nil, err
+			}
+			if text := resp.Text(); text != "" && req.OnText != nil {
+				req.OnText(text)
+			}
+			return resp, nil
+		}
+		if !retryable(err) {
+			return nil, classify(err, *in.ModelId)
+		}
+		if attempt >= m.opts.MaxRetries {
+			return nil, domain.Wrap(domain.KindOverloaded, err, "The model is busy; retry shortly")
+		}
+		if !sleep(ctx, backoff(m.opts.BaseDelay, attempt)) {
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return nil, fmt.Errorf("bedrock converse %s: %w", *in.ModelId, ctx.Err())
+			}
+			return nil, domain.Wrap(domain.KindOverloaded,
+				fmt.Errorf("bedrock: gave up after %d attempts within the deadline: %w", attempt+1, err),
+				"The model is busy; retry shortly")
+		}
+	}
+}
+
+// retryable reports errors that a later attempt may not meet.
+func retryable(err error) bool {
+	var api smithy.APIError
+	if !errors.As(err, &api) {
+		return false
+	}
+	switch api.ErrorCode() {
+	case "ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException":
+		return true
+	}
+	return false
+}
+
+// classify translates a final SDK error into a domain error.
+func classify(err error, modelID string) error {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode() {
+		case "ValidationException":
+			return domain.Wrap(domain.KindInvalid, err, "The model rejected the request: "+safeMessage(api.ErrorMessage()))
+		case "ServiceQuotaExceededException":
+			return domain.Wrap(domain.KindOverloaded, err, "The model's quota is exhausted; retry later")
+		case "ModelTimeoutException":
+			return domain.Wrap(domain.KindOverloaded, err, "The model took too long to answer; retry shortly")
+		}
+	}
+	return fmt.Errorf("bedrock converse %s: %w", modelID, err)
+}
+
+// safeMessage bounds a provider message and strips control characters before clients see it.
+func safeMessage(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, strings.TrimSpace(s))
+	if r := []rune(s); len(r) > maxMessageRunes {
+		s = string(r[:maxMessageRunes]) + "…"
+	}
+	if s == "" {
+		return "invalid request"
+	}
+	return s
+}
+
+// backoff is the delay before retry number attempt (0-based): base·2^attempt capped at maxDelay,
+// with "equal jitter" (half fixed, half random) so concurrent callers spread out.
+func backoff(base time.Duration, attempt int) time.Duration {
+	d := base << min(attempt, 20)
+	if d <= 0 || d > maxDelay {
+		d = maxDelay
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// sleep waits d unless that would pass ctx's deadline or ctx ends first; it reports whether the
+// caller may try again.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if deadline, ok := ctx.Deadline(); ok && time.Now().Add(d).After(deadline) {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,351 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// Session partition layout: the session record (sk "S") holds the configuration, the checkpoint
+// and the lease; messages sort by sequence ("M#0000000001"), executions by id ("X#…"), feedback by
+// message and user ("F#…"). One Query reads recent history; one transaction commits a run.
+const (
+	sessionSK  = "S"
+	msgPrefix  = "M#"
+	execPrefix = "X#"
+	fbPrefix   = "F#"
+)
+
+func sessionPK(id string) string           { return "SESSION#" + id }
+func ownerSessions(c, o string) string     { return "CO#" + c + "#OWNER#" + o + "#SESSIONS" }
+func messageSK(seq int) string             { return fmt.Sprintf("%s%010d", msgPrefix, seq) }
+func messageIndex(id string) string        { return "MSG#" + id }
+func feedbackSK(msgID, user string) string { return fbPrefix + msgID + "#" + user }
+
+func (st *Store) sessionItem(s *domain.Session) (map[string]types.AttributeValue, error) {
+	it, err := item(sessionPK(s.ID), sessionSK, s)
+	if err != nil {
+		return nil, err
+	}
+	it["company"], it["owner"] = av(s.Company), av(s.Owner) // for the lease's ownership condition
+	it[attrGSI1PK] = av(ownerSessions(s.Company, s.Owner))
+	it[attrGSI1SK] = av(s.CreatedAt.Format(time.RFC3339Nano) + "#" + s.ID)
+	return it, nil
+}
+
+func av(v string) types.AttributeValue { return s(v) }
+
+// CreateSession stores a new session.
+func (st *Store) CreateSession(ctx context.Context, sess *domain.Session) error {
+	it, err := st.sessionItem(sess)
+	if err != nil {
+		return err
+	}
+	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	return translate(err)
+}
+
+// GetSession reads a session record (one GetItem).
+func (st *Store) GetSession(ctx context.Context, id string) (*domain.Session, error) {
+	var sess domain.Session
+	if err := st.get(ctx, sessionPK(id), sessionSK, &sess); err != nil {
+		return nil, err
+	}
+	return &sess, nil
+}
+
+// ListSessions lists an owner's sessions, newest first (a Query on gsi1).
+func (st *Store) ListSessions(ctx context.Context, company, owner string) ([]*domain.Session, error) {
+	items, err := st.query(ctx, &dynamodb.QueryInput{
+		IndexName:                 aws.String(indexGSI1),
+		KeyConditionExpression:    aws.String("gsi1pk = :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(ownerSessions(company, owner))},
+		ScanIndexForward:          aws.Bool(false),
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*domain.Session, 0, len(items))
+	for _, it := range items {
+		var sess domain.Session
+		if err := decode(it, &sess); err != nil {
+			return nil, err
+		}
+		out = append(out, &sess)
+	}
+	return out, nil
+}
+
+// DeleteSession removes the session record first (runtime calls then answer 404), then the rest
+// of its partition.
+func (st *Store) DeleteSession(ctx context.Context, id string) error {
+	_, err := st.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(st.table), Key: key(sessionPK(id), sessionSK),
+		ConditionExpression: aws.String("attribute_exists(pk)")})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return domain.ErrNotFound
+	}
+	if err != nil {
+		return translate(err)
+	}
+	items, err := st.query(ctx, &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String("pk = :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(sessionPK(id))},
+		ProjectionExpression:      aws.String("pk, sk"),
+	})
+	if err != nil {
+		return err
+	}
+	return st.deleteAll(ctx, items)
+}
+
+// AcquireSession takes the session's execution lease for p and returns the session with its
+// checkpoint in the same request (one UpdateItem). A missing session is domain.ErrNotFound, one
+// of another caller domain.ErrPermission, one leased by another execution a KindConflict error.
+func (st *Store) AcquireSession(ctx context.Context, p domain.Principal, id, leaseID string, until, now time.Time) (*domain.Session, error) {
+	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(st.table),
+		Key:                      key(sessionPK(id), sessionSK),
+		UpdateExpression:         aws.String("SET lease_id = :l, lease_until = :u"),
+		ConditionExpression:      aws.String("attribute_exists(pk) AND company = :c AND #o = :o AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
+		ExpressionAttributeNames: map[string]string{"#o": "owner"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":l": s(leaseID), ":u": n(until.UnixMilli()), ":now": n(now.UnixMilli()),
+			":c": s(p.Company), ":o": s(p.Owner)},
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		if len(ccf.Item) == 0 {
+			return nil, domain.ErrNotFound
+		}
+		var old domain.Session
+		if err := decode(ccf.Item, &old); err == nil && !old.CanAccess(p) {
+			return nil, domain.ErrPermission
+		}
+		return nil, &domain.Error{Kind: domain.KindConflict, Message: "Another execution is running in this session; retry when it has finished", Err: err}
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	var sess domain.Session
+	if err := decode(out.Attributes, &sess); err != nil {
+		return nil, err
+	}
+	return &sess, nil
+}
+
+// ReleaseSession gives the lease back without other changes (after a failed run).
+func (st *Store) ReleaseSession(ctx context.Context, id, leaseID string) error {
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(st.table),
+		Key:                       key(sessionPK(id), sessionSK),
+		UpdateExpression:          aws.String("REMOVE lease_id, lease_until"),
+		ConditionExpression:       aws.String("lease_id = :l"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":l": s(leaseID)},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return nil // the lease expired and someone else holds it now; nothing of ours to release
+	}
+	return translate(err)
+}
+
+// RecentMessages reads the last limit messages, oldest first (one Query, newest first on the wire).
+func (st *Store) RecentMessages(ctx context.Context, id string, limit int) ([]domain.Message, error) {
+	out, err := st.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(st.table),
+		KeyConditionExpression:    aws.String("pk = :p AND begins_with(sk, :m)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(sessionPK(id)), ":m": s(msgPrefix)},
+		ScanIndexForward:          aws.Bool(false),
+		Limit:                     aws.Int32(int32(limit)),
+	})
+	if err != nil {
+		return nil, translate(err)
+	}
+	msgs := make([]domain.Message, len(out.Items))
+	for i, it := range out.Items {
+		if err := decode(it, &msgs[len(out.Items)-1-i]); err != nil {
+			return nil, err
+		}
+	}
+	return msgs, nil
+}
+
+// Commit is what one execution writes: its messages, its record, and the session's new
+// checkpoint, with the lease released.
+type Commit struct {
+	Session   *domain.Session
+	LeaseID   string
+	Messages  []domain.Message
+	Execution *domain.Execution
+}
+
+// Commit writes a finished execution in one transaction; it fails with a conflict if the lease
+// was lost (expired and taken) meanwhile.
+func (st *Store) Commit(ctx context.Context, c Commit) error {
+	var writes []types.TransactWriteItem
+	for i := range c.Messages {
+		m := &c.Messages[i]
+		it, err := item(sessionPK(c.Session.ID), messageSK(m.Seq), m)
+		if err != nil {
+			return err
+		}
+		it["visible"] = &types.AttributeValueMemberBOOL{Value: m.Visible} // for the history filter
+		it[attrGSI1PK] = s(messageIndex(m.ID))
+		it[attrGSI1SK] = s(sessionPK(c.Session.ID))
+		writes = append(writes, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}})
+	}
+	if c.Execution != nil {
+		it, err := item(sessionPK(c.Session.ID), execPrefix+c.Execution.ID, c.Execution)
+		if err != nil {
+			return err
+		}
+		writes = append(writes, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(st.table), Item: it}})
+	}
+	sessItem, err := st.sessionItem(c.Session)
+	if err != nil {
+		return err
+	}
+	writes = append(writes, types.TransactWriteItem{Put: &types.Put{
+		TableName: aws.String(st.table), Item: sessItem,
+		ConditionExpression:       aws.String("lease_id = :l"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":l": s(c.LeaseID)},
+	}})
+	_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes})
+	if err != nil {
+		return fmt.Errorf("commit execution of session %s: %w", c.Session.ID, translate(err))
+	}
+	return nil
+}
+
+// PutExecution stores an execution record (queued or finished asynchronous runs).
+func (st *Store) PutExecution(ctx context.Context, e *domain.Execution) error {
+	it, err := item(sessionPK(e.SessionID), execPrefix+e.ID, e)
+	if err != nil {
+		return err
+	}
+	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it})
+	return translate(err)
+}
+
+// GetExecution reads one execution record.
+func (st *Store) GetExecution(ctx context.Context, sessionID, id string) (*domain.Execution, error) {
+	var e domain.Execution
+	if err := st.get(ctx, sessionPK(sessionID), execPrefix+id, &e); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// Executions lists a session's executions (one Query per page).
+func (st *Store) Executions(ctx context.Context, sessionID string) ([]*domain.Execution, error) {
+	items, err := st.query(ctx, &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String("pk = :p AND begins_with(sk, :x)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(sessionPK(sessionID)), ":x": s(execPrefix)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*domain.Execution, 0, len(items))
+	for _, it := range items {
+		var e domain.Execution
+		if err := decode(it, &e); err != nil {
+			return nil, err
+		}
+		out = append(out, &e)
+	}
+	return out, nil
+}
+
+// Messages pages through the visible messages of a session, oldest first, skipping offset.
+func (st *Store) Messages(ctx context.Context, sessionID string, limit, offset int) ([]domain.Message, bool, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(st.table),
+		KeyConditionExpression:    aws.String("pk = :p AND begins_with(sk, :m)"),
+		FilterExpression:          aws.String("visible = :t"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(sessionPK(sessionID)), ":m": s(msgPrefix), ":t": &types.AttributeValueMemberBOOL{Value: true}},
+	}
+	var out []domain.Message
+	seen := 0
+	p := dynamodb.NewQueryPaginator(st.db, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, false, translate(err)
+		}
+		for _, it := range page.Items {
+			seen++
+			if seen <= offset {
+				continue
+			}
+			if len(out) == limit {
+				return out, true, nil
+			}
+			var m domain.Message
+			if err := decode(it, &m); err != nil {
+				return nil, false, err
+			}
+			out = append(out, m)
+		}
+	}
+	return out, false, nil
+}
+
+// FindMessage finds a message by id through gsi1 and returns it with its session id.
+func (st *Store) FindMessage(ctx context.Context, id string) (*domain.Message, string, error) {
+	items, err := st.query(ctx, &dynamodb.QueryInput{
+		IndexName:                 aws.String(indexGSI1),
+		KeyConditionExpression:    aws.String("gsi1pk = :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(messageIndex(id))},
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	if len(items) == 0 {
+		return nil, "", domain.ErrNotFound
+	}
+	var m domain.Message
+	if err := decode(items[0], &m); err != nil {
+		return nil, "", err
+	}
+	sk, _ := items[0][attrGSI1SK].(*types.AttributeValueMemberS)
+	sid := ""
+	if sk != nil {
+		sid = sk.Value[len("SESSION#"):]
+	}
+	return &m, sid, nil
+}
+
+// PutFeedback stores one user's feedback on a message, keeping the first creation time.
+func (st *Store) PutFeedback(ctx context.Context, f *domain.Feedback) (*domain.Feedback, error) {
+	var old domain.Feedback
+	err := st.get(ctx, sessionPK(f.SessionID), feedbackSK(f.MessageID, f.User), &old)
+	switch {
+	case err == nil:
+		f.ID, f.CreatedAt = old.ID, old.CreatedAt
+		if f.Rating == nil {
+			f.Rating = old.Rating
+		}
+		if f.Comment == nil {
+			f.Comment = old.Comment
+		}
+	case !errors.Is(err, domain.ErrNotFound):
+		return nil, err
+	}
+	it, err := item(sessionPK(f.SessionID), feedbackSK(f.MessageID, f.User), f)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it}); err != nil {
+		return nil, translate(err)
+	}
+	return f, nil
+}

@@ -1,0 +1,137 @@
+package sessions
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// Enqueue records an asynchronous execution and hands it to the dispatcher; the caller polls it
+// with GetExecution. The body is validated now, so a bad request fails at once with 400.
+func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID string, req ExecuteRequest, body map[string]any) (*domain.Execution, error) {
+	if s.dispatch == nil {
+		return nil, domain.Errorf(domain.KindInvalid, "Asynchronous execution is not available in this deployment")
+	}
+	if _, err := s.Get(ctx, p, sessionID); err != nil {
+		return nil, err
+	}
+	if _, _, err := s.parseContent(ctx, req.Content); err != nil {
+		return nil, err
+	}
+	if req.CorrelationID != nil && len(*req.CorrelationID) > 256 {
+		return nil, field("correlation_id", "must be at most 256 characters")
+	}
+	e := &domain.Execution{
+		ID: uuid.NewString(), SessionID: sessionID, CorrelationID: req.CorrelationID, Status: domain.ExecQueued,
+		Events: []map[string]any{}, CreatedAt: s.now().UTC(), Request: body,
+	}
+	if err := s.store.PutExecution(ctx, e); err != nil {
+		return nil, fmt.Errorf("queue execution: %w", err)
+	}
+	if err := s.dispatch.Dispatch(ctx, sessionID, e.ID); err != nil {
+		return nil, fmt.Errorf("dispatch execution %s: %w", e.ID, err)
+	}
+	return e, nil
+}
+
+// RunQueued runs a queued execution (called by the dispatcher's worker). Its outcome is written
+// to the execution record: completed with the result, or failed with a client-safe error.
+func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error {
+	e, err := s.store.GetExecution(ctx, sessionID, execID)
+	if err != nil {
+		return fmt.Errorf("load execution %s: %w", execID, err)
+	}
+	if e.Status != domain.ExecQueued {
+		return nil // delivered twice; the first delivery ran it
+	}
+	sess, err := s.store.GetSession(ctx, sessionID)
+	if err != nil {
+		return s.fail(ctx, e, err)
+	}
+	e.Status = domain.ExecRunning
+	if err := s.store.PutExecution(ctx, e); err != nil {
+		return err
+	}
+	req := ExecuteRequest{Content: e.Request["content"], CorrelationID: e.CorrelationID}
+	if in, ok := e.Request["inputs"].(map[string]any); ok {
+		req.Inputs = in
+	}
+	p := domain.Principal{Owner: sess.Owner, Company: sess.Company}
+	if _, err := s.execute(ctx, p, sessionID, execID, req, Observer{}); err != nil {
+		return s.fail(ctx, e, err)
+	}
+	return nil
+}
+
+func (s *Service) fail(ctx context.Context, e *domain.Execution, cause error) error {
+	msg := domain.MsgInternal
+	if de := (*domain.Error)(nil); asDomain(cause, &de) && de.Kind != domain.KindInternal {
+		msg = de.Message
+	}
+	now := s.now().UTC()
+	e.Status, e.Error, e.CompletedAt, e.Request = domain.ExecFailed, msg, &now, nil
+	if err := s.store.PutExecution(context.WithoutCancel(ctx), e); err != nil {
+		return fmt.Errorf("record failed execution %s: %w (after %v)", e.ID, err, cause)
+	}
+	return cause
+}
+
+// GetExecution returns one execution of the caller's session, with its new messages once done.
+func (s *Service) GetExecution(ctx context.Context, p domain.Principal, sessionID, execID string) (*domain.Execution, []domain.Message, error) {
+	if _, err := s.Get(ctx, p, sessionID); err != nil {
+		return nil, nil, err
+	}
+	if _, err := uuid.Parse(execID); err != nil {
+		return nil, nil, domain.Errorf(domain.KindNotFound, "Execution %q not found", clip(execID, 64))
+	}
+	e, err := s.store.GetExecution(ctx, sessionID, execID)
+	if err != nil {
+		if domain.KindOf(err) == domain.KindNotFound {
+			return nil, nil, domain.Errorf(domain.KindNotFound, "Execution %s not found", execID)
+		}
+		return nil, nil, err
+	}
+	var msgs []domain.Message
+	if e.Status == domain.ExecCompleted && len(e.MessageIDs) > 0 {
+		recent, err := s.store.RecentMessages(ctx, sessionID, s.limits.HistoryWindow)
+		if err != nil {
+			return nil, nil, err
+		}
+		want := map[string]bool{}
+		for _, id := range e.MessageIDs {
+			want[id] = true
+		}
+		for _, m := range recent {
+			if want[m.ID] {
+				msgs = append(msgs, m)
+			}
+		}
+	}
+	e.Request = nil
+	return e, msgs, nil
+}
+
+// InProcess runs queued executions on goroutines of this process: the local stack's dispatcher.
+// On AWS the queue-backed dispatcher hands them to the worker function instead.
+type InProcess struct {
+	Service *Service
+	Log     *slog.Logger
+	Timeout time.Duration
+}
+
+// Dispatch starts the execution in the background.
+func (d *InProcess) Dispatch(_ context.Context, sessionID, executionID string) error {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), d.Timeout)
+		defer cancel()
+		if err := d.Service.RunQueued(ctx, sessionID, executionID); err != nil && d.Log != nil {
+			d.Log.Warn("async execution failed", "session_id", sessionID, "execution_id", executionID, "err", err)
+		}
+	}()
+	return nil
+}

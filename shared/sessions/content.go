@@ -1,0 +1,187 @@
+package sessions
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"mime"
+	"net/url"
+	"path"
+	"strings"
+
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/runtime"
+)
+
+// Fetcher downloads a user-supplied public URL, refusing private addresses (SSRF guard).
+type Fetcher interface {
+	Fetch(ctx context.Context, rawURL string, maxBytes int64) (data []byte, contentType string, err error)
+}
+
+// Content limits: Bedrock takes images up to 3.75 MB and documents up to 4.5 MB.
+const (
+	MaxImageBytes    = 3_750_000
+	MaxDocumentBytes = 4_500_000
+	MaxContentBlocks = 20
+	MaxTextBytes     = 200_000
+)
+
+var imageFormats = map[string]string{"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
+
+var documentFormats = map[string]string{
+	"application/pdf": "pdf", "text/plain": "txt", "text/csv": "csv", "text/markdown": "md", "text/html": "html",
+	"application/msword": "doc", "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+	"application/vnd.ms-excel": "xls", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+}
+
+// parseContent turns the execute body's content (a string or content blocks) into model parts
+// and the text stored as the user message.
+func (s *Service) parseContent(ctx context.Context, content any) ([]runtime.Part, string, error) {
+	switch c := content.(type) {
+	case string:
+		if strings.TrimSpace(c) == "" {
+			return nil, "", field("content", "must not be empty")
+		}
+		if len(c) > MaxTextBytes {
+			return nil, "", field("content", fmt.Sprintf("must be at most %d bytes", MaxTextBytes))
+		}
+		return []runtime.Part{{Type: runtime.PartText, Text: c}}, c, nil
+	case []any:
+		if len(c) == 0 {
+			return nil, "", field("content", "must not be empty")
+		}
+		if len(c) > MaxContentBlocks {
+			return nil, "", field("content", fmt.Sprintf("must have at most %d blocks", MaxContentBlocks))
+		}
+		var parts []runtime.Part
+		var text []string
+		hasText := false
+		for i, b := range c {
+			p, label, err := s.block(ctx, b, fmt.Sprintf("content.%d", i))
+			if err != nil {
+				return nil, "", err
+			}
+			parts = append(parts, p)
+			text = append(text, label)
+			hasText = hasText || (p.Type == runtime.PartText && strings.TrimSpace(p.Text) != "")
+		}
+		if !hasText && len(parts) == 0 {
+			return nil, "", field("content", "must not be empty")
+		}
+		return parts, strings.Join(text, "\n"), nil
+	case nil:
+		return nil, "", field("content", "is required")
+	}
+	return nil, "", field("content", "must be a string or an array of content blocks")
+}
+
+func (s *Service) block(ctx context.Context, b any, at string) (runtime.Part, string, error) {
+	m, ok := b.(map[string]any)
+	if !ok {
+		return runtime.Part{}, "", field(at, "must be an object")
+	}
+	switch m["type"] {
+	case "text":
+		t, ok := m["text"].(string)
+		if !ok || strings.TrimSpace(t) == "" {
+			return runtime.Part{}, "", field(at+".text", "must be a non-empty string")
+		}
+		return runtime.Part{Type: runtime.PartText, Text: t}, t, nil
+	case "image_url":
+		iu, ok := m["image_url"].(map[string]any)
+		if !ok {
+			return runtime.Part{}, "", field(at+".image_url", "must be an object with url")
+		}
+		u, ok := iu["url"].(string)
+		if !ok || u == "" {
+			return runtime.Part{}, "", field(at+".image_url.url", "must be a URL string")
+		}
+		data, format, err := s.load(ctx, u, at+".image_url.url", imageFormats, MaxImageBytes)
+		if err != nil {
+			return runtime.Part{}, "", err
+		}
+		return runtime.Part{Type: runtime.PartImage, Image: &runtime.Media{Format: format, Data: data}}, "[image]", nil
+	case "file":
+		u, ok := m["file_url"].(string)
+		if !ok || u == "" {
+			return runtime.Part{}, "", field(at+".file_url", "must be a URL string")
+		}
+		data, format, err := s.load(ctx, u, at+".file_url", documentFormats, MaxDocumentBytes)
+		if err != nil {
+			return runtime.Part{}, "", err
+		}
+		name := documentName(u, format)
+		return runtime.Part{Type: runtime.PartDocument, Document: &runtime.Media{Format: format, Name: name, Data: data}}, "[file: " + name + "]", nil
+	case nil:
+		return runtime.Part{}, "", field(at+".type", "is required: text, image_url or file")
+	}
+	return runtime.Part{}, "", field(at+".type", fmt.Sprintf("unknown content block type %v: use text, image_url or file", m["type"]))
+}
+
+// load reads a data URL or fetches a public http(s) URL, checking type and size.
+func (s *Service) load(ctx context.Context, raw, at string, formats map[string]string, limit int64) ([]byte, string, error) {
+	if rest, ok := strings.CutPrefix(raw, "data:"); ok {
+		meta, payload, ok := strings.Cut(rest, ",")
+		mt, isB64 := strings.CutSuffix(meta, ";base64")
+		if !ok || !isB64 {
+			return nil, "", field(at, "must be a base64 data URL (data:<media type>;base64,<data>)")
+		}
+		format, ok := formats[strings.ToLower(mt)]
+		if !ok {
+			return nil, "", field(at, fmt.Sprintf("media type %q is not allowed", mt))
+		}
+		if int64(base64.StdEncoding.DecodedLen(len(payload))) > limit+3 {
+			return nil, "", field(at, fmt.Sprintf("is larger than the limit of %d bytes", limit))
+		}
+		data, err := base64.StdEncoding.DecodeString(payload)
+		if err != nil {
+			return nil, "", field(at, "has invalid base64 data")
+		}
+		return data, format, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, "", field(at, "must be an http(s) URL or a base64 data URL")
+	}
+	if s.fetch == nil {
+		return nil, "", field(at, "URLs cannot be fetched by this deployment; send a data URL")
+	}
+	data, ct, err := s.fetch.Fetch(ctx, raw, limit)
+	if err != nil {
+		return nil, "", &domain.Error{Kind: domain.KindInvalid, Message: at + ": could not be fetched: " + safeFetchError(err),
+			Fields: []domain.FieldError{{Field: at, Message: "could not be fetched"}}, Err: err}
+	}
+	mt, _, _ := mime.ParseMediaType(ct)
+	format, ok := formats[strings.ToLower(mt)]
+	if !ok {
+		return nil, "", field(at, fmt.Sprintf("content type %q is not allowed", mt))
+	}
+	return data, format, nil
+}
+
+func safeFetchError(err error) string {
+	var de *domain.Error
+	if ok := asDomain(err, &de); ok {
+		return de.Message
+	}
+	return "the address did not answer with the file"
+}
+
+func documentName(u, format string) string {
+	name := path.Base(strings.SplitN(strings.SplitN(u, "?", 2)[0], "#", 2)[0])
+	name = strings.TrimSuffix(name, path.Ext(name))
+	var b strings.Builder
+	for _, r := range name {
+		if r < 128 && (r == '-' || r == '_' || r == ' ' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')) {
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() == 0 || strings.HasPrefix(u, "data:") {
+		return "document-" + format
+	}
+	return b.String()
+}
+
+func field(name, msg string) error {
+	return domain.Invalid([]domain.FieldError{{Field: name, Message: msg}})
+}

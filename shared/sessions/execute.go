@@ -1,0 +1,301 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/dynamo"
+	"github.com/agentorch/agentorch/shared/runtime"
+)
+
+// ExecuteRequest is an execute body.
+type ExecuteRequest struct {
+	Content       any
+	CorrelationID *string
+	Inputs        map[string]any // nil when the body had none
+}
+
+// Observer receives an execution's events and text as they happen (for streaming).
+type Observer struct {
+	OnEvent func(runtime.Event)
+	OnText  func(node, delta string)
+}
+
+// ToolCall is one tool call of an execution, as the message response shape lists it.
+type ToolCall struct {
+	ID      string         `json:"id"`
+	Name    string         `json:"name"`
+	Input   map[string]any `json:"input"`
+	Output  string         `json:"output"`
+	IsError bool           `json:"is_error"`
+}
+
+// Result is a finished execution.
+type Result struct {
+	Session   *domain.Session
+	Execution *domain.Execution
+	Messages  []domain.Message // the new assistant messages the client may see
+	ToolCalls []ToolCall
+}
+
+// Execute runs one user message in a session: take the session's lease together with its
+// checkpoint (one UpdateItem), read recent history (one Query), run the engine, then write the
+// messages, the execution record and the new checkpoint, releasing the lease (one transaction).
+func (s *Service) Execute(ctx context.Context, p domain.Principal, sessionID string, req ExecuteRequest, obs Observer) (*Result, error) {
+	return s.execute(ctx, p, sessionID, "", req, obs)
+}
+
+func (s *Service) execute(ctx context.Context, p domain.Principal, sessionID, execID string, req ExecuteRequest, obs Observer) (*Result, error) {
+	if _, err := uuid.Parse(sessionID); err != nil || len(sessionID) != 36 {
+		return nil, domain.Errorf(domain.KindNotFound, "Session %q not found", clip(sessionID, 64))
+	}
+	if req.CorrelationID != nil && len(*req.CorrelationID) > 256 {
+		return nil, field("correlation_id", "must be at most 256 characters")
+	}
+	parts, userText, err := s.parseContent(ctx, req.Content)
+	if err != nil {
+		return nil, err
+	}
+	leaseID := uuid.NewString()
+	sess, err := s.acquire(ctx, p, sessionID, leaseID)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.run(ctx, sess, leaseID, execID, parts, userText, req, obs)
+	if err != nil {
+		// The lease is released on every failure so the session stays usable; a background
+		// context, because ctx may be the one that ran out.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = s.store.ReleaseSession(rctx, sessionID, leaseID)
+		return nil, err
+	}
+	return res, nil
+}
+
+// acquire takes the lease, waiting up to LeaseWait for a running execution to finish.
+func (s *Service) acquire(ctx context.Context, p domain.Principal, id, leaseID string) (*domain.Session, error) {
+	deadline := s.now().Add(s.limits.LeaseWait)
+	delay := 50 * time.Millisecond
+	for {
+		now := s.now()
+		sess, err := s.store.AcquireSession(ctx, p, id, leaseID, now.Add(s.limits.LeaseTTL), now)
+		switch {
+		case err == nil:
+			return sess, nil
+		case errors.Is(err, domain.ErrNotFound):
+			return nil, domain.Errorf(domain.KindNotFound, "Session %s not found", id)
+		case domain.KindOf(err) != domain.KindConflict || s.now().Add(delay).After(deadline):
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 400*time.Millisecond)
+	}
+}
+
+func (s *Service) run(ctx context.Context, sess *domain.Session, leaseID, execID string, parts []runtime.Part, userText string, req ExecuteRequest, obs Observer) (*Result, error) {
+	g, errs := runtime.ParseGraph(sess.Config, s.tools)
+	if len(errs) > 0 {
+		return nil, domain.Invalid(errs)
+	}
+	vars := map[string]any{}
+	var history []runtime.Message
+	if g.PersistentState {
+		for k, v := range sess.Variables {
+			vars[k] = v
+		}
+		msgs, err := s.store.RecentMessages(ctx, sess.ID, s.limits.HistoryWindow)
+		if err != nil {
+			return nil, fmt.Errorf("history of %s: %w", sess.ID, err)
+		}
+		for _, m := range msgs {
+			history = append(history, runtime.Message{ID: m.ID, Role: m.Role, Node: m.Node, Content: m.Content, Visible: m.Visible, CreatedAt: m.CreatedAt})
+		}
+	}
+	for k, v := range req.Inputs {
+		vars[k] = v
+	}
+	if missing := missingVariables(g, vars); len(missing) > 0 {
+		fields := make([]domain.FieldError, len(missing))
+		for i, name := range missing {
+			fields[i] = domain.FieldError{Field: "inputs." + name, Message: fmt.Sprintf("variable %q is used by a prompt ({{ variables.%s }}) but was never supplied", name, name)}
+		}
+		return nil, domain.Invalid(fields)
+	}
+
+	async := execID != ""
+	if !async {
+		execID = uuid.NewString()
+	}
+	start := s.now().UTC()
+	var events []map[string]any
+	var calls []ToolCall
+	run := runtime.Run{
+		Graph: g, History: history, Input: parts, Variables: vars,
+		Emit: func(e runtime.Event) {
+			events = append(events, eventRecord(e, execID, req.CorrelationID, len(events)))
+			calls = collectToolCall(calls, e)
+			if obs.OnEvent != nil {
+				obs.OnEvent(e)
+			}
+		},
+		OnText: obs.OnText,
+	}
+	out, err := s.engine.Run(ctx, run)
+	if err != nil {
+		return nil, engineError(err)
+	}
+	done := s.now().UTC()
+
+	user := domain.Message{ID: uuid.NewString(), Role: runtime.RoleUser, Content: userText, Visible: true, ExecutionID: execID, CreatedAt: start}
+	msgs := []domain.Message{user}
+	var visible []domain.Message
+	for _, m := range out.Messages {
+		dm := domain.Message{ID: m.ID, Role: m.Role, Node: m.Node, Content: m.Content, Visible: m.Visible, ExecutionID: execID, CreatedAt: done}
+		if dm.ID == "" {
+			dm.ID = uuid.NewString()
+		}
+		msgs = append(msgs, dm)
+		if dm.Visible {
+			visible = append(visible, dm)
+		}
+	}
+	exec := &domain.Execution{
+		ID: execID, SessionID: sess.ID, CorrelationID: req.CorrelationID, Status: domain.ExecCompleted, StopReason: out.StopReason,
+		Events: events, InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens,
+		DurationMS: done.Sub(start).Milliseconds(), CreatedAt: start, CompletedAt: &done,
+	}
+	for _, m := range visible {
+		exec.MessageIDs = append(exec.MessageIDs, m.ID)
+	}
+
+	next := *sess
+	next.UpdatedAt = done
+	next.Executions++
+	commit := dynamo.Commit{Session: &next, LeaseID: leaseID}
+	if g.PersistentState {
+		next.Variables = vars
+	}
+	if g.SaveMessages {
+		for i := range msgs {
+			next.Messages++
+			msgs[i].Seq = next.Messages
+			if msgs[i].Visible {
+				next.Visible++
+			}
+		}
+		commit.Messages, commit.Execution = msgs, exec
+	} else if async {
+		// Nothing of the conversation is kept, but the poller must learn that the run finished.
+		bare := *exec
+		bare.Events, bare.MessageIDs = []map[string]any{}, nil
+		commit.Execution = &bare
+	}
+	if err := s.store.Commit(ctx, commit); err != nil {
+		return nil, err
+	}
+	return &Result{Session: &next, Execution: exec, Messages: visible, ToolCalls: calls}, nil
+}
+
+func missingVariables(g *runtime.Graph, vars map[string]any) []string {
+	var missing []string
+	for _, name := range runtime.Variables(g) {
+		if _, ok := vars[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	return missing
+}
+
+// engineError maps engine failures to client-facing kinds.
+func engineError(err error) error {
+	var sl *runtime.StepLimitError
+	var up *runtime.UnknownProviderError
+	switch {
+	case errors.As(err, &sl):
+		return &domain.Error{Kind: domain.KindInvalid, Message: sl.Error() + " (cycles are limited; add an edge to __end__)", Err: err}
+	case errors.As(err, &up):
+		return &domain.Error{Kind: domain.KindInvalid, Message: fmt.Sprintf("llm_config.provider %q is not available in this deployment", up.Provider), Err: err}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &domain.Error{Kind: domain.KindOverloaded, Message: "The execution did not finish in time; use asynchronous or streaming execution for long runs", Err: err}
+	}
+	return err
+}
+
+func eventRecord(e runtime.Event, execID string, correlation *string, seq int) map[string]any {
+	r := map[string]any{"sequence": seq, "type": e.Type, "timestamp": e.Time.UTC().Format(time.RFC3339Nano), "execution_id": execID, "correlation_id": correlation}
+	if e.Node != "" {
+		r["node"] = e.Node
+	}
+	if len(e.Data) > 0 {
+		r["data"] = e.Data
+	}
+	return r
+}
+
+func collectToolCall(calls []ToolCall, e runtime.Event) []ToolCall {
+	id, _ := e.Data["tool_use_id"].(string)
+	switch e.Type {
+	case runtime.EventToolCall:
+		name, _ := e.Data["tool"].(string)
+		in, _ := e.Data["input"].(map[string]any)
+		return append(calls, ToolCall{ID: id, Name: name, Input: in})
+	case runtime.EventToolResult:
+		for i := range calls {
+			if calls[i].ID == id {
+				calls[i].Output, _ = e.Data["output"].(string)
+				calls[i].IsError, _ = e.Data["is_error"].(bool)
+			}
+		}
+	}
+	return calls
+}
+
+// Messages pages through a session's visible history, oldest first.
+func (s *Service) Messages(ctx context.Context, p domain.Principal, sessionID string, limit, offset int) ([]domain.Message, int, bool, error) {
+	sess, err := s.Get(ctx, p, sessionID)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	msgs, more, err := s.store.Messages(ctx, sess.ID, limit, offset)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	return msgs, sess.Visible, more, nil
+}
+
+// Events lists a session's recorded events, filtered by correlation or execution id.
+func (s *Service) Events(ctx context.Context, p domain.Principal, sessionID, correlationID, executionID string) ([]map[string]any, error) {
+	if _, err := s.Get(ctx, p, sessionID); err != nil {
+		return nil, err
+	}
+	execs, err := s.store.Executions(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(execs, func(i, j int) bool { return execs[i].CreatedAt.Before(execs[j].CreatedAt) })
+	out := []map[string]any{}
+	for _, e := range execs {
+		if executionID != "" && e.ID != executionID {
+			continue
+		}
+		if correlationID != "" && (e.CorrelationID == nil || *e.CorrelationID != correlationID) {
+			continue
+		}
+		out = append(out, e.Events...)
+	}
+	return out, nil
+}
+
+func asDomain(err error, target **domain.Error) bool { return errors.As(err, target) }

@@ -1,0 +1,198 @@
+// Package sessions holds the session use cases: create a session from an inline configuration or
+// a stored agent, list, read and delete sessions, feedback on messages, and executing messages
+// through the runtime engine with one lease per session.
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/dynamo"
+	"github.com/agentorch/agentorch/shared/runtime"
+)
+
+// Store keeps sessions, their messages, executions and feedback.
+type Store interface {
+	CreateSession(ctx context.Context, s *domain.Session) error
+	GetSession(ctx context.Context, id string) (*domain.Session, error)
+	ListSessions(ctx context.Context, company, owner string) ([]*domain.Session, error)
+	DeleteSession(ctx context.Context, id string) error
+	AcquireSession(ctx context.Context, p domain.Principal, id, leaseID string, until, now time.Time) (*domain.Session, error)
+	ReleaseSession(ctx context.Context, id, leaseID string) error
+	RecentMessages(ctx context.Context, id string, limit int) ([]domain.Message, error)
+	Commit(ctx context.Context, c dynamo.Commit) error
+	PutExecution(ctx context.Context, e *domain.Execution) error
+	GetExecution(ctx context.Context, sessionID, id string) (*domain.Execution, error)
+	Executions(ctx context.Context, sessionID string) ([]*domain.Execution, error)
+	Messages(ctx context.Context, sessionID string, limit, offset int) ([]domain.Message, bool, error)
+	FindMessage(ctx context.Context, id string) (*domain.Message, string, error)
+	PutFeedback(ctx context.Context, f *domain.Feedback) (*domain.Feedback, error)
+}
+
+// Agents finds stored agents by agent_key.
+type Agents interface {
+	GetByKey(ctx context.Context, p domain.Principal, agentKey string) (*domain.Agent, error)
+}
+
+// Dispatcher runs queued executions in the background (in-process locally, a queue on AWS).
+type Dispatcher interface {
+	Dispatch(ctx context.Context, sessionID, executionID string) error
+}
+
+// Limits of the session runtime.
+type Limits struct {
+	HistoryWindow int           // earlier messages given to the model (default 100)
+	LeaseTTL      time.Duration // how long an execution holds its session (default 5 min)
+	LeaseWait     time.Duration // how long a second execute waits for the lease before 409 (default 2 s)
+}
+
+// Service implements the session use cases.
+type Service struct {
+	store    Store
+	agents   Agents
+	engine   *runtime.Engine
+	tools    runtime.Tools
+	fetch    Fetcher
+	dispatch Dispatcher
+	limits   Limits
+	now      func() time.Time
+}
+
+// New builds the sessions service.
+func New(store Store, agents Agents, engine *runtime.Engine, tools runtime.Tools, fetch Fetcher, limits Limits) *Service {
+	if limits.HistoryWindow <= 0 {
+		limits.HistoryWindow = 100
+	}
+	if limits.LeaseTTL <= 0 {
+		limits.LeaseTTL = 5 * time.Minute
+	}
+	if limits.LeaseWait <= 0 {
+		limits.LeaseWait = 2 * time.Second
+	}
+	return &Service{store: store, agents: agents, engine: engine, tools: tools, fetch: fetch, limits: limits, now: time.Now}
+}
+
+// SetDispatcher sets how asynchronous executions are run.
+func (s *Service) SetDispatcher(d Dispatcher) { s.dispatch = d }
+
+// Create validates an inline configuration (either shape) and opens a session for it.
+func (s *Service) Create(ctx context.Context, p domain.Principal, cfg map[string]any) (*domain.Session, error) {
+	if _, errs := runtime.ParseGraph(cfg, s.tools); len(errs) > 0 {
+		return nil, domain.Invalid(errs)
+	}
+	sess := s.newSession(p, cfg)
+	if err := s.store.CreateSession(ctx, sess); err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	return sess, nil
+}
+
+// FromAgent opens a session on a stored agent's current configuration.
+func (s *Service) FromAgent(ctx context.Context, p domain.Principal, agentKey string) (*domain.Session, *domain.Agent, error) {
+	a, err := s.agents.GetByKey(ctx, p, agentKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, errs := runtime.ParseGraph(a.SystemConfig, s.tools); len(errs) > 0 {
+		return nil, nil, domain.Invalid(errs)
+	}
+	sess := s.newSession(p, a.SystemConfig)
+	sess.AgentID, sess.AgentName = a.ID, a.Name
+	if err := s.store.CreateSession(ctx, sess); err != nil {
+		return nil, nil, fmt.Errorf("create session: %w", err)
+	}
+	return sess, a, nil
+}
+
+func (s *Service) newSession(p domain.Principal, cfg map[string]any) *domain.Session {
+	now := s.now().UTC()
+	name, _ := cfg["name"].(string)
+	return &domain.Session{
+		ID: uuid.NewString(), Name: name, Owner: p.Owner, Company: p.Company,
+		Config: cfg, ConfigHash: domain.ConfigHash(cfg), Variables: map[string]any{},
+		CreatedAt: now, UpdatedAt: now,
+	}
+}
+
+// Get returns a session the caller owns: 404 when it does not exist, 403 when it is another's.
+func (s *Service) Get(ctx context.Context, p domain.Principal, id string) (*domain.Session, error) {
+	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
+		return nil, domain.Errorf(domain.KindNotFound, "Session %q not found", clip(id, 64))
+	}
+	sess, err := s.store.GetSession(ctx, id)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, domain.Errorf(domain.KindNotFound, "Session %s not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get session %s: %w", id, err)
+	}
+	if !sess.CanAccess(p) {
+		return nil, domain.ErrPermission
+	}
+	return sess, nil
+}
+
+// List returns the caller's sessions, newest first.
+func (s *Service) List(ctx context.Context, p domain.Principal) ([]*domain.Session, error) {
+	return s.store.ListSessions(ctx, p.Company, p.Owner)
+}
+
+// Delete removes a session with its messages and executions.
+func (s *Service) Delete(ctx context.Context, p domain.Principal, id string) error {
+	if _, err := s.Get(ctx, p, id); err != nil {
+		return err
+	}
+	if err := s.store.DeleteSession(ctx, id); err != nil && !errors.Is(err, domain.ErrNotFound) {
+		return fmt.Errorf("delete session %s: %w", id, err)
+	}
+	return nil
+}
+
+// Feedback gives or updates the caller's rating (1 or -1) and comment on a message.
+func (s *Service) Feedback(ctx context.Context, p domain.Principal, messageID string, rating *int, comment *string) (*domain.Feedback, error) {
+	var errs []domain.FieldError
+	if _, err := uuid.Parse(messageID); err != nil {
+		errs = append(errs, domain.FieldError{Field: "message", Message: "must be a message UUID"})
+	}
+	if rating != nil && *rating != 1 && *rating != -1 {
+		errs = append(errs, domain.FieldError{Field: "rating", Message: "must be 1 (thumbs up) or -1 (thumbs down)"})
+	}
+	if comment != nil && len(*comment) > 10_000 {
+		errs = append(errs, domain.FieldError{Field: "comment", Message: "must be at most 10000 characters"})
+	}
+	if rating == nil && comment == nil && len(errs) == 0 {
+		errs = append(errs, domain.FieldError{Field: "rating", Message: "give a rating, a comment or both"})
+	}
+	if len(errs) > 0 {
+		return nil, domain.Invalid(errs)
+	}
+	msg, sessionID, err := s.store.FindMessage(ctx, messageID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, domain.Errorf(domain.KindNotFound, "Message %s not found", messageID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find message %s: %w", messageID, err)
+	}
+	if _, err := s.Get(ctx, p, sessionID); err != nil {
+		if domain.KindOf(err) == domain.KindNotFound {
+			return nil, domain.Errorf(domain.KindNotFound, "Message %s not found", messageID)
+		}
+		return nil, err
+	}
+	now := s.now().UTC()
+	f := &domain.Feedback{ID: uuid.NewString(), MessageID: msg.ID, SessionID: sessionID, User: p.Owner,
+		Rating: rating, Comment: comment, CreatedAt: now, UpdatedAt: now}
+	return s.store.PutFeedback(ctx, f)
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
