@@ -108,6 +108,21 @@ func TestMatchRepoTemplate(t *testing.T) {
 		{"PUT", "/api/v1/api-keys", "AuthFunction"},
 		{"DELETE", "/api/v1/api-keys/9a1b/", "AuthFunction"},
 		{"GET", "/api/v1/api-keys/9a1b/x", "AuthFunction"},
+		{"POST", "/api/v1/sessions/", "SessionsFunction"},
+		{"GET", "/api/v1/sessions", "SessionsFunction"},
+		{"PUT", "/api/v1/sessions/", "SessionsFunction"},
+		{"GET", "/api/v1/sessions/from-agent/?agent_key=support-assistant", "SessionsFunction"},
+		{"POST", "/api/v1/sessions/feedback/", "SessionsFunction"},
+		{"GET", "/api/v1/sessions/feedback/", "SessionsFunction"}, // GET /sessions/{id}: the handler answers 405
+		{"DELETE", "/api/v1/sessions/5d8f4c1e/", "SessionsFunction"},
+		{"GET", "/api/v1/sessions/5d8f4c1e/unknown/", "SessionsFunction"},
+		{"POST", "/api/v1/runtime/5d8f4c1e/execute/", "RuntimeFunction"},
+		{"GET", "/api/v1/runtime/5d8f4c1e/execute", "RuntimeFunction"},
+		{"GET", "/api/v1/runtime/5d8f4c1e/messages/?limit=10", "RuntimeFunction"},
+		{"GET", "/api/v1/runtime/5d8f4c1e/events/", "RuntimeFunction"},
+		{"GET", "/api/v1/runtime/5d8f4c1e/executions/9a1b/", "RuntimeFunction"},
+		{"GET", "/api/v1/runtime/5d8f4c1e/", "RuntimeFunction"},
+		{"GET", "/api/v1/runtime", "MetaFunction"}, // no runtime route owns the bare prefix
 	}
 	for _, tt := range tests {
 		id, r, ok := tpl.Match(tt.method, tt.path)

@@ -69,6 +69,29 @@ func TestTemplateFunctions(t *testing.T) {
 			Routes:    []Route{{"GET", "/api/v1/health"}, {"GET", "/api/v1/openapi.json"}},
 			Fallbacks: []Route{{"ANY", DefaultRoute}, {"ANY", "/api/v1/health"}},
 		},
+		{
+			LogicalID: "RuntimeFunction", CodeURI: ".", Dir: "runtime",
+			Routes: []Route{
+				{"POST", "/api/v1/runtime/{session_id}/execute"},
+				{"GET", "/api/v1/runtime/{session_id}/executions/{execution_id}"},
+				{"GET", "/api/v1/runtime/{session_id}/events"},
+				{"GET", "/api/v1/runtime/{session_id}/messages"},
+			},
+			Fallbacks: []Route{{"ANY", "/api/v1/runtime/{proxy+}"}},
+		},
+		{
+			LogicalID: "SessionsFunction", CodeURI: ".", Dir: "sessions",
+			Routes: []Route{
+				{"POST", "/api/v1/sessions"},
+				{"DELETE", "/api/v1/sessions/{id}"},
+				{"GET", "/api/v1/sessions/{id}"},
+				{"GET", "/api/v1/sessions"},
+				{"POST", "/api/v1/sessions/feedback"},
+				{"GET", "/api/v1/sessions/from-agent"},
+			},
+			Fallbacks: []Route{{"ANY", "/api/v1/sessions"}, {"ANY", "/api/v1/sessions/{proxy+}"}},
+		},
+		{LogicalID: "WorkerFunction", CodeURI: ".", Dir: "worker", Queues: []string{"ExecutionQueue"}},
 	}
 	if diff := cmp.Diff(want, repoTemplate(t).Functions()); diff != "" {
 		t.Errorf("Functions (-want +got):\n%s", diff)
@@ -84,17 +107,43 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		"TOKEN_SECRET_ARN":    ref("TokenSigningSecret"),
 		"LOG_FORMAT":          "json",
 		"OPENSEARCH_ENDPOINT": map[string]any{"Fn::GetAtt": []any{"VectorDomain", "DomainEndpoint"}},
+		"EXECUTION_QUEUE_URL": ref("ExecutionQueue"),
+		"MODEL_PROVIDER":      "bedrock",
+		"BEDROCK_MODEL_ID":    ref("BedrockModelId"),
+		"OPENAI_BASE_URL":     ref("OpenAIBaseURL"),
+		"OPENAI_MODEL":        ref("OpenAIModel"),
 	}
 	crud := map[string]any{"DynamoDBCrudPolicy": map[string]any{"TableName": ref("AppTable")}}
 	secret := map[string]any{"AWSSecretsManagerGetSecretValuePolicy": map[string]any{"SecretArn": ref("TokenSigningSecret")}}
-	wantPolicies := map[string]any{
-		"MetaFunction":   nil, // public endpoints: no access to data or secrets
-		"AgentsFunction": []any{crud, secret},
-		"AuthFunction":   []any{crud, secret},
+	bedrock := map[string]any{
+		"Version": "2012-10-17",
+		"Statement": []any{map[string]any{
+			"Sid": "InvokeBedrockModels", "Effect": "Allow",
+			"Action": []any{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"},
+			"Resource": []any{
+				map[string]any{"Fn::Sub": "arn:${AWS::Partition}:bedrock:*::foundation-model/*"},
+				map[string]any{"Fn::Sub": "arn:${AWS::Partition}:bedrock:*:${AWS::AccountId}:inference-profile/*"},
+			},
+		}},
+	}
+	queueName := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"ExecutionQueue", "QueueName"}}}
+	type settings struct {
+		memory, timeout int
+		policies        any
+	}
+	want := map[string]settings{
+		"MetaFunction":     {256, 29, nil}, // public endpoints: no access to data or secrets
+		"AgentsFunction":   {256, 29, []any{crud, secret}},
+		"AuthFunction":     {256, 29, []any{crud, secret}},
+		"SessionsFunction": {256, 29, []any{crud, secret}},
+		// Runs models synchronously within API Gateway's 30 s and queues asynchronous runs.
+		"RuntimeFunction": {512, 29, []any{crud, secret, bedrock, map[string]any{"SQSSendMessagePolicy": queueName}}},
+		// Runs queued executions for up to Lambda's 15 minutes.
+		"WorkerFunction": {512, 900, []any{crud, secret, bedrock, map[string]any{"SQSPollerPolicy": queueName}}},
 	}
 	fns := tpl.Functions()
-	if len(fns) != len(wantPolicies) {
-		t.Fatalf("%d functions, want %d", len(fns), len(wantPolicies))
+	if len(fns) != len(want) {
+		t.Fatalf("%d functions, want %d", len(fns), len(want))
 	}
 	for _, f := range fns {
 		p := tpl.Properties(f.LogicalID)
@@ -105,14 +154,19 @@ func TestTemplateFunctionSettings(t *testing.T) {
 			"Policies": p["Policies"],
 			"Metadata": tpl.Resources[f.LogicalID].Metadata,
 		}
-		want := map[string]any{
+		w, ok := want[f.LogicalID]
+		if !ok {
+			t.Errorf("unexpected function %s", f.LogicalID)
+			continue
+		}
+		wantProps := map[string]any{
 			"Runtime": "provided.al2023", "Architectures": []any{"arm64"}, "Handler": "bootstrap",
-			"MemorySize": 256, "Timeout": 29,
+			"MemorySize": w.memory, "Timeout": w.timeout,
 			"Env":      wantEnv,
-			"Policies": wantPolicies[f.LogicalID],
+			"Policies": w.policies,
 			"Metadata": map[string]any{"BuildMethod": "makefile"},
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(wantProps, got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", f.LogicalID, diff)
 		}
 	}
@@ -142,6 +196,9 @@ func TestTemplateRoutesDeployable(t *testing.T) {
 	for _, f := range tpl.Functions() {
 		events := tpl.Properties(f.LogicalID)["Events"].(map[string]any)
 		for name, ev := range events {
+			if ev.(map[string]any)["Type"] != "HttpApi" {
+				continue
+			}
 			props := ev.(map[string]any)["Properties"].(map[string]any)
 			if diff := cmp.Diff(ref("Api"), props["ApiId"]); diff != "" {
 				t.Errorf("%s.%s: ApiId (-want +got):\n%s", f.LogicalID, name, diff)
@@ -171,6 +228,8 @@ func TestTemplateData(t *testing.T) {
 		t.Errorf("Tables (-want +got):\n%s", diff)
 	}
 	queues := []Queue{
+		{LogicalID: "ExecutionDeadLetterQueue"},
+		{LogicalID: "ExecutionQueue", VisibilityTimeout: 960, DeadLetterTarget: "ExecutionDeadLetterQueue", MaxReceiveCount: 3},
 		{LogicalID: "IngestDeadLetterQueue"},
 		{LogicalID: "IngestQueue", VisibilityTimeout: 180, DeadLetterTarget: "IngestDeadLetterQueue", MaxReceiveCount: 5},
 	}
@@ -194,6 +253,11 @@ func TestTemplateData(t *testing.T) {
 			"BlockPublicAcls": true, "BlockPublicPolicy": true, "IgnorePublicAcls": true, "RestrictPublicBuckets": true}},
 		{"bucket SSE", props("MediaBucket")["BucketEncryption"] != nil, true},
 		{"DLQ retention", props("IngestDeadLetterQueue")["MessageRetentionPeriod"], 1209600},
+		{"execution DLQ retention", props("ExecutionDeadLetterQueue")["MessageRetentionPeriod"], 1209600},
+		{"execution queue SSE", props("ExecutionQueue")["SqsManagedSseEnabled"], true},
+		{"bedrock model default", tpl.Parameters["BedrockModelId"].(map[string]any)["Default"], "anthropic.claude-3-5-haiku-20241022-v1:0"},
+		{"openai base URL default", tpl.Parameters["OpenAIBaseURL"].(map[string]any)["Default"], ""},
+		{"openai model default", tpl.Parameters["OpenAIModel"].(map[string]any)["Default"], ""},
 		{"secret", props("TokenSigningSecret")["GenerateSecretString"], map[string]any{"PasswordLength": 64, "ExcludePunctuation": true}},
 		{"opensearch version", props("VectorDomain")["EngineVersion"], "OpenSearch_2.19"},
 		{"opensearch instance", props("VectorDomain")["ClusterConfig"].(map[string]any)["InstanceType"], ref("OpenSearchInstanceType")},
@@ -206,6 +270,8 @@ func TestTemplateData(t *testing.T) {
 		{"table output", tpl.Outputs["TableName"].(map[string]any)["Value"], ref("AppTable")},
 		{"bucket output", tpl.Outputs["BucketName"].(map[string]any)["Value"], ref("MediaBucket")},
 		{"queue output", tpl.Outputs["IngestQueueUrl"].(map[string]any)["Value"], ref("IngestQueue")},
+		{"execution queue output", tpl.Outputs["ExecutionQueueUrl"].(map[string]any)["Value"], ref("ExecutionQueue")},
+		{"execution DLQ output", tpl.Outputs["ExecutionDeadLetterQueueUrl"].(map[string]any)["Value"], ref("ExecutionDeadLetterQueue")},
 	}
 	for _, c := range checks {
 		if diff := cmp.Diff(c.want, c.got); diff != "" {
@@ -218,6 +284,96 @@ func TestTemplateData(t *testing.T) {
 			if _, ok := r.Properties[name]; ok {
 				t.Errorf("%s sets %s", id, name)
 			}
+		}
+	}
+}
+
+// TestTemplateQueueConsumers checks the functions fed by SQS: they serve no HTTP route, take one
+// message at a time and report failed messages one by one, may poll their queue, and the queue
+// hides a message longer than the function may run (Lambda refuses the event source mapping
+// otherwise) and sends it to a dead-letter queue after a few failed deliveries.
+func TestTemplateQueueConsumers(t *testing.T) {
+	tpl := repoTemplate(t)
+	queues := map[string]Queue{}
+	for _, q := range tpl.Queues() {
+		queues[q.LogicalID] = q
+	}
+	consumers := map[string][]string{}
+	for _, f := range tpl.Functions() {
+		if len(f.Queues) == 0 {
+			continue
+		}
+		if len(f.Routes)+len(f.Fallbacks) > 0 {
+			t.Errorf("%s consumes %v and also serves HTTP routes", f.LogicalID, f.Queues)
+		}
+		p := tpl.Properties(f.LogicalID)
+		timeout, ok := integer(p["Timeout"])
+		if !ok {
+			t.Errorf("%s: no Timeout", f.LogicalID)
+		}
+		for name, ev := range p["Events"].(map[string]any) {
+			e := ev.(map[string]any)
+			if e["Type"] != "SQS" {
+				continue
+			}
+			props := e["Properties"].(map[string]any)
+			q := refID(props["Queue"])
+			consumers[q] = append(consumers[q], f.LogicalID)
+			if diff := cmp.Diff(map[string]any{"Fn::GetAtt": []any{q, "Arn"}}, props["Queue"]); diff != "" {
+				t.Errorf("%s.%s: Queue (-want +got):\n%s", f.LogicalID, name, diff)
+			}
+			if props["BatchSize"] != 1 {
+				t.Errorf("%s.%s: BatchSize %v, want 1 (one execution per invocation)", f.LogicalID, name, props["BatchSize"])
+			}
+			if diff := cmp.Diff([]any{"ReportBatchItemFailures"}, props["FunctionResponseTypes"]); diff != "" {
+				t.Errorf("%s.%s: FunctionResponseTypes (-want +got):\n%s", f.LogicalID, name, diff)
+			}
+			qu, ok := queues[q]
+			if !ok {
+				t.Errorf("%s.%s: no queue %s", f.LogicalID, name, q)
+				continue
+			}
+			if qu.VisibilityTimeout < timeout {
+				t.Errorf("%s: visibility timeout %d s is shorter than %s's timeout %d s", q, qu.VisibilityTimeout, f.LogicalID, timeout)
+			}
+			if qu.DeadLetterTarget == "" || qu.MaxReceiveCount < 1 {
+				t.Errorf("%s has no dead-letter queue", q)
+			}
+			poller := map[string]any{"SQSPollerPolicy": map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{q, "QueueName"}}}}
+			if !slices.ContainsFunc(p["Policies"].([]any), func(v any) bool { return cmp.Equal(v, poller) }) {
+				t.Errorf("%s: no SQSPollerPolicy on %s", f.LogicalID, q)
+			}
+		}
+	}
+	if diff := cmp.Diff(map[string][]string{"ExecutionQueue": {"WorkerFunction"}}, consumers); diff != "" {
+		t.Errorf("queue consumers (-want +got):\n%s", diff)
+	}
+}
+
+// secretName is an environment variable name that suggests a credential.
+var secretName = regexp.MustCompile(`(?i)(key|secret|token|password|credential)`)
+
+// TestTemplateNoPlainSecrets checks that no credential is written into a function's environment
+// or a parameter shown in clear: variables named like one carry a reference (an ARN read at run
+// time), never a literal, and parameters named like one are NoEcho.
+func TestTemplateNoPlainSecrets(t *testing.T) {
+	tpl := repoTemplate(t)
+	for _, f := range tpl.Functions() {
+		env, _ := tpl.Properties(f.LogicalID)["Environment"].(map[string]any)
+		vars, _ := env["Variables"].(map[string]any)
+		for name, v := range vars {
+			if _, literal := v.(string); literal && secretName.MatchString(name) {
+				t.Errorf("%s: environment variable %s holds a literal; pass an ARN and read the secret at run time", f.LogicalID, name)
+			}
+			if r := refID(v); r != "" && secretName.MatchString(name) && !strings.HasSuffix(name, "_ARN") {
+				t.Errorf("%s: environment variable %s carries %s itself; pass its ARN instead", f.LogicalID, name, r)
+			}
+		}
+	}
+	for name, p := range tpl.Parameters {
+		m, _ := p.(map[string]any)
+		if secretName.MatchString(name) && !strings.HasSuffix(name, "Arn") && m["NoEcho"] != true {
+			t.Errorf("parameter %s looks like a credential but is not NoEcho", name)
 		}
 	}
 }

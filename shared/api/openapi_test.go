@@ -151,7 +151,11 @@ func TestOpenAPIRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var served []string
-	for _, g := range []*api.Group{api.NewMeta(api.Options{}), api.NewAgents(nil, api.Options{}), api.NewAuth(nil, api.Options{})} {
+	groups := []*api.Group{
+		api.NewMeta(api.Options{}), api.NewAgents(nil, api.Options{}), api.NewAuth(nil, api.Options{}),
+		api.NewSessions(nil, api.Options{}), api.NewRuntime(nil, api.Options{}),
+	}
+	for _, g := range groups {
 		for _, r := range g.Routes() {
 			served = append(served, r.Method+" "+r.Path)
 		}
@@ -201,7 +205,11 @@ func TestOpenAPIRealResponses(t *testing.T) {
 	window := auth.Rate{Limit: 10, Remaining: 9, Reset: time.Now().Add(30 * time.Second)}
 	readOnly := everything
 	readOnly.Scopes = []string{domain.ScopeAgentsRead}
+	sessionsRead := everything
+	sessionsRead.Scopes = []string{domain.ScopeSessionRead}
 	const agentPath = "/api/v1/agent/7b0e5d8e-4a6c-4f43-9a51-2f7f0c1d9e10/"
+	const runPath = "/api/v1/runtime/5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f/"
+	jsonKey := map[string]string{"x-api-key": "ak_x", "Content-Type": "application/json"}
 
 	tests := []struct {
 		name       string
@@ -251,6 +259,38 @@ func TestOpenAPIRealResponses(t *testing.T) {
 			header: map[string]string{"x-api-key": "ak_x", "Content-Type": "application/json"}, body: `{"expires_in":60,"expires_at":"2999-01-01T00:00:00Z"}`, wantStatus: 400},
 		{name: "key field of wrong type", auth: openapiAuth{p: everything}, method: "POST", path: "/api/v1/api-keys/",
 			header: map[string]string{"x-api-key": "ak_x", "Content-Type": "application/yaml"}, body: "scopes: agents:read\n", wantStatus: 400},
+
+		{name: "sessions without credentials", method: "GET", path: "/api/v1/sessions/", wantStatus: 401},
+		{name: "sessions need sessions:read", auth: openapiAuth{p: readOnly}, method: "GET", path: "/api/v1/sessions", header: jsonKey, wantStatus: 403},
+		{name: "creating a session needs sessions:write", auth: openapiAuth{p: sessionsRead}, method: "POST", path: "/api/v1/sessions/",
+			header: jsonKey, body: `{"name":"helper"}`, wantStatus: 403},
+		{name: "session body not an object", auth: openapiAuth{p: everything}, method: "POST", path: "/api/v1/sessions/", header: jsonKey, body: `["helper"]`, wantStatus: 400},
+		{name: "session body as text", auth: openapiAuth{p: everything}, method: "POST", path: "/api/v1/sessions/",
+			header: map[string]string{"x-api-key": "ak_x", "Content-Type": "text/plain"}, body: `name: helper`, wantStatus: 415},
+		{name: "from agent without agent_key", auth: openapiAuth{p: everything}, method: "GET", path: "/api/v1/sessions/from-agent/", header: jsonKey, wantStatus: 400},
+		{name: "feedback without message", auth: openapiAuth{p: everything}, method: "POST", path: "/api/v1/sessions/feedback/", header: jsonKey, body: `{"rating":1}`, wantStatus: 400},
+		{name: "feedback rating of wrong type", auth: openapiAuth{p: everything}, method: "POST", path: "/api/v1/sessions/feedback",
+			header: jsonKey, body: `{"message":"0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d","rating":"up"}`, wantStatus: 400},
+		{name: "feedback read", auth: openapiAuth{p: everything}, method: "GET", path: "/api/v1/sessions/feedback/", header: jsonKey, wantStatus: 405},
+		{name: "deleting a session needs sessions:write", auth: openapiAuth{p: sessionsRead}, method: "DELETE", path: "/api/v1/sessions/5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f/",
+			header: jsonKey, wantStatus: 403},
+		{name: "execute needs sessions:write", auth: openapiAuth{p: sessionsRead}, method: "POST", path: runPath + "execute/", header: jsonKey, body: `{"content":"Hi"}`, wantStatus: 403},
+		{name: "execute with inputs of wrong type", auth: openapiAuth{p: everything}, method: "POST", path: runPath + "execute/", header: jsonKey,
+			body: `{"content":"Hi","inputs":["who"]}`, wantStatus: 400},
+		{name: "execute with a numeric correlation_id", auth: openapiAuth{p: everything}, method: "POST", path: runPath + "execute/", header: jsonKey,
+			body: `{"content":"Hi","correlation_id":7}`, wantStatus: 400},
+		{name: "execute in an unknown format", auth: openapiAuth{p: everything}, method: "POST", path: runPath + "execute/?format=xml", header: jsonKey,
+			body: `{"content":"Hi"}`, wantStatus: 400},
+		{name: "execute streaming in an unknown format", auth: openapiAuth{p: everything}, method: "POST", path: runPath + "execute/",
+			header: map[string]string{"x-api-key": "ak_x", "Content-Type": "application/yaml", "Accept": "text/event-stream"}, body: "content: Hi\nresponse_format: html\n", wantStatus: 400},
+		{name: "execute above 5 MiB", auth: openapiAuth{p: everything}, method: "POST", path: runPath + "execute/", header: jsonKey,
+			body: `{"content":"` + strings.Repeat("a", api.ExecuteMaxBodyBytes) + `"}`, wantStatus: 413},
+		{name: "execute read", auth: openapiAuth{p: everything}, method: "GET", path: runPath + "execute", header: jsonKey, wantStatus: 405},
+		{name: "messages page too large", auth: openapiAuth{p: sessionsRead}, method: "GET", path: runPath + "messages/?limit=500", header: jsonKey, wantStatus: 400},
+		{name: "messages negative offset", auth: openapiAuth{p: sessionsRead}, method: "GET", path: runPath + "messages/?offset=-1", header: jsonKey, wantStatus: 400},
+		{name: "events need sessions:read", auth: openapiAuth{p: readOnly}, method: "GET", path: runPath + "events/", header: jsonKey, wantStatus: 403},
+		{name: "executions need a key", method: "GET", path: runPath + "executions/7b0e5d8e-4a6c-4f43-9a51-2f7f0c1d9e10/", wantStatus: 401},
+		{name: "unknown runtime path", auth: openapiAuth{p: everything}, method: "GET", path: runPath + "state/", header: jsonKey, wantStatus: 404},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -262,6 +302,10 @@ func TestOpenAPIRealResponses(t *testing.T) {
 				h = api.NewAgents(nil, opts)
 			case strings.HasPrefix(tt.path, "/api/v1/auth"), strings.HasPrefix(tt.path, "/api/v1/api-keys"):
 				h = api.NewAuth(nil, opts)
+			case strings.HasPrefix(tt.path, "/api/v1/sessions"):
+				h = api.NewSessions(nil, opts)
+			case strings.HasPrefix(tt.path, "/api/v1/runtime"):
+				h = api.NewRuntime(nil, opts)
 			default:
 				h = api.NewMeta(opts)
 			}

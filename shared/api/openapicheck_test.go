@@ -34,6 +34,8 @@ var openapiSpec struct {
 // openapiDoc returns the loaded, validated OpenAPI document.
 func openapiDoc() (*openapi3.T, error) {
 	openapiSpec.once.Do(func() {
+		// Once per test binary and before any validation: the registry is global.
+		openapi3filter.RegisterBodyDecoder("text/event-stream", decodeEventStream)
 		loader := openapi3.NewLoader()
 		doc, err := loader.LoadFromData(api.OpenAPIYAML())
 		if err != nil {
@@ -150,6 +152,60 @@ func openapiError(req *http.Request, reqBody []byte, status int, header http.Hea
 		errs = append(errs, fmt.Errorf("status %d is documented without a body, yet the response has one", status))
 	}
 	return errors.Join(errs...)
+}
+
+// decodeEventStream reads a server-sent event stream as the service writes it into the value
+// the document's ExecuteStream schema describes: one {"event", "data"} object per message, data
+// decoded from its JSON. It refuses what the service never sends and a client could not rely
+// on: a message without exactly one event line and one data line, other fields, data that is
+// not one line of JSON, an unterminated last message, and a stream that does not end with its
+// one result or error message.
+func decodeEventStream(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	text := string(b)
+	if !strings.HasSuffix(text, "\n\n") {
+		return nil, errors.New("event stream: the last message does not end with a blank line")
+	}
+	var out []any
+	var names []string
+	for i, block := range strings.Split(strings.TrimSuffix(text, "\n\n"), "\n\n") {
+		var name, data string
+		for _, line := range strings.Split(block, "\n") {
+			field, value, ok := strings.Cut(line, ": ")
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("event stream: message %d: line %q is not \"field: value\"", i, line)
+			case field == "event" && name == "":
+				name = value
+			case field == "data" && data == "":
+				data = value
+			default:
+				return nil, fmt.Errorf("event stream: message %d: unexpected or repeated field %q", i, field)
+			}
+		}
+		if name == "" || data == "" {
+			return nil, fmt.Errorf("event stream: message %d lacks its event or data line", i)
+		}
+		var v any
+		if err := json.Unmarshal([]byte(data), &v); err != nil {
+			return nil, fmt.Errorf("event stream: message %d (%s): data is not JSON: %w", i, name, err)
+		}
+		out = append(out, map[string]any{"event": name, "data": v})
+		names = append(names, name)
+	}
+	last := names[len(names)-1]
+	if last != "result" && last != "error" {
+		return nil, fmt.Errorf("event stream: ends with %q, want result or error", last)
+	}
+	for i, n := range names[:len(names)-1] {
+		if n == "result" {
+			return nil, fmt.Errorf("event stream: result at message %d is not the last", i)
+		}
+	}
+	return out, nil
 }
 
 // openapiMatch is one path of the document that matches a request path.
@@ -333,16 +389,7 @@ func TestOpenAPICheck(t *testing.T) {
 	envelope := func(typ, msg string) map[string]any {
 		return map[string]any{"error": map[string]any{"type": typ, "message": msg}}
 	}
-	tests := []struct {
-		name    string
-		method  string
-		path    string
-		reqBody string
-		status  int
-		header  http.Header
-		body    any // nil: no body
-		wantErr bool
-	}{
+	tests := []openapiCase{
 		{name: "agent", method: "GET", path: agentPath, status: 200, header: jsonCT, body: agent},
 		{name: "agent without trailing slash", method: "GET", path: strings.TrimSuffix(agentPath, "/"), status: 200, header: jsonCT, body: agent},
 		{name: "agent with rate headers", method: "GET", path: agentPath, status: 200, header: withHeader("X-RateLimit-Limit", "10", "X-RateLimit-Remaining", "3", "X-RateLimit-Reset", "42"), body: agent},
@@ -392,6 +439,24 @@ func TestOpenAPICheck(t *testing.T) {
 		{name: "unknown path answered 200", method: "GET", path: "/api/v1/agents/", status: 200, header: jsonCT, body: []any{}, wantErr: true},
 		{name: "undocumented method answered 200", method: "POST", path: "/api/v1/health/", status: 200, header: jsonCT, body: map[string]any{"status": "ok"}, wantErr: true},
 	}
+	runOpenAPICases(t, tests)
+}
+
+// openapiCase is a request and a response the helper must accept, or reject when wantErr.
+type openapiCase struct {
+	name    string
+	method  string
+	path    string
+	reqBody string
+	status  int
+	header  http.Header
+	body    any // nil: no body; a string is sent as is, anything else as JSON
+	wantErr bool
+}
+
+// runOpenAPICases checks each case through openapiError and checkOpenAPI.
+func runOpenAPICases(t *testing.T, tests []openapiCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel() // the helper is shared by parallel tests; -race checks it
@@ -431,4 +496,152 @@ func openapiJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// openapiRuntimeFixtures are session and runtime response bodies as the handlers encode them:
+// a session view, an execute result in both shapes, an execution and the stream of a run.
+func openapiRuntimeFixtures() (session, result, message map[string]any, stream string) {
+	const sid = "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f"
+	config := map[string]any{"name": "helper", "agent_type": "react_agent", "system_prompt": "You help {{ variables.who }}.",
+		"llm_config": map[string]any{"provider": "local"}, "tools": []any{"calculator"}}
+	session = map[string]any{
+		"id": sid, "name": "helper", "config_hash": "04f9dec0db24200f", "config": config, "agent_id": nil,
+		"variables": map[string]any{"who": "Ada"}, "message_count": 2, "execution_count": 1,
+		"created_at": "2026-11-22T18:00:00.123456789Z", "updated_at": "2026-11-22T18:00:01Z",
+	}
+	result = map[string]any{
+		"id": sid, "object": "agent.session", "status": "completed", "created_at": 1795370400, "completed_at": 1795370401,
+		"config": config, "execution_time": 12,
+		"messages": []any{map[string]any{"id": "0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d", "role": "assistant",
+			"content": "[local model] Tool result: 4\nYou said: calculator {\"expression\":\"2+2\"}\nhistory=0", "created_at": 1795370401}},
+		"metadata": map[string]any{"correlation_id": "ticket-4821", "event_count": 6, "execution_id": "7b0e5d8e-4a6c-4f43-9a51-2f7f0c1d9e10",
+			"stop_reason": "end_turn", "usage": map[string]any{"input_tokens": 9, "output_tokens": 12}},
+	}
+	message = map[string]any{
+		"success": true, "message_id": "0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d", "correlation_id": nil,
+		"response": map[string]any{"content": "[local model] Tool result: 4", "tool_calls": []any{map[string]any{
+			"id": "local-1", "name": "calculator", "input": map[string]any{"expression": "2+2"}, "output": "4", "is_error": false}}},
+	}
+	ev := func(typ string, data map[string]any) map[string]any {
+		return map[string]any{"type": typ, "node": "helper", "timestamp": "2026-11-22T18:00:00.000123Z", "data": data}
+	}
+	msgs := []struct {
+		event string
+		data  any
+	}{
+		{"node_started", ev("node_started", map[string]any{"agent_type": "react_agent"})},
+		{"model_call", ev("model_call", map[string]any{"provider": "local", "model": "", "input_tokens": 5, "output_tokens": 2,
+			"stop_reason": "tool_use", "duration_ms": 0, "iteration": 1})},
+		{"tool_call", ev("tool_call", map[string]any{"tool": "calculator", "tool_use_id": "local-1", "input": map[string]any{"expression": "2+2"}})},
+		{"tool_result", ev("tool_result", map[string]any{"tool": "calculator", "tool_use_id": "local-1", "is_error": false, "output": "4", "duration_ms": 0})},
+		{"text", map[string]any{"node": "helper", "delta": "[local model] Tool result: 4"}},
+		{"model_call", ev("model_call", map[string]any{"provider": "local", "model": "", "input_tokens": 9, "output_tokens": 10,
+			"stop_reason": "end_turn", "duration_ms": 0, "iteration": 2})},
+		{"node_finished", ev("node_finished", map[string]any{"duration_ms": 1, "stop_reason": "end_turn"})},
+		{"result", result},
+	}
+	var b strings.Builder
+	for _, m := range msgs {
+		d, _ := json.Marshal(m.data) // plain maps always encode
+		fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", m.event, d)
+	}
+	return session, result, message, b.String()
+}
+
+// TestOpenAPICheckRuntime proves the helper tells documented session and runtime responses from
+// undocumented ones, server-sent event streams included.
+func TestOpenAPICheckRuntime(t *testing.T) {
+	session, result, message, stream := openapiRuntimeFixtures()
+	const sid = "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f"
+	const execID = "7b0e5d8e-4a6c-4f43-9a51-2f7f0c1d9e10"
+	run := "/api/v1/runtime/" + sid
+	jsonCT := http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {"r1"}}
+	sse := http.Header{"Content-Type": {"text/event-stream"}, "Cache-Control": {"no-cache"}, "X-Request-Id": {"r1"}}
+	located := jsonCT.Clone()
+	located.Set("Location", run+"/executions/"+execID+"/")
+	queued := map[string]any{"id": execID, "object": "agent.execution", "session_id": sid, "status": "queued",
+		"correlation_id": nil, "created_at": 1795370400, "completed_at": nil}
+	completed := openapiWith(openapiWith(openapiWith(queued, "status", "completed"), "completed_at", 1795370401), "result", result)
+	failed := openapiWith(openapiWith(openapiWith(queued, "status", "failed"), "completed_at", 1795370401),
+		"error", `inputs.who: variable "who" is used by a prompt ({{ variables.who }}) but was never supplied`)
+	feedback := map[string]any{"id": "0d6f3c1e-9b2a-4c8d-8e7f-6a5b4c3d2e1f", "message": "0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d",
+		"session_id": sid, "user": "o1", "rating": 1, "comment": nil, "created_at": "2026-11-22T18:00:02Z", "updated_at": "2026-11-22T18:00:02Z"}
+	history := map[string]any{"total": 3, "has_more": true, "messages": []any{
+		map[string]any{"id": "1e026a7f-2037-49a1-b812-f195aefab044", "role": "user", "content": "Hello\n[image]", "timestamp": "2026-11-22T18:00:00Z"},
+		map[string]any{"id": "8f29d775-3416-4f16-af76-9edc9189d669", "role": "assistant", "content": "Hi", "timestamp": "2026-11-22T18:00:01Z"},
+	}}
+	stored := map[string]any{"sequence": 0, "type": "node_started", "timestamp": "2026-11-22T18:00:00.10097992Z", "execution_id": execID,
+		"correlation_id": "ticket-4821", "node": "helper", "data": map[string]any{"agent_type": "llm_agent"}}
+	failedTool := openapiWith(openapiWith(stored, "type", "error"), "data", map[string]any{"message": "unknown tool \"x\"", "tool": "x", "tool_use_id": "t1"})
+	created := map[string]any{"success": true, "session_id": sid, "config_hash": "04f9dec0db24200f"}
+	fromAgent := openapiWith(openapiWith(created, "agent_id", "7b0e5d8e-4a6c-4f43-9a51-2f7f0c1d9e10"), "agent_name", "Support Assistant")
+	errStream := strings.SplitAfter(stream, "\n\n")
+	failedStream := strings.Join(errStream[:2], "") + "event: error\ndata: {\"error\":{\"type\":\"overloaded_error\",\"message\":\"The model is busy; retry shortly\"}}\n\n"
+	execBody := `{"content":"Hello","correlation_id":"ticket-4821","inputs":{"who":"Ada"}}`
+
+	runOpenAPICases(t, []openapiCase{
+		{name: "session created", method: "POST", path: "/api/v1/sessions/", reqBody: `{"name":"helper","system_prompt":"Hi"}`, status: 201, header: jsonCT, body: created},
+		{name: "sessions", method: "GET", path: "/api/v1/sessions", status: 200, header: jsonCT, body: []any{session, openapiWith(session, "agent_id", execID)}},
+		{name: "session", method: "GET", path: "/api/v1/sessions/" + sid + "/", status: 200, header: jsonCT, body: session},
+		{name: "session deleted", method: "DELETE", path: "/api/v1/sessions/" + sid + "/", status: 204, header: http.Header{"X-Request-Id": {"r1"}}},
+		{name: "session from agent", method: "GET", path: "/api/v1/sessions/from-agent/?agent_key=support-assistant", status: 200, header: jsonCT, body: fromAgent},
+		{name: "feedback", method: "POST", path: "/api/v1/sessions/feedback/", reqBody: `{"message":"0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d","rating":1}`, status: 200, header: jsonCT, body: feedback},
+		{name: "feedback with only a comment", method: "POST", path: "/api/v1/sessions/feedback/", reqBody: `{"message":"0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d","rating":null,"comment":"ok"}`,
+			status: 200, header: jsonCT, body: openapiWith(openapiWith(feedback, "rating", nil), "comment", "ok")},
+		{name: "session busy", method: "POST", path: run + "/execute/", reqBody: execBody, status: 409, header: jsonCT,
+			body: map[string]any{"error": map[string]any{"type": "conflict_error", "message": "Another execution is running in this session; retry when it has finished"}}},
+		{name: "execute result", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: jsonCT, body: result},
+		{name: "execute result without messages", method: "POST", path: run + "/execute", reqBody: `{"content":[{"type":"text","text":"Hi"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}`,
+			status: 200, header: jsonCT, body: openapiWith(result, "messages", []any{})},
+		{name: "execute message shape", method: "POST", path: run + "/execute/?format=message", reqBody: execBody, status: 200, header: jsonCT, body: message},
+		{name: "execute message shape without a message", method: "POST", path: run + "/execute/", reqBody: `{"content":"Hi","response_format":"message"}`, status: 200, header: jsonCT,
+			body: openapiWith(message, "message_id", "")},
+		{name: "execute stream", method: "POST", path: run + "/execute/?stream=true", reqBody: execBody, status: 200, header: sse, body: stream},
+		{name: "execute stream that failed", method: "POST", path: run + "/execute/", reqBody: `{"content":"Hi","stream":true}`, status: 200, header: sse, body: failedStream},
+		{name: "execute queued", method: "POST", path: run + "/execute/?async=true", reqBody: execBody, status: 202, header: located, body: queued},
+		{name: "messages", method: "GET", path: run + "/messages/?limit=2&offset=0", status: 200, header: jsonCT, body: history},
+		{name: "events", method: "GET", path: run + "/events/?correlation_id=ticket-4821", status: 200, header: jsonCT,
+			body: map[string]any{"events": []any{stored, failedTool}, "total": 2}},
+		{name: "execution completed", method: "GET", path: run + "/executions/" + execID + "/", status: 200, header: jsonCT, body: completed},
+		{name: "execution failed", method: "GET", path: run + "/executions/" + execID, status: 200, header: jsonCT, body: failed},
+		{name: "execution running", method: "GET", path: run + "/executions/" + execID + "/", status: 200, header: jsonCT, body: openapiWith(queued, "status", "running")},
+
+		{name: "session with an undocumented field", method: "GET", path: "/api/v1/sessions/" + sid + "/", status: 200, header: jsonCT, body: openapiWith(session, "owner", "o1"), wantErr: true},
+		{name: "session with a long config hash", method: "GET", path: "/api/v1/sessions/" + sid + "/", status: 200, header: jsonCT,
+			body: openapiWith(session, "config_hash", "04f9dec0db24200f:1"), wantErr: true},
+		{name: "session created answered 200", method: "POST", path: "/api/v1/sessions/", reqBody: `{"name":"helper"}`, status: 200, header: jsonCT, body: created, wantErr: true},
+		{name: "feedback rating 5", method: "POST", path: "/api/v1/sessions/feedback/", reqBody: `{"message":"0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d","rating":1}`, status: 200, header: jsonCT,
+			body: openapiWith(feedback, "rating", 5), wantErr: true},
+		{name: "feedback accepted without rating or comment", method: "POST", path: "/api/v1/sessions/feedback/", reqBody: `{"message":"0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d"}`,
+			status: 200, header: jsonCT, body: feedback, wantErr: true},
+		{name: "execute accepted without content", method: "POST", path: run + "/execute/", reqBody: `{"content":7}`, status: 200, header: jsonCT, body: result, wantErr: true},
+		{name: "execute accepted with 21 blocks", method: "POST", path: run + "/execute/", reqBody: `{"content":[` + strings.TrimSuffix(strings.Repeat(`{"type":"text","text":"a"},`, 21), ",") + `]}`,
+			status: 200, header: jsonCT, body: result, wantErr: true},
+		{name: "execution time as text", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: jsonCT, body: openapiWith(result, "execution_time", "12ms"), wantErr: true},
+		{name: "result of another status", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: jsonCT, body: openapiWith(result, "status", "running"), wantErr: true},
+		{name: "result without metadata", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: jsonCT, body: openapiWith(result, "metadata", openapiDelete), wantErr: true},
+		{name: "message shape with a bad id", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: jsonCT, body: openapiWith(message, "message_id", "m1"), wantErr: true},
+		{name: "both shapes at once", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: jsonCT, body: openapiWith(result, "success", true), wantErr: true},
+		{name: "stream without its result", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: sse, body: strings.Join(errStream[:len(errStream)-2], ""), wantErr: true},
+		{name: "stream with a result before the end", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: sse, body: stream + errStream[0] + errStream[len(errStream)-2], wantErr: true},
+		{name: "stream with an unknown event", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: sse,
+			body: "event: progress\ndata: {\"percent\":50}\n\n" + errStream[len(errStream)-2], wantErr: true},
+		{name: "stream with a bad result", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: sse,
+			body: "event: result\ndata: {\"id\":\"x\"}\n\n", wantErr: true},
+		{name: "stream that is cut off", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: sse, body: strings.TrimSuffix(stream, "\n"), wantErr: true},
+		{name: "stream where JSON is expected", method: "GET", path: "/api/v1/sessions/" + sid + "/", status: 200, header: sse, body: stream, wantErr: true},
+		{name: "queued without Location", method: "POST", path: run + "/execute/?async=true", reqBody: execBody, status: 202, header: jsonCT, body: queued, wantErr: true},
+		{name: "queued with a result", method: "POST", path: run + "/execute/", reqBody: `{"content":"Hi","async":true}`, status: 202, header: located,
+			body: openapiWith(queued, "result", "soon"), wantErr: true},
+		{name: "history with a system message", method: "GET", path: run + "/messages/", status: 200, header: jsonCT,
+			body: openapiWith(history, "messages", []any{map[string]any{"id": execID, "role": "system", "content": "x", "timestamp": "2026-11-22T18:00:00Z"}}), wantErr: true},
+		{name: "history with Unix timestamps", method: "GET", path: run + "/messages/", status: 200, header: jsonCT,
+			body: openapiWith(history, "messages", []any{map[string]any{"id": execID, "role": "user", "content": "x", "timestamp": 1795370400}}), wantErr: true},
+		{name: "event of an unknown type", method: "GET", path: run + "/events/", status: 200, header: jsonCT,
+			body: map[string]any{"events": []any{openapiWith(stored, "type", "thinking")}, "total": 1}, wantErr: true},
+		{name: "event with undocumented data", method: "GET", path: run + "/events/", status: 200, header: jsonCT,
+			body: map[string]any{"events": []any{openapiWith(stored, "data", map[string]any{"agent_type": "llm_agent", "secret": "x"})}, "total": 1}, wantErr: true},
+		{name: "execution of an unknown status", method: "GET", path: run + "/executions/" + execID + "/", status: 200, header: jsonCT, body: openapiWith(queued, "status", "done"), wantErr: true},
+		{name: "execution without completed_at", method: "GET", path: run + "/executions/" + execID + "/", status: 200, header: jsonCT, body: openapiWith(queued, "completed_at", openapiDelete), wantErr: true},
+	})
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -87,7 +88,15 @@ func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error 
 	case b.Stream || q.Get("stream") == "true" || strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
 		return h.stream(w, r, sid, req, format)
 	}
-	res, err := h.svc.Execute(r.Context(), principal(r), sid, req, sessions.Observer{})
+	ctx := r.Context()
+	if dl, ok := ctx.Deadline(); ok {
+		// Stop two seconds before the Lambda does, so the client gets our envelope (503 with
+		// advice) instead of API Gateway's bare timeout.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-2*time.Second))
+		defer cancel()
+	}
+	res, err := h.svc.Execute(ctx, principal(r), sid, req, sessions.Observer{})
 	if err != nil {
 		return err
 	}

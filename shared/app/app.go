@@ -18,12 +18,14 @@ import (
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/bedrock"
+	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/dynamo"
 	"github.com/agentorch/agentorch/shared/localmodel"
 	"github.com/agentorch/agentorch/shared/openai"
 	"github.com/agentorch/agentorch/shared/platform"
 	"github.com/agentorch/agentorch/shared/runtime"
 	"github.com/agentorch/agentorch/shared/sessions"
+	"github.com/agentorch/agentorch/shared/sqs"
 	"github.com/agentorch/agentorch/shared/tools"
 )
 
@@ -62,8 +64,36 @@ func NewWithAWS(awsCfg aws.Config, cfg platform.Config, log *slog.Logger, extra 
 	registry := tools.NewRegistry(tools.Builtins(tools.Options{})...)
 	engine := runtime.NewEngine(models(awsCfg, cfg), registry, runtime.Limits{})
 	a.Sessions = sessions.New(store, a.Agents, engine, registry, tools.NewURLFetcher(tools.Options{}), sessions.Limits{})
-	a.Sessions.SetDispatcher(&sessions.InProcess{Service: a.Sessions, Log: log, Timeout: 15 * time.Minute})
+	if cfg.ExecQueueURL != "" {
+		a.Sessions.SetDispatcher(sqs.NewDispatcher(platform.SQSClient(awsCfg, cfg), cfg.ExecQueueURL))
+	} else {
+		a.Sessions.SetDispatcher(&sessions.InProcess{Service: a.Sessions, Log: log, Timeout: 15 * time.Minute})
+	}
 	return a
+}
+
+// ProcessJob runs the queued execution an execution-queue message names: the worker function's
+// whole work. A body that is not a job is an error, so its message ends in the dead-letter queue.
+// An outcome RunQueued recorded on the execution for the client (invalid, not found, permission,
+// conflict …) is logged and dropped: a redelivery could only repeat it. Internal, overloaded and
+// rate-limited errors are returned so that SQS redelivers the message.
+func (a *App) ProcessJob(ctx context.Context, body string) error {
+	sessionID, execID, err := sqs.ParseJob(body)
+	if err != nil {
+		return fmt.Errorf("parse job: %w", err)
+	}
+	err = a.Sessions.RunQueued(ctx, sessionID, execID)
+	if err == nil {
+		return nil
+	}
+	switch domain.KindOf(err) {
+	case domain.KindInternal, domain.KindOverloaded, domain.KindRateLimited:
+		return err
+	}
+	if a.Log != nil {
+		a.Log.WarnContext(ctx, "queued execution failed", "session_id", sessionID, "execution_id", execID, "err", err)
+	}
+	return nil
 }
 
 // models builds the providers: local always (the offline development model), bedrock (its

@@ -3,8 +3,10 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -21,6 +23,7 @@ import (
 	"github.com/agentorch/agentorch/shared/app"
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/platform"
+	"github.com/agentorch/agentorch/shared/sqs"
 )
 
 // TestMain starts DynamoDB Local and the other stand-ins unless the run already provides them.
@@ -28,9 +31,13 @@ func TestMain(m *testing.M) { localstack.RunTests(m) }
 
 // Placeholders in events/*.json that the replay fills in.
 const (
-	placeholderKey     = "{{API_KEY}}"
-	placeholderAgentID = "{{AGENT_ID}}"
-	placeholderKeyID   = "{{KEY_ID}}"
+	placeholderKey       = "{{API_KEY}}"
+	placeholderAgentID   = "{{AGENT_ID}}"
+	placeholderAgentKey  = "{{AGENT_KEY}}"
+	placeholderKeyID     = "{{KEY_ID}}"
+	placeholderSession   = "{{SESSION_ID}}"
+	placeholderMessage   = "{{MESSAGE_ID}}"
+	placeholderExecution = "{{EXECUTION_ID}}"
 )
 
 // placeholder finds a placeholder the replay did not fill in.
@@ -38,24 +45,48 @@ var placeholder = regexp.MustCompile(`\{\{[A-Z_]+\}\}`)
 
 type lambdaHandler func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 
-// TestEventsReplay runs every sample event in events/ through its function's Lambda adapter and
-// handler against DynamoDB Local. An event must name, by its file prefix, a function of
-// template.yaml; its routeKey must be one of that function's explicit routes, and the one API
-// Gateway would pick for its path; the response must be a success with a JSON body (204 without
-// one). Every explicit route must have an event.
-func TestEventsReplay(t *testing.T) {
-	root := repoRoot(t)
-	tpl := loadTemplate(t)
+// eventFiles lists the sample events, deletes last: each replay makes its own key and records,
+// but replaying the files in this order by hand against one stack (make invoke) also works.
+func eventFiles(t *testing.T, root string) []string {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(root, "events", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no events in %s: %v", filepath.Join(root, "events"), err)
 	}
+	isDelete := func(f string) bool { return strings.Contains(filepath.Base(f), "-delete-") }
+	slices.SortStableFunc(files, func(a, b string) int {
+		switch {
+		case isDelete(a) == isDelete(b):
+			return strings.Compare(a, b)
+		case isDelete(a):
+			return 1
+		}
+		return -1
+	})
+	return files
+}
+
+// TestEventsReplay runs every sample event in events/ through its function's Lambda adapter and
+// handler against DynamoDB Local. An event must name, by its file prefix, a function of
+// template.yaml; its routeKey must be one of that function's explicit routes, and the one API
+// Gateway would pick for its path; the response must be a success with a JSON body (204 without
+// one). Every explicit route must have an event. Events of queue consumers (the worker) are SQS
+// events, checked by TestEventsQueue and replayed with the consumer.
+func TestEventsReplay(t *testing.T) {
+	root := repoRoot(t)
+	tpl := loadTemplate(t)
+	files := eventFiles(t, root)
 	env := localstack.NewTestEnv(t)
 	log := slog.New(slog.DiscardHandler)
 	a := app.NewWithAWS(env.AWS, env.Config, log)
 	fns := map[string]sam.Function{}
+	queueFns := map[string]bool{}
 	handlers := map[string]lambdaHandler{}
 	for _, f := range tpl.Functions() {
+		if queueFunction(f) {
+			queueFns[f.Dir] = true
+			continue
+		}
 		g, err := a.Handler(f.Dir)
 		if err != nil {
 			t.Fatal(err)
@@ -67,12 +98,15 @@ func TestEventsReplay(t *testing.T) {
 	covered := map[string][]sam.Route{}
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".json")
+		dir, _, _ := strings.Cut(name, "-")
+		if queueFns[dir] {
+			continue
+		}
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir, _, _ := strings.Cut(name, "-")
 			f, ok := fns[dir]
 			if !ok {
 				t.Fatalf("file prefix %q names no function of template.yaml", dir)
@@ -82,10 +116,7 @@ func TestEventsReplay(t *testing.T) {
 
 			company := "company-" + name
 			secret := r.newKey(t, company)
-			vars := map[string]string{placeholderKey: secret}
-			if bytes.Contains(raw, []byte(placeholderAgentID)) {
-				vars[placeholderAgentID] = r.newAgent(t, secret)
-			}
+			vars := r.fill(t, raw, secret, route)
 			if bytes.Contains(raw, []byte(placeholderKeyID)) {
 				k, _, err := a.Auth.CreateKey(t.Context(), auth.NewKey{Name: "to revoke", Owner: "o", Company: company})
 				if err != nil {
@@ -113,6 +144,67 @@ func TestEventsReplay(t *testing.T) {
 			if !slices.Contains(covered[dir], rt) {
 				t.Errorf("%s: route %s %s has no event in events/", f.LogicalID, rt.Method, rt.Path)
 			}
+		}
+	}
+}
+
+// TestEventsQueueShape checks the sample events of the queue consumers without running them
+// (their replay belongs with the consumer): each is an SQS event whose records come from a queue
+// the function consumes, with a job body ParseJob accepts once the placeholders are filled in.
+// Every consumer must have one.
+func TestEventsQueueShape(t *testing.T) {
+	root := repoRoot(t)
+	have := map[string]bool{}
+	for _, f := range loadTemplate(t).Functions() {
+		if !queueFunction(f) {
+			continue
+		}
+		files, err := filepath.Glob(filepath.Join(root, "events", f.Dir+"-*.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, file := range files {
+			have[f.Dir] = true
+			t.Run(filepath.Base(file), func(t *testing.T) {
+				raw, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ev events.SQSEvent
+				dec := json.NewDecoder(bytes.NewReader(raw))
+				dec.DisallowUnknownFields()
+				if err := dec.Decode(&ev); err != nil {
+					t.Fatalf("not an SQS event: %v", err)
+				}
+				if len(ev.Records) == 0 {
+					t.Fatal("no records")
+				}
+				const id = "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f"
+				for i, rec := range ev.Records {
+					queue := rec.EventSourceARN[strings.LastIndex(rec.EventSourceARN, ":")+1:]
+					if rec.EventSource != "aws:sqs" || !slices.ContainsFunc(f.Queues, func(q string) bool { return strings.Contains(queue, q) }) {
+						t.Errorf("record %d: source %q %q, want aws:sqs from one of %v", i, rec.EventSource, rec.EventSourceARN, f.Queues)
+					}
+					if rec.MessageId == "" || rec.ReceiptHandle == "" || rec.Attributes["ApproximateReceiveCount"] == "" {
+						t.Errorf("record %d lacks messageId, receiptHandle or ApproximateReceiveCount", i)
+					}
+					if sum := fmt.Sprintf("%x", md5.Sum([]byte(rec.Body))); rec.Md5OfBody != sum {
+						t.Errorf("record %d: md5OfBody %s, want %s", i, rec.Md5OfBody, sum)
+					}
+					body := strings.NewReplacer(placeholderSession, id, placeholderExecution, id).Replace(rec.Body)
+					if left := placeholder.FindString(body); left != "" {
+						t.Errorf("record %d: placeholder %s is not one the replay fills in", i, left)
+					}
+					if _, _, err := sqs.ParseJob(body); err != nil {
+						t.Errorf("record %d: body %s is not a job: %v", i, body, err)
+					}
+				}
+			})
+		}
+	}
+	for _, f := range loadTemplate(t).Functions() {
+		if queueFunction(f) && !have[f.Dir] {
+			t.Errorf("%s has no sample event events/%s-*.json", f.LogicalID, f.Dir)
 		}
 	}
 }
@@ -163,21 +255,88 @@ func (r *replayer) newKey(t *testing.T, company string) string {
 	return secret
 }
 
-// newAgent creates an agent by replaying the create event and returns its id.
-func (r *replayer) newAgent(t *testing.T, secret string) string {
+// fill makes the records an event's placeholders name, with the caller's key, and returns the
+// placeholder values. Session events get a session made by replaying the create event; reads,
+// deletes and feedback get one execution in it first (replaying the execute event), so that they
+// meet messages, events and an execution record, and MESSAGE_ID and EXECUTION_ID name them.
+func (r *replayer) fill(t *testing.T, raw []byte, secret string, route sam.Route) map[string]string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(r.root, "events", "agents-create-agent.json"))
+	has := func(p string) bool { return bytes.Contains(raw, []byte(p)) }
+	vars := map[string]string{placeholderKey: secret}
+	if has(placeholderAgentID) || has(placeholderAgentKey) {
+		vars[placeholderAgentID], vars[placeholderAgentKey] = r.newAgent(t, secret)
+	}
+	if has(placeholderSession) || has(placeholderMessage) || has(placeholderExecution) {
+		vars[placeholderSession] = r.newSession(t, secret)
+		if has(placeholderMessage) || has(placeholderExecution) || route.Method != http.MethodPost {
+			vars[placeholderMessage], vars[placeholderExecution] = r.execute(t, secret, vars[placeholderSession])
+		}
+	}
+	return vars
+}
+
+// replayJSON replays one event of events/ and decodes its JSON response into out.
+func (r *replayer) replayJSON(t *testing.T, file string, vars map[string]string, wantStatus int, out any) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(r.root, "events", file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	status, body := r.replay(t, "agents", raw, map[string]string{placeholderKey: secret})
+	dir, _, _ := strings.Cut(file, "-")
+	status, body := r.replay(t, dir, raw, vars)
+	if status != wantStatus {
+		t.Fatalf("%s for the event: status %d, want %d; body %s", file, status, wantStatus, body)
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		t.Fatalf("%s for the event: %v; body %s", file, err, body)
+	}
+}
+
+// newAgent creates an agent by replaying the create event and returns its id and agent_key.
+func (r *replayer) newAgent(t *testing.T, secret string) (id, key string) {
+	t.Helper()
 	var out struct {
-		ID string `json:"id"`
+		ID       string `json:"id"`
+		AgentKey string `json:"agent_key"`
 	}
-	if status != http.StatusCreated || json.Unmarshal(body, &out) != nil || out.ID == "" {
-		t.Fatalf("create agent for the event: status %d body %s", status, body)
+	r.replayJSON(t, "agents-create-agent.json", map[string]string{placeholderKey: secret}, http.StatusCreated, &out)
+	if out.ID == "" || out.AgentKey == "" {
+		t.Fatalf("created agent without id or agent_key: %+v", out)
 	}
-	return out.ID
+	return out.ID, out.AgentKey
+}
+
+// newSession creates a session by replaying the create event and returns its id.
+func (r *replayer) newSession(t *testing.T, secret string) string {
+	t.Helper()
+	var out struct {
+		SessionID string `json:"session_id"`
+	}
+	r.replayJSON(t, "sessions-create-session.json", map[string]string{placeholderKey: secret}, http.StatusCreated, &out)
+	if out.SessionID == "" {
+		t.Fatal("created session without session_id")
+	}
+	return out.SessionID
+}
+
+// execute runs the execute event in a session (on the local model, the default provider outside
+// Lambda) and returns the id of the first new message and of the execution.
+func (r *replayer) execute(t *testing.T, secret, sessionID string) (messageID, executionID string) {
+	t.Helper()
+	var out struct {
+		Messages []struct {
+			ID string `json:"id"`
+		} `json:"messages"`
+		Metadata struct {
+			ExecutionID string `json:"execution_id"`
+		} `json:"metadata"`
+	}
+	vars := map[string]string{placeholderKey: secret, placeholderSession: sessionID}
+	r.replayJSON(t, "runtime-execute.json", vars, http.StatusOK, &out)
+	if len(out.Messages) == 0 || out.Messages[0].ID == "" || out.Metadata.ExecutionID == "" {
+		t.Fatalf("execute result without a message or an execution id: %+v", out)
+	}
+	return out.Messages[0].ID, out.Metadata.ExecutionID
 }
 
 // replay fills the placeholders in, runs the event and returns the status and decoded body.

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -69,11 +70,32 @@ func gatewayRoute(r api.Route) sam.Route {
 	return sam.Route{Method: r.Method, Path: p}
 }
 
+// queueFunction reports whether f is fed by SQS events alone (the worker): it has no HTTP handler.
+func queueFunction(f sam.Function) bool {
+	return len(f.Queues) > 0 && len(f.Routes) == 0 && len(f.Fallbacks) == 0
+}
+
+// httpFunctions lists the template's functions that serve HTTP routes.
+func httpFunctions(tpl *sam.Template) []sam.Function {
+	var out []sam.Function
+	for _, f := range tpl.Functions() {
+		if !queueFunction(f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// TestRouteFunctionsMatchDirs checks that every function of the template is built from the root
+// (CodeUri ".") out of functions/<dir>/main.go, and that the HTTP functions are app.Functions.
+// Queue consumers are built the same way but have no handler group.
 func TestRouteFunctionsMatchDirs(t *testing.T) {
 	root := repoRoot(t)
 	var dirs []string
 	for _, f := range loadTemplate(t).Functions() {
-		dirs = append(dirs, f.Dir)
+		if !queueFunction(f) {
+			dirs = append(dirs, f.Dir)
+		}
 		// sam build runs the root Makefile's build-<LogicalId> target, so CodeUri is the root.
 		if f.CodeURI != "." {
 			t.Errorf("%s: CodeUri %q, want \".\" (the makefile build method builds from the root)", f.LogicalID, f.CodeURI)
@@ -83,13 +105,13 @@ func TestRouteFunctionsMatchDirs(t *testing.T) {
 		}
 	}
 	if diff := cmp.Diff(slices.Sorted(slices.Values(app.Functions)), slices.Sorted(slices.Values(dirs))); diff != "" {
-		t.Errorf("template functions vs app.Functions (-app +template):\n%s", diff)
+		t.Errorf("template HTTP functions vs app.Functions (-app +template):\n%s", diff)
 	}
 }
 
 func TestRoutesMatchGo(t *testing.T) {
 	a := offlineApp(t)
-	for _, f := range loadTemplate(t).Functions() {
+	for _, f := range httpFunctions(loadTemplate(t)) {
 		t.Run(f.Dir, func(t *testing.T) {
 			g, err := a.Handler(f.Dir)
 			if err != nil {
@@ -120,7 +142,7 @@ func sortRoutes(rs []sam.Route) []sam.Route {
 // none of another group's; $default belongs to meta alone.
 func TestRouteFallbacksStayInGroup(t *testing.T) {
 	a := offlineApp(t)
-	fns := loadTemplate(t).Functions()
+	fns := httpFunctions(loadTemplate(t))
 	routes := map[string][]api.Route{}
 	for _, f := range fns {
 		g, err := a.Handler(f.Dir)
@@ -176,13 +198,14 @@ func TestRoutesReachTheirGroup(t *testing.T) {
 	tpl := loadTemplate(t)
 	a := offlineApp(t)
 	const id = "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f"
-	for _, f := range tpl.Functions() {
+	params := regexp.MustCompile(`\{[a-z_]+\}`)
+	for _, f := range httpFunctions(tpl) {
 		g, err := a.Handler(f.Dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range g.Routes() {
-			concrete := strings.ReplaceAll(r.Path, "{id}", id)
+			concrete := params.ReplaceAllString(r.Path, id)
 			for _, path := range []string{concrete, strings.TrimSuffix(concrete, "/")} {
 				for _, m := range probeMethods {
 					got, route, ok := tpl.Match(m, path)
@@ -208,7 +231,7 @@ func TestRoutesReachTheirGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"/", "/api/v1/nothing/", "/api/v1/auth", "/api/v2/agent/"} {
+	for _, path := range []string{"/", "/api/v1/nothing/", "/api/v1/auth", "/api/v2/agent/", "/api/v1/runtime/"} {
 		got, _, _ := tpl.Match(http.MethodGet, path)
 		if got != "MetaFunction" {
 			t.Errorf("GET %s reaches %s, want MetaFunction", path, got)

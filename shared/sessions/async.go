@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
@@ -10,6 +11,9 @@ import (
 
 	"github.com/agentorch/agentorch/shared/domain"
 )
+
+// MaxAsyncBodyBytes bounds a queued request, which waits in a DynamoDB item (400 KB at most).
+const MaxAsyncBodyBytes = 300_000
 
 // Enqueue records an asynchronous execution and hands it to the dispatcher; the caller polls it
 // with GetExecution. The body is validated now, so a bad request fails at once with 400.
@@ -25,6 +29,9 @@ func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID str
 	}
 	if req.CorrelationID != nil && len(*req.CorrelationID) > 256 {
 		return nil, field("correlation_id", "must be at most 256 characters")
+	}
+	if b, _ := json.Marshal(body); len(b) > MaxAsyncBodyBytes {
+		return nil, domain.Errorf(domain.KindTooLarge, "Asynchronous execute bodies are limited to %d bytes; pass images and files by URL", MaxAsyncBodyBytes)
 	}
 	e := &domain.Execution{
 		ID: uuid.NewString(), SessionID: sessionID, CorrelationID: req.CorrelationID, Status: domain.ExecQueued,
@@ -46,8 +53,10 @@ func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error
 	if err != nil {
 		return fmt.Errorf("load execution %s: %w", execID, err)
 	}
-	if e.Status != domain.ExecQueued {
-		return nil // delivered twice; the first delivery ran it
+	// A queue delivers again only when an earlier attempt did not finish (the worker died or
+	// the session was busy), so a running execution is run again; a finished one is left alone.
+	if e.Status != domain.ExecQueued && e.Status != domain.ExecRunning {
+		return nil
 	}
 	sess, err := s.store.GetSession(ctx, sessionID)
 	if err != nil {
@@ -63,6 +72,13 @@ func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error
 	}
 	p := domain.Principal{Owner: sess.Owner, Company: sess.Company}
 	if _, err := s.execute(ctx, p, sessionID, execID, req, Observer{}); err != nil {
+		if domain.KindOf(err) == domain.KindConflict {
+			// The session is busy with another execution: leave this one queued and let the
+			// queue deliver it again later.
+			e.Status = domain.ExecQueued
+			_ = s.store.PutExecution(context.WithoutCancel(ctx), e)
+			return &domain.Error{Kind: domain.KindOverloaded, Message: "session busy; retry later", Err: err}
+		}
 		return s.fail(ctx, e, err)
 	}
 	return nil
@@ -129,8 +145,19 @@ func (d *InProcess) Dispatch(_ context.Context, sessionID, executionID string) e
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), d.Timeout)
 		defer cancel()
-		if err := d.Service.RunQueued(ctx, sessionID, executionID); err != nil && d.Log != nil {
-			d.Log.Warn("async execution failed", "session_id", sessionID, "execution_id", executionID, "err", err)
+		for delay := 200 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+			err := d.Service.RunQueued(ctx, sessionID, executionID)
+			if domain.KindOf(err) != domain.KindOverloaded {
+				if err != nil && d.Log != nil {
+					d.Log.Warn("async execution failed", "session_id", sessionID, "execution_id", executionID, "err", err)
+				}
+				return
+			}
+			select { // like a queue's redelivery: try again when the session is free
+			case <-ctx.Done():
+				return
+			case <-time.After(delay):
+			}
 		}
 	}()
 	return nil

@@ -86,7 +86,13 @@ func (s *Service) acquire(ctx context.Context, p domain.Principal, id, leaseID s
 	delay := 50 * time.Millisecond
 	for {
 		now := s.now()
-		sess, err := s.store.AcquireSession(ctx, p, id, leaseID, now.Add(s.limits.LeaseTTL), now)
+		// The lease outlives the run: to the context's deadline (the Lambda's) and a margin, or
+		// LeaseTTL when there is none.
+		until := now.Add(s.limits.LeaseTTL)
+		if dl, ok := ctx.Deadline(); ok {
+			until = dl.Add(30 * time.Second)
+		}
+		sess, err := s.store.AcquireSession(ctx, p, id, leaseID, until, now)
 		switch {
 		case err == nil:
 			return sess, nil
@@ -228,7 +234,7 @@ func engineError(err error) error {
 	case errors.As(err, &up):
 		return &domain.Error{Kind: domain.KindInvalid, Message: fmt.Sprintf("llm_config.provider %q is not available in this deployment", up.Provider), Err: err}
 	case errors.Is(err, context.DeadlineExceeded):
-		return &domain.Error{Kind: domain.KindOverloaded, Message: "The execution did not finish in time; use asynchronous or streaming execution for long runs", Err: err}
+		return &domain.Error{Kind: domain.KindOverloaded, Message: "The execution did not finish in time; use asynchronous execution (?async=true) for long runs", Err: err}
 	}
 	return err
 }

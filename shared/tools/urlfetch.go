@@ -58,4 +58,3 @@ func (u *URLFetcher) Fetch(ctx context.Context, rawURL string, maxBytes int64) (
 	}
 	return data, resp.Header.Get("Content-Type"), nil
 }
-
