@@ -57,13 +57,18 @@ func bodyFormat(r *http.Request) (string, error) {
 // decodeObject reads the body as one JSON or YAML object. Numbers come back as json.Number, so
 // integers stay exact and every value has a JSON type.
 func decodeObject(w http.ResponseWriter, r *http.Request, limit int64) (map[string]any, error) {
-	format, err := bodyFormat(r)
-	if err != nil {
-		return nil, err
-	}
+	format, ferr := bodyFormat(r)
 	b, err := readBody(w, r, limit)
 	if err != nil {
 		return nil, err
+	}
+	if ferr != nil {
+		// curl -d sends JSON as a form by default: a form or plain-text body that is a JSON
+		// document is read as JSON; anything else is refused with 415.
+		if !lenientType(r.Header.Get("Content-Type")) || !looksLikeJSON(b) {
+			return nil, ferr
+		}
+		format = "json"
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, domain.Errorf(domain.KindInvalid, "The request body is empty: send a JSON object")
@@ -87,6 +92,16 @@ func decodeObject(w http.ResponseWriter, r *http.Request, limit int64) (map[stri
 		return nil, domain.Errorf(domain.KindInvalid, "The request body must be an object, not %s", jsonTypeName(v))
 	}
 	return m, nil
+}
+
+func lenientType(ct string) bool {
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt == "application/x-www-form-urlencoded" || mt == "text/plain"
+}
+
+func looksLikeJSON(b []byte) bool {
+	t := bytes.TrimSpace(b)
+	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
 }
 
 // yamlToJSON converts one YAML document to JSON, refusing non-string keys and multiple documents.
