@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 	"unicode"
@@ -16,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go"
 
+	"github.com/agentorch/agentorch/shared/backoff"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/runtime"
 )
@@ -107,7 +107,7 @@ func (m *Model) Converse(ctx context.Context, req runtime.ModelRequest) (*runtim
 		if attempt >= m.opts.MaxRetries {
 			return nil, domain.Wrap(domain.KindOverloaded, err, "The model is busy; retry shortly")
 		}
-		if !sleep(ctx, backoff(m.opts.BaseDelay, attempt)) {
+		if !backoff.Sleep(ctx, backoff.Delay(m.opts.BaseDelay, maxDelay, attempt)) {
 			if errors.Is(ctx.Err(), context.Canceled) {
 				return nil, fmt.Errorf("bedrock converse %s: %w", *in.ModelId, ctx.Err())
 			}
@@ -162,30 +162,4 @@ func safeMessage(s string) string {
 		return "invalid request"
 	}
 	return s
-}
-
-// backoff is the delay before retry number attempt (0-based): base·2^attempt capped at maxDelay,
-// with "equal jitter" (half fixed, half random) so concurrent callers spread out.
-func backoff(base time.Duration, attempt int) time.Duration {
-	d := base << min(attempt, 20)
-	if d <= 0 || d > maxDelay {
-		d = maxDelay
-	}
-	return d/2 + rand.N(d/2+1)
-}
-
-// sleep waits d unless that would pass ctx's deadline or ctx ends first; it reports whether the
-// caller may try again.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if deadline, ok := ctx.Deadline(); ok && time.Now().Add(d).After(deadline) {
-		return false
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

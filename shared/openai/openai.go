@@ -12,12 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentorch/agentorch/shared/backoff"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/runtime"
 )
@@ -123,9 +123,9 @@ func (m *Model) Converse(ctx context.Context, req runtime.ModelRequest) (*runtim
 		}
 		delay, ok := retryAfter(header)
 		if !ok {
-			delay = backoff(m.opts.BaseDelay, attempt)
+			delay = backoff.Delay(m.opts.BaseDelay, maxDelay, attempt)
 		}
-		if !sleep(ctx, delay) {
+		if !backoff.Sleep(ctx, delay) {
 			if errors.Is(ctx.Err(), context.Canceled) {
 				return nil, fmt.Errorf("openai chat completions %s: %w", body.Model, ctx.Err())
 			}
@@ -243,30 +243,4 @@ func retryAfter(h http.Header) (time.Duration, bool) {
 		return max(time.Until(t), 0), true
 	}
 	return 0, false
-}
-
-// backoff is the delay before retry number attempt (0-based): base·2^attempt capped at maxDelay,
-// with "equal jitter" (half fixed, half random) so concurrent callers spread out.
-func backoff(base time.Duration, attempt int) time.Duration {
-	d := base << min(attempt, 20)
-	if d <= 0 || d > maxDelay {
-		d = maxDelay
-	}
-	return d/2 + rand.N(d/2+1)
-}
-
-// sleep waits d unless that would pass ctx's deadline or ctx ends first; it reports whether the
-// caller may try again.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if deadline, ok := ctx.Deadline(); ok && time.Now().Add(d).After(deadline) {
-		return false
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
