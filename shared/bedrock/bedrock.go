@@ -84,6 +84,11 @@ func New(client Converser, opts Options) *Model {
 // are retried with exponential backoff and jitter while the deadline allows; when they persist
 // the error is of kind overloaded. Requests Bedrock rejects as invalid are of kind invalid.
 func (m *Model) Converse(ctx context.Context, req runtime.ModelRequest) (*runtime.ModelResponse, error) {
+	if n := len(req.Turns); n > 0 && req.Turns[n-1].Role == runtime.RoleAssistant {
+		// In a graph, a later node sees earlier nodes' output as the last (assistant) turn. Claude
+		// on Bedrock would take that as a prefill to continue, so the node is asked to answer.
+		req.Turns = append(req.Turns[:n:n], runtime.Turn{Role: runtime.RoleUser, Parts: []runtime.Part{{Type: runtime.PartText, Text: "Continue with your part of the task."}}})
+	}
 	in, err := buildInput(req, m.opts.DefaultModel)
 	if err != nil {
 		return nil, err
