@@ -255,7 +255,7 @@ func TestTemplateData(t *testing.T) {
 		{"DLQ retention", props("IngestDeadLetterQueue")["MessageRetentionPeriod"], 1209600},
 		{"execution DLQ retention", props("ExecutionDeadLetterQueue")["MessageRetentionPeriod"], 1209600},
 		{"execution queue SSE", props("ExecutionQueue")["SqsManagedSseEnabled"], true},
-		{"bedrock model default", tpl.Parameters["BedrockModelId"].(map[string]any)["Default"], "anthropic.claude-3-5-haiku-20241022-v1:0"},
+		{"bedrock model default", tpl.Parameters["BedrockModelId"].(map[string]any)["Default"], "global.anthropic.claude-haiku-4-5-20251001-v1:0"},
 		{"openai base URL default", tpl.Parameters["OpenAIBaseURL"].(map[string]any)["Default"], ""},
 		{"openai model default", tpl.Parameters["OpenAIModel"].(map[string]any)["Default"], ""},
 		{"secret", props("TokenSigningSecret")["GenerateSecretString"], map[string]any{"PasswordLength": 64, "ExcludePunctuation": true}},
