@@ -207,12 +207,7 @@ func (h *runtimeHandlers) execution(w http.ResponseWriter, r *http.Request) erro
 	if err := require(r, domain.ScopeSessionRead); err != nil {
 		return err
 	}
-	sid := r.PathValue("session_id")
-	sess, err := h.svc.Get(r.Context(), principal(r), sid)
-	if err != nil {
-		return err
-	}
-	e, msgs, err := h.svc.GetExecution(r.Context(), principal(r), sid, r.PathValue("execution_id"))
+	sess, e, msgs, err := h.svc.GetExecution(r.Context(), principal(r), r.PathValue("session_id"), r.PathValue("execution_id"))
 	if err != nil {
 		return err
 	}

@@ -119,7 +119,7 @@ func (r *workerRig) run(t *testing.T, ev events.SQSEvent) []string {
 // execution reads the execution as its owner would poll it.
 func (r *workerRig) execution(t *testing.T, sessionID, executionID string) (*domain.Execution, []domain.Message) {
 	t.Helper()
-	e, msgs, err := r.app.Sessions.GetExecution(t.Context(), r.p, sessionID, executionID)
+	_, e, msgs, err := r.app.Sessions.GetExecution(t.Context(), r.p, sessionID, executionID)
 	if err != nil {
 		t.Fatal(err)
 	}

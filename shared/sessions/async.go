@@ -97,26 +97,27 @@ func (s *Service) fail(ctx context.Context, e *domain.Execution, cause error) er
 	return cause
 }
 
-// GetExecution returns one execution of the caller's session, with its new messages once done.
-func (s *Service) GetExecution(ctx context.Context, p domain.Principal, sessionID, execID string) (*domain.Execution, []domain.Message, error) {
-	if _, err := s.Get(ctx, p, sessionID); err != nil {
-		return nil, nil, err
+// GetExecution returns the caller's session and one of its executions, with its new messages once done.
+func (s *Service) GetExecution(ctx context.Context, p domain.Principal, sessionID, execID string) (*domain.Session, *domain.Execution, []domain.Message, error) {
+	sess, err := s.Get(ctx, p, sessionID)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	if _, err := uuid.Parse(execID); err != nil {
-		return nil, nil, domain.Errorf(domain.KindNotFound, "Execution %q not found", clip(execID, 64))
+		return nil, nil, nil, domain.Errorf(domain.KindNotFound, "Execution %q not found", clip(execID, 64))
 	}
 	e, err := s.store.GetExecution(ctx, sessionID, execID)
 	if err != nil {
 		if domain.KindOf(err) == domain.KindNotFound {
-			return nil, nil, domain.Errorf(domain.KindNotFound, "Execution %s not found", execID)
+			return nil, nil, nil, domain.Errorf(domain.KindNotFound, "Execution %s not found", execID)
 		}
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var msgs []domain.Message
 	if e.Status == domain.ExecCompleted && len(e.MessageIDs) > 0 {
 		recent, err := s.store.RecentMessages(ctx, sessionID, s.limits.HistoryWindow)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		want := map[string]bool{}
 		for _, id := range e.MessageIDs {
@@ -129,7 +130,7 @@ func (s *Service) GetExecution(ctx context.Context, p domain.Principal, sessionI
 		}
 	}
 	e.Request = nil
-	return e, msgs, nil
+	return sess, e, msgs, nil
 }
 
 // InProcess runs queued executions on goroutines of this process: the local stack's dispatcher.
