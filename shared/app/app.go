@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 
 	"time"
 
@@ -136,4 +137,16 @@ func secretsManagerSource(awsCfg aws.Config, arn string) auth.SecretSource {
 		}
 		return []byte(aws.ToString(out.SecretString)), nil
 	}
+}
+
+// MainHTTP is the whole main of the HTTP function in functions/<name>: build the application
+// once at init (no network calls) and serve its group's handler to Lambda.
+func MainHTTP(name string) {
+	platform.MainHTTP(func(ctx context.Context, cfg platform.Config, log *slog.Logger) (http.Handler, error) {
+		a, err := New(ctx, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		return a.Handler(name)
+	})
 }
