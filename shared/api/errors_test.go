@@ -36,6 +36,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"flag wrong type", "POST", "/api/v1/agent/", `{"is_public":"yes","system_config":{"name":"a"}}`, "", 400, "invalid_request_error"},
 		{"unsupported media type", "POST", "/api/v1/agent/", `name=a`, "application/x-www-form-urlencoded", 415, "invalid_request_error"},
 		{"20 MB body", "POST", "/api/v1/agent/", huge, "", 413, "request_too_large"},
+		{"config too large to store", "POST", "/api/v1/agent/", `{"system_config":{"name":"x","notes":"` + strings.Repeat("n", 300<<10) + `"}}`, "", 400, "invalid_request_error"},
 		{"malformed id", "GET", "/api/v1/agent/not-a-uuid/", "", "", 404, "not_found_error"},
 		{"unknown id", "GET", "/api/v1/agent/3f1c2d4e-0000-4000-8000-000000000000/", "", "", 404, "not_found_error"},
 		{"unknown id delete", "DELETE", "/api/v1/agent/3f1c2d4e-0000-4000-8000-000000000000/", "", "", 404, "not_found_error"},

@@ -185,6 +185,7 @@ func TestExecuteBadInput(t *testing.T) {
 		{"image too large", "", `{"content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,` + big + `"}}]}`, 400},
 		{"image from a private address", "", `{"content":[{"type":"image_url","image_url":{"url":"http://127.0.0.1:1/x.png"}}]}`, 400},
 		{"inputs not an object", "", `{"content":"x","inputs":["a"]}`, 400},
+		{"inputs too large to keep", "", `{"content":"x","inputs":{"blob":"` + strings.Repeat("b", 100<<10) + `"}}`, 400},
 		{"correlation_id not a string", "", `{"content":"x","correlation_id":7}`, 400},
 		{"bad format", "?format=xml", `{"content":"x"}`, 400},
 	}

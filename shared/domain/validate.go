@@ -18,12 +18,23 @@ const (
 	MaxNameLength   = 200
 	MaxPromptLength = 100_000
 	MaxTools        = 64
+	// MaxConfigBytes bounds a configuration's JSON: agents store it twice (explicit and
+	// effective) in one DynamoDB item of at most 400 KB.
+	MaxConfigBytes = 128 << 10
 )
 
 // ValidateAgentConfig checks an agent configuration (the flat shape or the multi-node shape) and
 // names every bad field by its dotted path under prefix ("" or "system_config").
 func ValidateAgentConfig(cfg map[string]any, prefix string) []FieldError {
 	v := &validator{}
+	if b, err := json.Marshal(cfg); err != nil || len(b) > MaxConfigBytes {
+		field := prefix
+		if field == "" {
+			field = "config"
+		}
+		v.add(field, "must be at most %d bytes of JSON", MaxConfigBytes)
+		return v.errs
+	}
 	v.node(cfg, prefix, true)
 	if nodes, ok := cfg["agents"]; ok {
 		v.graph(cfg, nodes, prefix)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -122,6 +123,10 @@ func translate(err error) error {
 		return &domain.Error{Kind: domain.KindOverloaded, Message: domain.ErrOverloaded.Message, Err: err}
 	case errors.As(err, &rnf):
 		return fmt.Errorf("dynamodb table missing: %w", err)
+	case errors.As(err, &ae) && ae.ErrorCode() == "ValidationException" && strings.Contains(strings.ToLower(ae.ErrorMessage()), "size"):
+		// The last line of defence behind the features' own size limits: a record over
+		// DynamoDB's 400 KB item limit is the client's data being too large, not a 500.
+		return &domain.Error{Kind: domain.KindTooLarge, Message: "The data is too large to store", Err: err}
 	case errors.As(err, &ae) && ae.ErrorCode() == "ThrottlingException":
 		return &domain.Error{Kind: domain.KindOverloaded, Message: domain.ErrOverloaded.Message, Err: err}
 	}

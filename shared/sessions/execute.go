@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -13,6 +14,12 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/dynamo"
 	"github.com/agentorch/agentorch/shared/runtime"
+)
+
+// Size limits that keep a session's records inside DynamoDB's 400 KB items.
+const (
+	MaxVariablesBytes = 64 << 10
+	MaxEventsBytes    = 256 << 10
 )
 
 // ExecuteRequest is an execute body.
@@ -132,6 +139,9 @@ func (s *Service) run(ctx context.Context, sess *domain.Session, leaseID, execID
 	for k, v := range req.Inputs {
 		vars[k] = v
 	}
+	if b, _ := json.Marshal(vars); len(b) > MaxVariablesBytes {
+		return nil, field("inputs", fmt.Sprintf("the session's variables must stay under %d bytes of JSON", MaxVariablesBytes))
+	}
 	if missing := missingVariables(g, vars); len(missing) > 0 {
 		fields := make([]domain.FieldError, len(missing))
 		for i, name := range missing {
@@ -177,6 +187,7 @@ func (s *Service) run(ctx context.Context, sess *domain.Session, leaseID, execID
 			visible = append(visible, dm)
 		}
 	}
+	events = capEvents(events, MaxEventsBytes)
 	exec := &domain.Execution{
 		ID: execID, SessionID: sess.ID, CorrelationID: req.CorrelationID, Status: domain.ExecCompleted, StopReason: out.StopReason,
 		Events: events, InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens,
@@ -212,6 +223,35 @@ func (s *Service) run(ctx context.Context, sess *domain.Session, leaseID, execID
 		return nil, err
 	}
 	return &Result{Session: &next, Execution: exec, Messages: visible, ToolCalls: calls}, nil
+}
+
+// capEvents keeps an execution's events under limit bytes of JSON by dropping the data of the
+// largest events (marked "truncated"); the events themselves and their order stay.
+func capEvents(events []map[string]any, limit int) []map[string]any {
+	size := func(e map[string]any) int { b, _ := json.Marshal(e); return len(b) }
+	total := 0
+	sizes := make([]int, len(events))
+	for i, e := range events {
+		sizes[i] = size(e)
+		total += sizes[i]
+	}
+	for total > limit {
+		big := 0
+		for i := range sizes {
+			if sizes[i] > sizes[big] {
+				big = i
+			}
+		}
+		if _, ok := events[big]["data"]; !ok {
+			break
+		}
+		delete(events[big], "data")
+		events[big]["truncated"] = true
+		n := size(events[big])
+		total -= sizes[big] - n
+		sizes[big] = n
+	}
+	return events
 }
 
 func missingVariables(g *runtime.Graph, vars map[string]any) []string {
