@@ -3,4 +3,4 @@ package main
 
 import "github.com/agentorch/agentorch/shared/app"
 
-func main() { app.MainHTTP("agents") }
+func main() { app.MainHTTP(app.Agents) }

@@ -3,4 +3,4 @@ package main
 
 import "github.com/agentorch/agentorch/shared/app"
 
-func main() { app.MainHTTP("auth") }
+func main() { app.MainHTTP(app.Auth) }

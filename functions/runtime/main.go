@@ -3,4 +3,4 @@ package main
 
 import "github.com/agentorch/agentorch/shared/app"
 
-func main() { app.MainHTTP("runtime") }
+func main() { app.MainHTTP(app.Runtime) }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"time"
 
@@ -35,12 +36,15 @@ var Functions = []string{"meta", "agents", "auth", "sessions", "runtime"}
 
 // App holds what the handlers share: one store, one authenticator (and its key cache).
 type App struct {
-	Config   platform.Config
-	Log      *slog.Logger
-	Store    *dynamo.Store
-	Auth     *auth.Service
-	Agents   *agents.Service
-	Sessions *sessions.Service
+	Config platform.Config
+	Log    *slog.Logger
+	Store  *dynamo.Store
+	Auth   *auth.Service
+	Agents *agents.Service
+
+	awsCfg       aws.Config
+	sessionsOnce sync.Once
+	sessions     *sessions.Service
 }
 
 // New builds the application from configuration. It makes no network call.
@@ -62,15 +66,24 @@ func NewWithAWS(awsCfg aws.Config, cfg platform.Config, log *slog.Logger, extra 
 	tokens := auth.NewTokens(secret, cfg.TokenTTL)
 	a := &App{Config: cfg, Log: log, Store: store, Auth: auth.NewService(store, store, tokens, cfg.KeyCacheTTL)}
 	a.Agents = agents.NewService(store)
-	registry := tools.NewRegistry(tools.Builtins(tools.Options{})...)
-	engine := runtime.NewEngine(models(awsCfg, cfg), registry, runtime.Limits{})
-	a.Sessions = sessions.New(store, a.Agents, engine, registry, tools.NewURLFetcher(tools.Options{}), sessions.Limits{})
-	if cfg.ExecQueueURL != "" {
-		a.Sessions.SetDispatcher(sqs.NewDispatcher(platform.SQSClient(awsCfg, cfg), cfg.ExecQueueURL))
-	} else {
-		a.Sessions.SetDispatcher(&sessions.InProcess{Service: a.Sessions, Log: log, Timeout: 15 * time.Minute})
-	}
+	a.awsCfg = awsCfg
 	return a
+}
+
+// Sessions is the sessions service with the runtime engine, its models and tools. It is built
+// on first use, so functions that serve no sessions neither build nor link it.
+func (a *App) Sessions() *sessions.Service {
+	a.sessionsOnce.Do(func() {
+		registry := tools.NewRegistry(tools.Builtins(tools.Options{})...)
+		engine := runtime.NewEngine(models(a.awsCfg, a.Config), registry, runtime.Limits{})
+		a.sessions = sessions.New(a.Store, a.Agents, engine, registry, tools.NewURLFetcher(tools.Options{}), sessions.Limits{})
+		if a.Config.ExecQueueURL != "" {
+			a.sessions.SetDispatcher(sqs.NewDispatcher(platform.SQSClient(a.awsCfg, a.Config), a.Config.ExecQueueURL))
+		} else {
+			a.sessions.SetDispatcher(&sessions.InProcess{Service: a.sessions, Log: a.Log, Timeout: 15 * time.Minute})
+		}
+	})
+	return a.sessions
 }
 
 // ProcessJob runs the queued execution an execution-queue message names: the worker function's
@@ -83,7 +96,7 @@ func (a *App) ProcessJob(ctx context.Context, body string) error {
 	if err != nil {
 		return fmt.Errorf("parse job: %w", err)
 	}
-	err = a.Sessions.RunQueued(ctx, sessionID, execID)
+	err = a.Sessions().RunQueued(ctx, sessionID, execID)
 	if err == nil {
 		return nil
 	}
@@ -110,22 +123,37 @@ func models(awsCfg aws.Config, cfg platform.Config) runtime.ModelSet {
 	return set
 }
 
-// Handler builds the handler of one function group.
+// Builder builds the handler of one function group. Each function's main names its own
+// builder, so its binary links only that group's features.
+type Builder func(a *App) *api.Group
+
+func (a *App) options() api.Options {
+	return api.Options{Log: a.Log, Auth: a.Auth, MaxBodyBytes: a.Config.MaxBodyBytes}
+}
+
+// Meta builds the meta group (health, OpenAPI document).
+func Meta(a *App) *api.Group { return api.NewMeta(a.options()) }
+
+// Agents builds the agents group.
+func Agents(a *App) *api.Group { return api.NewAgents(a.Agents, a.options()) }
+
+// Auth builds the auth group (tokens, API keys).
+func Auth(a *App) *api.Group { return api.NewAuth(a.Auth, a.options()) }
+
+// Sessions builds the sessions group.
+func Sessions(a *App) *api.Group { return api.NewSessions(a.Sessions(), a.options()) }
+
+// Runtime builds the runtime group.
+func Runtime(a *App) *api.Group { return api.NewRuntime(a.Sessions(), a.options()) }
+
+// Handler builds the handler of a function group by its directory name (dev server, tests).
 func (a *App) Handler(name string) (*api.Group, error) {
-	opts := api.Options{Log: a.Log, Auth: a.Auth, MaxBodyBytes: a.Config.MaxBodyBytes}
-	switch name {
-	case "meta":
-		return api.NewMeta(opts), nil
-	case "agents":
-		return api.NewAgents(a.Agents, opts), nil
-	case "auth":
-		return api.NewAuth(a.Auth, opts), nil
-	case "sessions":
-		return api.NewSessions(a.Sessions, opts), nil
-	case "runtime":
-		return api.NewRuntime(a.Sessions, opts), nil
+	builders := map[string]Builder{"meta": Meta, "agents": Agents, "auth": Auth, "sessions": Sessions, "runtime": Runtime}
+	b, ok := builders[name]
+	if !ok {
+		return nil, fmt.Errorf("no function %q", name)
 	}
-	return nil, fmt.Errorf("no function %q", name)
+	return b(a), nil
 }
 
 // secretsManagerSource reads the token-signing secret on first use.
@@ -139,14 +167,14 @@ func secretsManagerSource(awsCfg aws.Config, arn string) auth.SecretSource {
 	}
 }
 
-// MainHTTP is the whole main of the HTTP function in functions/<name>: build the application
-// once at init (no network calls) and serve its group's handler to Lambda.
-func MainHTTP(name string) {
+// MainHTTP is the whole main of an HTTP function: build the application and the group's handler
+// once at init (no network calls) and serve it to Lambda.
+func MainHTTP(build Builder) {
 	platform.MainHTTP(func(ctx context.Context, cfg platform.Config, log *slog.Logger) (http.Handler, error) {
 		a, err := New(ctx, cfg, log)
 		if err != nil {
 			return nil, err
 		}
-		return a.Handler(name)
+		return build(a), nil
 	})
 }

@@ -60,11 +60,11 @@ func newWorkerRig(t *testing.T) *workerRig {
 // enqueue creates a session with cfg and queues "hello" in it through the SQS dispatcher.
 func (r *workerRig) enqueue(t *testing.T, cfg map[string]any) (sessionID, executionID string) {
 	t.Helper()
-	s, err := r.app.Sessions.Create(t.Context(), r.p, cfg)
+	s, err := r.app.Sessions().Create(t.Context(), r.p, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := r.app.Sessions.Enqueue(t.Context(), r.p, s.ID, sessions.ExecuteRequest{Content: "hello"}, map[string]any{"content": "hello"})
+	e, err := r.app.Sessions().Enqueue(t.Context(), r.p, s.ID, sessions.ExecuteRequest{Content: "hello"}, map[string]any{"content": "hello"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func (r *workerRig) run(t *testing.T, ev events.SQSEvent) []string {
 // execution reads the execution as its owner would poll it.
 func (r *workerRig) execution(t *testing.T, sessionID, executionID string) (*domain.Execution, []domain.Message) {
 	t.Helper()
-	_, e, msgs, err := r.app.Sessions.GetExecution(t.Context(), r.p, sessionID, executionID)
+	_, e, msgs, err := r.app.Sessions().GetExecution(t.Context(), r.p, sessionID, executionID)
 	if err != nil {
 		t.Fatal(err)
 	}
