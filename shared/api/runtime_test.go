@@ -283,3 +283,18 @@ func TestAsyncAndStreaming(t *testing.T) {
 		t.Errorf("stream: %d %s", stream.status, body)
 	}
 }
+
+func TestUnavailableProviderIsA400(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	for _, provider := range []string{"openai", "bedrock", "nonsense"} {
+		sid := s.session(key, `{"name":"P","llm_config":{"provider":"`+provider+`"}}`)
+		res := s.do(req{method: "POST", path: "/api/v1/runtime/" + sid + "/execute/", key: key, body: `{"content":"hi"}`})
+		if typ, msg := res.errorType(t); res.status != 400 || typ != "invalid_request_error" || !strings.Contains(msg, provider) {
+			t.Errorf("%s: %d %s", provider, res.status, res.body)
+		}
+		if h := s.do(req{method: "GET", path: "/api/v1/runtime/" + sid + "/messages/", key: key}).json(t); h["total"] != float64(0) {
+			t.Errorf("%s: a failed execute stored messages", provider)
+		}
+	}
+}

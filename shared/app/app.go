@@ -111,12 +111,14 @@ func (a *App) ProcessJob(ctx context.Context, body string) error {
 }
 
 // models builds the providers: local always (the offline development model), bedrock (its
-// client makes no call until used), openai when a base URL is configured.
+// client makes no call until used) on AWS or with credentials, openai when a base URL is set.
 func models(awsCfg aws.Config, cfg platform.Config) runtime.ModelSet {
-	set := runtime.ModelSet{Default: cfg.ModelProvider, ByName: map[string]runtime.Model{
-		"local":   localmodel.Model{},
-		"bedrock": bedrock.New(bedrockruntime.NewFromConfig(awsCfg), bedrock.Options{DefaultModel: cfg.BedrockModel}),
-	}}
+	set := runtime.ModelSet{Default: cfg.ModelProvider, ByName: map[string]runtime.Model{"local": localmodel.Model{}}}
+	// Locally Bedrock is offered only with real AWS credentials in the environment; otherwise a
+	// configuration naming it gets a clear 400 rather than a failed call.
+	if cfg.InLambda || cfg.ModelProvider == "bedrock" || platform.HasAWSCredentials() {
+		set.ByName["bedrock"] = bedrock.New(bedrockruntime.NewFromConfig(awsCfg), bedrock.Options{DefaultModel: cfg.BedrockModel})
+	}
 	if cfg.OpenAIBaseURL != "" {
 		set.ByName["openai"] = openai.New(openai.Options{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, DefaultModel: cfg.OpenAIModel})
 	}
