@@ -123,6 +123,17 @@ func TestMatchRepoTemplate(t *testing.T) {
 		{"GET", "/api/v1/runtime/5d8f4c1e/executions/9a1b/", "RuntimeFunction"},
 		{"GET", "/api/v1/runtime/5d8f4c1e/", "RuntimeFunction"},
 		{"GET", "/api/v1/runtime", "MetaFunction"}, // no runtime route owns the bare prefix
+		{"POST", "/api/v1/images/upload/", "ImagesFunction"},
+		{"POST", "/api/v1/images/upload", "ImagesFunction"},
+		{"GET", "/api/v1/images/upload/", "ImagesFunction"}, // the handler answers 405
+		{"POST", "/api/v1/images/other/", "ImagesFunction"},
+		{"GET", "/api/v1/images", "MetaFunction"}, // no images route owns the bare prefix
+		{"GET", "/media/5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f.png", "ImagesFunction"},
+		{"GET", "/media/5d8f4c1e.png/", "ImagesFunction"},
+		{"DELETE", "/media/5d8f4c1e.png", "ImagesFunction"},
+		{"GET", "/media/a/b.png", "ImagesFunction"}, // the handler answers 404
+		{"GET", "/media", "MetaFunction"},
+		{"GET", "/api/v1/media/5d8f4c1e.png", "MetaFunction"},
 	}
 	for _, tt := range tests {
 		id, r, ok := tpl.Match(tt.method, tt.path)

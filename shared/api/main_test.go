@@ -51,6 +51,8 @@ func newStack(t testing.TB, extra ...func(*dynamodb.Options)) *stack {
 			groups["sessions"].ServeHTTP(w, r)
 		case strings.HasPrefix(p, "/api/v1/runtime"):
 			groups["runtime"].ServeHTTP(w, r)
+		case strings.HasPrefix(p, "/api/v1/images"), strings.HasPrefix(p, "/media"):
+			groups["images"].ServeHTTP(w, r)
 		default:
 			groups["meta"].ServeHTTP(w, r)
 		}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -40,8 +42,10 @@ func TestOpenAPIDocument(t *testing.T) {
 		t.Errorf("BearerAuth must be http bearer JWT, got %+v", s)
 	}
 
-	public := map[string]bool{"GET /api/v1/health/": true, "GET /api/v1/openapi.json": true}
+	public := map[string]bool{"GET /api/v1/health/": true, "GET /api/v1/openapi.json": true, "GET /media/{name}": true}
 	keyOnly := map[string]bool{"POST /api/v1/auth/token/": true}
+	// Uploads take multipart/form-data alone; any other body is a 400, never a 415.
+	multipartOnly := map[string]bool{"POST /api/v1/images/upload/": true}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			name := method + " " + path
@@ -75,7 +79,17 @@ func TestOpenAPIDocument(t *testing.T) {
 			if !public[name] {
 				required = append(required, "401", "429", "503")
 			}
-			if op.RequestBody != nil {
+			switch {
+			case op.RequestBody != nil && multipartOnly[name]:
+				required = append(required, "400", "413")
+				content := op.RequestBody.Value.Content
+				if len(content) != 1 || content.Get("multipart/form-data") == nil {
+					t.Errorf("%s: request body types %v, want multipart/form-data alone", name, slices.Sorted(maps.Keys(content)))
+				}
+				if slices.Contains(statuses, "415") {
+					t.Errorf("%s: documents 415; a body of another type is a 400", name)
+				}
+			case op.RequestBody != nil:
 				required = append(required, "400", "413", "415")
 				for _, mt := range []string{"application/json", "application/yaml"} {
 					if op.RequestBody.Value.Content.Get(mt) == nil {
@@ -153,7 +167,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 	var served []string
 	groups := []*api.Group{
 		api.NewMeta(api.Options{}), api.NewAgents(nil, api.Options{}), api.NewAuth(nil, api.Options{}),
-		api.NewSessions(nil, api.Options{}), api.NewRuntime(nil, api.Options{}),
+		api.NewSessions(nil, api.Options{}), api.NewRuntime(nil, api.Options{}), api.NewImages(nil, "", api.Options{}),
 	}
 	for _, g := range groups {
 		for _, r := range g.Routes() {
@@ -210,6 +224,13 @@ func TestOpenAPIRealResponses(t *testing.T) {
 	const agentPath = "/api/v1/agent/7b0e5d8e-4a6c-4f43-9a51-2f7f0c1d9e10/"
 	const runPath = "/api/v1/runtime/5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f/"
 	jsonKey := map[string]string{"x-api-key": "ak_x", "Content-Type": "application/json"}
+	formKey := func(ct string) map[string]string { return map[string]string{"x-api-key": "ak_x", "Content-Type": ct} }
+	imageForm, imageBody := openapiForm(t, "image", []byte("\x89PNG\r\n\x1a\n"+strings.Repeat("\x00", 24)))
+	textForm, textBody := openapiForm(t, "image", []byte("not an image"))
+	emptyForm, emptyBody := openapiForm(t, "image", nil)
+	otherForm, otherBody := openapiForm(t, "picture", []byte("\x89PNG\r\n\x1a\n"))
+	hugeForm, hugeBody := openapiForm(t, "image", bytes.Repeat([]byte{0x89}, 3_750_001))
+	const upload = "/api/v1/images/upload/"
 
 	tests := []struct {
 		name       string
@@ -291,6 +312,22 @@ func TestOpenAPIRealResponses(t *testing.T) {
 		{name: "events need sessions:read", auth: openapiAuth{p: readOnly}, method: "GET", path: runPath + "events/", header: jsonKey, wantStatus: 403},
 		{name: "executions need a key", method: "GET", path: runPath + "executions/7b0e5d8e-4a6c-4f43-9a51-2f7f0c1d9e10/", wantStatus: 401},
 		{name: "unknown runtime path", auth: openapiAuth{p: everything}, method: "GET", path: runPath + "state/", header: jsonKey, wantStatus: 404},
+
+		{name: "upload without credentials", method: "POST", path: upload, header: map[string]string{"Content-Type": imageForm}, body: string(imageBody), wantStatus: 401},
+		{name: "upload needs sessions:write", auth: openapiAuth{p: sessionsRead}, method: "POST", path: upload, header: formKey(imageForm), body: string(imageBody), wantStatus: 403},
+		{name: "upload as JSON", auth: openapiAuth{p: everything}, method: "POST", path: upload, header: jsonKey, body: `{"image":"iVBORw0KGgo="}`, wantStatus: 400},
+		{name: "upload without a boundary", auth: openapiAuth{p: everything}, method: "POST", path: "/api/v1/images/upload", header: formKey("multipart/form-data"), body: string(imageBody), wantStatus: 400},
+		{name: "upload without an image part", auth: openapiAuth{p: everything}, method: "POST", path: upload, header: formKey(otherForm), body: string(otherBody), wantStatus: 400},
+		{name: "upload of an empty image", auth: openapiAuth{p: everything}, method: "POST", path: upload, header: formKey(emptyForm), body: string(emptyBody), wantStatus: 400},
+		{name: "upload of text", auth: openapiAuth{p: everything}, method: "POST", path: upload, header: formKey(textForm), body: string(textBody), wantStatus: 400},
+		{name: "upload above the image limit", auth: openapiAuth{p: everything}, method: "POST", path: upload, header: formKey(hugeForm), body: string(hugeBody), wantStatus: 413},
+		{name: "upload above the body limit", auth: openapiAuth{p: everything}, method: "POST", path: upload, header: formKey(imageForm),
+			body: string(imageBody) + strings.Repeat("x", 4<<20), wantStatus: 413},
+		{name: "upload read", auth: openapiAuth{p: everything}, method: "GET", path: upload, header: jsonKey, wantStatus: 405},
+		{name: "media of a malformed name", method: "GET", path: "/media/passwd", wantStatus: 404},
+		{name: "media of another extension", method: "GET", path: "/media/5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f.svg/", wantStatus: 404},
+		{name: "media deleted", method: "DELETE", path: "/media/5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f.png", wantStatus: 405},
+		{name: "media below a name", method: "GET", path: "/media/5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f.png/x", wantStatus: 404},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -306,6 +343,8 @@ func TestOpenAPIRealResponses(t *testing.T) {
 				h = api.NewSessions(nil, opts)
 			case strings.HasPrefix(tt.path, "/api/v1/runtime"):
 				h = api.NewRuntime(nil, opts)
+			case strings.HasPrefix(tt.path, "/api/v1/images"), strings.HasPrefix(tt.path, "/media"):
+				h = api.NewImages(nil, "", opts)
 			default:
 				h = api.NewMeta(opts)
 			}
@@ -326,4 +365,22 @@ func TestOpenAPIRealResponses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openapiForm is a multipart/form-data body with one file part, and its Content-Type.
+func openapiForm(t *testing.T, field string, data []byte) (contentType string, body []byte) {
+	t.Helper()
+	var b bytes.Buffer
+	w := multipart.NewWriter(&b)
+	part, err := w.CreateFormFile(field, "upload.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := part.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return w.FormDataContentType(), b.Bytes()
 }

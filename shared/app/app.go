@@ -22,17 +22,19 @@ import (
 	"github.com/agentorch/agentorch/shared/bedrock"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/dynamo"
+	"github.com/agentorch/agentorch/shared/images"
 	"github.com/agentorch/agentorch/shared/localmodel"
 	"github.com/agentorch/agentorch/shared/openai"
 	"github.com/agentorch/agentorch/shared/platform"
 	"github.com/agentorch/agentorch/shared/runtime"
+	"github.com/agentorch/agentorch/shared/s3"
 	"github.com/agentorch/agentorch/shared/sessions"
 	"github.com/agentorch/agentorch/shared/sqs"
 	"github.com/agentorch/agentorch/shared/tools"
 )
 
 // Functions lists the HTTP functions by their directory under functions/.
-var Functions = []string{"meta", "agents", "auth", "sessions", "runtime"}
+var Functions = []string{"meta", "agents", "auth", "sessions", "runtime", "images"}
 
 // App holds what the handlers share: one store, one authenticator (and its key cache).
 type App struct {
@@ -77,6 +79,7 @@ func (a *App) Sessions() *sessions.Service {
 		registry := tools.NewRegistry(tools.Builtins(tools.Options{})...)
 		engine := runtime.NewEngine(models(a.awsCfg, a.Config), registry, runtime.Limits{})
 		a.sessions = sessions.New(a.Store, a.Agents, engine, registry, tools.NewURLFetcher(tools.Options{}), sessions.Limits{})
+		a.sessions.SetImages(a.images())
 		if a.Config.ExecQueueURL != "" {
 			a.sessions.SetDispatcher(sqs.NewDispatcher(platform.SQSClient(a.awsCfg, a.Config), a.Config.ExecQueueURL))
 		} else {
@@ -145,12 +148,19 @@ func Auth(a *App) *api.Group { return api.NewAuth(a.Auth, a.options()) }
 // Sessions builds the sessions group.
 func Sessions(a *App) *api.Group { return api.NewSessions(a.Sessions(), a.options()) }
 
+// Images builds the images group (uploads and their /media/ URLs).
+func Images(a *App) *api.Group { return api.NewImages(a.images(), a.Config.PublicBaseURL, a.options()) }
+
+func (a *App) images() *images.Service {
+	return images.New(s3.NewStore(platform.S3Client(a.awsCfg, a.Config), a.Config.Bucket))
+}
+
 // Runtime builds the runtime group.
 func Runtime(a *App) *api.Group { return api.NewRuntime(a.Sessions(), a.options()) }
 
 // Handler builds the handler of a function group by its directory name (dev server, tests).
 func (a *App) Handler(name string) (*api.Group, error) {
-	builders := map[string]Builder{"meta": Meta, "agents": Agents, "auth": Auth, "sessions": Sessions, "runtime": Runtime}
+	builders := map[string]Builder{"meta": Meta, "agents": Agents, "auth": Auth, "sessions": Sessions, "runtime": Runtime, "images": Images}
 	b, ok := builders[name]
 	if !ok {
 		return nil, fmt.Errorf("no function %q", name)

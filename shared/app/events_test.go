@@ -38,7 +38,11 @@ const (
 	placeholderSession   = "{{SESSION_ID}}"
 	placeholderMessage   = "{{MESSAGE_ID}}"
 	placeholderExecution = "{{EXECUTION_ID}}"
+	placeholderMedia     = "{{MEDIA_NAME}}"
 )
+
+// mediaRoute serves an uploaded image's bytes rather than JSON.
+var mediaRoute = sam.Route{Method: http.MethodGet, Path: "/media/{name}"}
 
 // placeholder finds a placeholder the replay did not fill in.
 var placeholder = regexp.MustCompile(`\{\{[A-Z_]+\}\}`)
@@ -70,7 +74,8 @@ func eventFiles(t *testing.T, root string) []string {
 // handler against DynamoDB Local. An event must name, by its file prefix, a function of
 // template.yaml; its routeKey must be one of that function's explicit routes, and the one API
 // Gateway would pick for its path; the response must be a success with a JSON body (204 without
-// one). Every explicit route must have an event. Events of queue consumers (the worker) are SQS
+// one), except the media read, which must answer the bytes of the image the upload event carries.
+// Every explicit route must have an event. Events of queue consumers (the worker) are SQS
 // events, checked by TestEventsQueue and replayed with the consumer.
 func TestEventsReplay(t *testing.T) {
 	root := repoRoot(t)
@@ -124,9 +129,13 @@ func TestEventsReplay(t *testing.T) {
 				}
 				vars[placeholderKeyID] = k.ID
 			}
-			status, body := r.replay(t, dir, raw, vars)
+			status, header, body := r.replay(t, dir, raw, vars)
 			if status < 200 || status > 299 {
 				t.Fatalf("status %d, body %s", status, body)
+			}
+			if route == mediaRoute {
+				checkMedia(t, header, body, uploadEventImage(t, root))
+				return
 			}
 			if status == http.StatusNoContent {
 				if len(body) != 0 {
@@ -218,8 +227,14 @@ func checkEvent(t *testing.T, tpl *sam.Template, f sam.Function, raw []byte) sam
 	if err := dec.Decode(&ev); err != nil {
 		t.Fatalf("not an API Gateway HTTP API (payload 2.0) event: %v", err)
 	}
-	if ev.Version != "2.0" || ev.RequestContext.Stage != "$default" || ev.IsBase64Encoded {
-		t.Errorf("version %q, stage %q, base64 %v; want 2.0, $default, false", ev.Version, ev.RequestContext.Stage, ev.IsBase64Encoded)
+	if ev.Version != "2.0" || ev.RequestContext.Stage != "$default" {
+		t.Errorf("version %q, stage %q; want 2.0, $default", ev.Version, ev.RequestContext.Stage)
+	}
+	// API Gateway base64-encodes bodies that are not text, such as multipart uploads.
+	if ev.IsBase64Encoded {
+		if _, err := base64.StdEncoding.DecodeString(ev.Body); err != nil || ev.Body == "" {
+			t.Errorf("isBase64Encoded, but the body is not base64: %v", err)
+		}
 	}
 	method, path, _ := strings.Cut(ev.RouteKey, " ")
 	route := sam.Route{Method: method, Path: path}
@@ -266,6 +281,9 @@ func (r *replayer) fill(t *testing.T, raw []byte, secret string, route sam.Route
 	if has(placeholderAgentID) || has(placeholderAgentKey) {
 		vars[placeholderAgentID], vars[placeholderAgentKey] = r.newAgent(t, secret)
 	}
+	if has(placeholderMedia) {
+		vars[placeholderMedia] = r.upload(t, secret)
+	}
 	if has(placeholderSession) || has(placeholderMessage) || has(placeholderExecution) {
 		vars[placeholderSession] = r.newSession(t, secret)
 		if has(placeholderMessage) || has(placeholderExecution) || route.Method != http.MethodPost {
@@ -283,7 +301,7 @@ func (r *replayer) replayJSON(t *testing.T, file string, vars map[string]string,
 		t.Fatal(err)
 	}
 	dir, _, _ := strings.Cut(file, "-")
-	status, body := r.replay(t, dir, raw, vars)
+	status, _, body := r.replay(t, dir, raw, vars)
 	if status != wantStatus {
 		t.Fatalf("%s for the event: status %d, want %d; body %s", file, status, wantStatus, body)
 	}
@@ -339,8 +357,9 @@ func (r *replayer) execute(t *testing.T, secret, sessionID string) (messageID, e
 	return out.Messages[0].ID, out.Metadata.ExecutionID
 }
 
-// replay fills the placeholders in, runs the event and returns the status and decoded body.
-func (r *replayer) replay(t *testing.T, dir string, raw []byte, vars map[string]string) (int, []byte) {
+// replay fills the placeholders in, runs the event and returns the status, headers and decoded
+// body.
+func (r *replayer) replay(t *testing.T, dir string, raw []byte, vars map[string]string) (int, http.Header, []byte) {
 	t.Helper()
 	s := string(raw)
 	for k, v := range vars {
@@ -363,5 +382,14 @@ func (r *replayer) replay(t *testing.T, dir string, raw []byte, vars map[string]
 			t.Fatal(err)
 		}
 	}
-	return resp.StatusCode, body
+	header := http.Header{}
+	for k, v := range resp.Headers {
+		header.Set(k, v)
+	}
+	for k, vs := range resp.MultiValueHeaders {
+		for _, v := range vs {
+			header.Add(k, v)
+		}
+	}
+	return resp.StatusCode, header, body
 }

@@ -8,6 +8,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // AWSConfig loads the SDK configuration. It reads only the environment (no network), so it is
@@ -33,4 +34,14 @@ func DynamoClient(cfg aws.Config, c Config, extra ...func(*dynamodb.Options)) *d
 		// DynamoDB Local omits x-amz-crc32 on errors; the check adds nothing on a local socket.
 		o.DisableValidateResponseChecksum = !c.InLambda
 	}}, extra...)...)
+}
+
+// S3Client builds the S3 client: path-style addressing at the local endpoint when one is set.
+func S3Client(cfg aws.Config, c Config) *s3.Client {
+	return s3.NewFromConfig(cfg, func(o *s3.Options) {
+		if c.S3Endpoint != "" {
+			o.BaseEndpoint = aws.String(c.S3Endpoint)
+			o.UsePathStyle = true
+		}
+	})
 }

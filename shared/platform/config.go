@@ -41,6 +41,7 @@ type Config struct {
 	OpenAIBaseURL  string
 	OpenAIAPIKey   string
 	OpenAIModel    string
+	PublicBaseURL  string // base of the /media/ URLs; empty derives it from each request's Host
 	ExecQueueURL   string // SQS queue of asynchronous executions (AWS); empty runs them in-process
 	LogFormat      string // "json" or "text"
 	LogLevel       string
@@ -72,6 +73,7 @@ func LoadConfig() (Config, error) {
 		OpenAIAPIKey:   env("OPENAI_API_KEY", ""),
 		OpenAIModel:    env("OPENAI_MODEL", ""),
 		ExecQueueURL:   env("EXECUTION_QUEUE_URL", ""),
+		PublicBaseURL:  env("PUBLIC_BASE_URL", ""),
 		LogFormat:      env("LOG_FORMAT", map[bool]string{true: "json", false: "text"}[inLambda]),
 		LogLevel:       env("LOG_LEVEL", "info"),
 		InLambda:       inLambda,

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/images"
 	"github.com/agentorch/agentorch/shared/runtime"
 )
 
@@ -142,6 +143,21 @@ func (s *Service) load(ctx context.Context, raw, at string, formats map[string]s
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, "", field(at, "must be an http(s) URL or a base64 data URL")
+	}
+	if name, ok := images.MediaName(u.Path); ok && s.images != nil {
+		// An uploaded image: read from storage, whatever host the client saw it under.
+		data, ct, err := s.images.Open(ctx, name)
+		if err != nil {
+			if domain.KindOf(err) == domain.KindNotFound {
+				return nil, "", field(at, "names no uploaded image (uploads expire after a day)")
+			}
+			return nil, "", err
+		}
+		format, ok := formats[ct]
+		if !ok {
+			return nil, "", field(at, fmt.Sprintf("content type %q is not allowed", ct))
+		}
+		return data, format, nil
 	}
 	if s.fetch == nil {
 		return nil, "", field(at, "URLs cannot be fetched by this deployment; send a data URL")

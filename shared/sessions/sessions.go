@@ -59,6 +59,7 @@ type Service struct {
 	tools    runtime.Tools
 	fetch    Fetcher
 	dispatch Dispatcher
+	images   Images
 	limits   Limits
 	now      func() time.Time
 }
@@ -76,6 +77,14 @@ func New(store Store, agents Agents, engine *runtime.Engine, tools runtime.Tools
 	}
 	return &Service{store: store, agents: agents, engine: engine, tools: tools, fetch: fetch, limits: limits, now: time.Now}
 }
+
+// Images opens uploaded images by name.
+type Images interface {
+	Open(ctx context.Context, name string) ([]byte, string, error)
+}
+
+// SetImages lets image_url blocks name uploaded images (/media/<name> URLs).
+func (s *Service) SetImages(i Images) { s.images = i }
 
 // SetDispatcher sets how asynchronous executions are run.
 func (s *Service) SetDispatcher(d Dispatcher) { s.dispatch = d }
