@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentorch/agentorch/infra/childproc"
 )
 
 // Runtime API paths (https://docs.aws.amazon.com/lambda/latest/dg/runtimes-api.html).
@@ -65,13 +67,13 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		_ = srv.Close()
 	}()
 
-	out := &tail{max: 8 << 10}
+	out := &childproc.Tail{Max: 8 << 10}
 	cmd := exec.Command(opts.Bootstrap)
 	cmd.Dir = os.TempDir()
 	cmd.Env = append(append(lambdaEnv(opts, l.Addr().String()), LocalEnv()...), opts.Env...)
 	cmd.Stdout = io.MultiWriter(opts.Stderr, out)
 	cmd.Stderr = cmd.Stdout
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = childproc.SysProcAttr()
 	rt.start = time.Now()
 	if err := cmd.Start(); err != nil {
 		return res, fmt.Errorf("start bootstrap: %w", err)
@@ -225,27 +227,4 @@ func newID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// tail keeps the last max bytes written to it, for error messages.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/agentorch/agentorch/infra/childproc"
 )
 
 // ReadyTimeout bounds how long Start waits for a stand-in to answer.
@@ -203,17 +205,17 @@ func port(name string, p int) (int, error) {
 type child struct {
 	name string
 	cmd  *exec.Cmd
-	out  *tail
+	out  *childproc.Tail
 	done chan struct{}
 	err  error // the result of Wait, set before done is closed
 }
 
 func startChild(name string, cmd *exec.Cmd) (*child, error) {
-	ch := &child{name: name, cmd: cmd, out: &tail{max: 8 << 10}, done: make(chan struct{})}
+	ch := &child{name: name, cmd: cmd, out: &childproc.Tail{Max: 8 << 10}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = ch.out, ch.out
 	// Own process group: a terminal's Ctrl-C reaches only the parent, which then stops the group
 	// in order; and on Linux the child dies with the parent even if the parent is killed outright.
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = childproc.SysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", name, cmd.Path, err)
 	}
@@ -268,27 +270,4 @@ func (c *child) stop() error {
 	// Anything the child left in its group goes too.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	return nil
-}
-
-// tail keeps the last max bytes written to it: a child's output, for error messages.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
 }

@@ -3,6 +3,7 @@ package platform
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -44,4 +45,17 @@ func S3Client(cfg aws.Config, c Config) *s3.Client {
 			o.UsePathStyle = true
 		}
 	})
+}
+
+func getenvEmpty(name string) bool { return os.Getenv(name) == "" }
+
+// HasAWSCredentials reports whether the environment names real AWS credentials (keys, a profile,
+// or a container or web-identity provider), as opposed to the local stack's static test ones.
+func HasAWSCredentials() bool {
+	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_WEB_IDENTITY_TOKEN_FILE"} {
+		if os.Getenv(v) != "" && os.Getenv(v) != "test" {
+			return true
+		}
+	}
+	return false
 }

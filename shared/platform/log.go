@@ -24,16 +24,3 @@ func NewLogger(w io.Writer, format, level string) *slog.Logger {
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
 }
-
-func getenvEmpty(name string) bool { return os.Getenv(name) == "" }
-
-// HasAWSCredentials reports whether the environment names real AWS credentials (keys, a profile,
-// or a container or web-identity provider), as opposed to the local stack's static test ones.
-func HasAWSCredentials() bool {
-	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_WEB_IDENTITY_TOKEN_FILE"} {
-		if os.Getenv(v) != "" && os.Getenv(v) != "test" {
-			return true
-		}
-	}
-	return false
-}

@@ -1,11 +1,11 @@
 //go:build unix && !linux
 
-package localstack
+package childproc
 
 import "syscall"
 
-// procAttr puts a child in its own process group, so it can be stopped with everything it
+// SysProcAttr puts a child in its own process group, so it can be stopped with everything it
 // spawned. Only Linux can also tie the child's life to ours.
-func procAttr() *syscall.SysProcAttr {
+func SysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }

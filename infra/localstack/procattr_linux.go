@@ -1,9 +1,0 @@
-package localstack
-
-import "syscall"
-
-// procAttr puts a child in its own process group, so it can be stopped with everything it
-// spawned, and has the kernel kill it should this process die without stopping it.
-func procAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-}
