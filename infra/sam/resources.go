@@ -35,6 +35,19 @@ type Function struct {
 	Routes    []Route  // explicit routes, in event-name order
 	Fallbacks []Route  // events named Fallback… or with Method ANY
 	Queues    []string // logical ids of the SQS queues it consumes
+	SQSEvents []SQSEvent
+	Timeout   int // seconds, Globals merged; 0 when unset (Lambda then uses 3)
+}
+
+// SQSEvent is an SQS event source of a function: what Lambda's event source mapping is told.
+type SQSEvent struct {
+	Name                    string // the event's name in the template
+	Queue                   string // logical id of the queue
+	BatchSize               int    // 0 when unset (Lambda then uses 10)
+	MaxBatchingWindow       int    // seconds (MaximumBatchingWindowInSeconds)
+	ReportBatchItemFailures bool   // FunctionResponseTypes holds ReportBatchItemFailures
+	MaximumConcurrency      int    // ScalingConfig.MaximumConcurrency; 0 when unset
+	Disabled                bool   // Enabled: false
 }
 
 // Table is an AWS::DynamoDB::Table's key design.
@@ -128,6 +141,7 @@ func (t *Template) Functions() []Function {
 	for _, id := range t.ids(TypeFunction) {
 		p := t.Properties(id)
 		f := Function{LogicalID: id}
+		f.Timeout, _ = integer(p["Timeout"])
 		if uri, ok := p["CodeUri"].(string); ok {
 			f.CodeURI = uri
 			f.Dir = path.Base(path.Clean(strings.TrimSpace(uri)))
@@ -152,12 +166,32 @@ func (t *Template) Functions() []Function {
 			case "SQS":
 				if q := refID(props["Queue"]); q != "" {
 					f.Queues = append(f.Queues, q)
+					f.SQSEvents = append(f.SQSEvents, sqsEvent(name, q, props))
 				}
 			}
 		}
 		out = append(out, f)
 	}
 	return out
+}
+
+// sqsEvent reads an SQS event's properties.
+func sqsEvent(name, queue string, props map[string]any) SQSEvent {
+	ev := SQSEvent{Name: name, Queue: queue}
+	ev.BatchSize, _ = integer(props["BatchSize"])
+	ev.MaxBatchingWindow, _ = integer(props["MaximumBatchingWindowInSeconds"])
+	for _, t := range list(props["FunctionResponseTypes"]) {
+		if t == "ReportBatchItemFailures" {
+			ev.ReportBatchItemFailures = true
+		}
+	}
+	if sc, ok := props["ScalingConfig"].(map[string]any); ok {
+		ev.MaximumConcurrency, _ = integer(sc["MaximumConcurrency"])
+	}
+	if e, ok := props["Enabled"]; ok && !truthy(e) {
+		ev.Disabled = true
+	}
+	return ev
 }
 
 // httpRoute reads an HttpApi event; with neither Path nor Method SAM makes it the catch-all.

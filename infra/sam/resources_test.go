@@ -18,13 +18,22 @@ Resources:
     Type: AWS::Serverless::Function
     Properties:
       CodeUri: ./functions/worker
+      Timeout: 900
       Layers: [Extra]
       Environment:
         Variables: {B: "20", C: "3"}
       Events:
         Jobs:
           Type: SQS
-          Properties: {Queue: !GetAtt Jobs.Arn, BatchSize: 10}
+          Properties:
+            Queue: !GetAtt Jobs.Arn
+            BatchSize: 10
+            MaximumBatchingWindowInSeconds: 2
+            FunctionResponseTypes: [ReportBatchItemFailures]
+            ScalingConfig: {MaximumConcurrency: 3}
+        Paused:
+          Type: SQS
+          Properties: {Queue: !Ref Dead, Enabled: false}
         Nightly:
           Type: Schedule
           Properties: {Schedule: rate(1 day)}
@@ -86,7 +95,14 @@ func TestFunctionsInline(t *testing.T) {
 			Routes:    []Route{{"GET", "/items"}},
 			Fallbacks: []Route{{"ANY", "/items/{proxy+}"}, {"ANY", DefaultRoute}, {"GET", "/things"}},
 		},
-		{LogicalID: "Worker", CodeURI: "./functions/worker", Dir: "worker", Queues: []string{"Jobs"}},
+		{
+			LogicalID: "Worker", CodeURI: "./functions/worker", Dir: "worker", Timeout: 900,
+			Queues: []string{"Jobs", "Dead"},
+			SQSEvents: []SQSEvent{
+				{Name: "Jobs", Queue: "Jobs", BatchSize: 10, MaxBatchingWindow: 2, ReportBatchItemFailures: true, MaximumConcurrency: 3},
+				{Name: "Paused", Queue: "Dead", Disabled: true},
+			},
+		},
 	}
 	if diff := cmp.Diff(want, parseInline(t).Functions()); diff != "" {
 		t.Errorf("Functions (-want +got):\n%s", diff)

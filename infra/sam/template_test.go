@@ -39,7 +39,7 @@ func ref(name string) map[string]any { return map[string]any{"Ref": name} }
 func TestTemplateFunctions(t *testing.T) {
 	want := []Function{
 		{
-			LogicalID: "AgentsFunction", CodeURI: ".", Dir: "agents",
+			LogicalID: "AgentsFunction", CodeURI: ".", Dir: "agents", Timeout: 29,
 			Routes: []Route{
 				{"POST", "/api/v1/agent"},
 				{"DELETE", "/api/v1/agent/{id}"},
@@ -54,7 +54,7 @@ func TestTemplateFunctions(t *testing.T) {
 			Fallbacks: []Route{{"ANY", "/api/v1/agent"}, {"ANY", "/api/v1/agent/{proxy+}"}},
 		},
 		{
-			LogicalID: "AuthFunction", CodeURI: ".", Dir: "auth",
+			LogicalID: "AuthFunction", CodeURI: ".", Dir: "auth", Timeout: 29,
 			Routes: []Route{
 				{"POST", "/api/v1/api-keys"},
 				{"POST", "/api/v1/auth/token"},
@@ -64,17 +64,17 @@ func TestTemplateFunctions(t *testing.T) {
 			Fallbacks: []Route{{"ANY", "/api/v1/auth/{proxy+}"}, {"ANY", "/api/v1/api-keys"}, {"ANY", "/api/v1/api-keys/{proxy+}"}},
 		},
 		{
-			LogicalID: "ImagesFunction", CodeURI: ".", Dir: "images",
+			LogicalID: "ImagesFunction", CodeURI: ".", Dir: "images", Timeout: 29,
 			Routes:    []Route{{"GET", "/media/{name}"}, {"POST", "/api/v1/images/upload"}},
 			Fallbacks: []Route{{"ANY", "/api/v1/images/{proxy+}"}, {"ANY", "/media/{proxy+}"}},
 		},
 		{
-			LogicalID: "MetaFunction", CodeURI: ".", Dir: "meta",
+			LogicalID: "MetaFunction", CodeURI: ".", Dir: "meta", Timeout: 29,
 			Routes:    []Route{{"GET", "/api/v1/health"}, {"GET", "/api/v1/openapi.json"}},
 			Fallbacks: []Route{{"ANY", DefaultRoute}, {"ANY", "/api/v1/health"}},
 		},
 		{
-			LogicalID: "RuntimeFunction", CodeURI: ".", Dir: "runtime",
+			LogicalID: "RuntimeFunction", CodeURI: ".", Dir: "runtime", Timeout: 29,
 			Routes: []Route{
 				{"POST", "/api/v1/runtime/{session_id}/execute"},
 				{"GET", "/api/v1/runtime/{session_id}/executions/{execution_id}"},
@@ -84,7 +84,7 @@ func TestTemplateFunctions(t *testing.T) {
 			Fallbacks: []Route{{"ANY", "/api/v1/runtime/{proxy+}"}},
 		},
 		{
-			LogicalID: "SessionsFunction", CodeURI: ".", Dir: "sessions",
+			LogicalID: "SessionsFunction", CodeURI: ".", Dir: "sessions", Timeout: 29,
 			Routes: []Route{
 				{"POST", "/api/v1/sessions"},
 				{"DELETE", "/api/v1/sessions/{id}"},
@@ -95,7 +95,10 @@ func TestTemplateFunctions(t *testing.T) {
 			},
 			Fallbacks: []Route{{"ANY", "/api/v1/sessions"}, {"ANY", "/api/v1/sessions/{proxy+}"}},
 		},
-		{LogicalID: "WorkerFunction", CodeURI: ".", Dir: "worker", Queues: []string{"ExecutionQueue"}},
+		{
+			LogicalID: "WorkerFunction", CodeURI: ".", Dir: "worker", Timeout: 900, Queues: []string{"ExecutionQueue"},
+			SQSEvents: []SQSEvent{{Name: "Executions", Queue: "ExecutionQueue", BatchSize: 1, ReportBatchItemFailures: true}},
+		},
 	}
 	if diff := cmp.Diff(want, repoTemplate(t).Functions()); diff != "" {
 		t.Errorf("Functions (-want +got):\n%s", diff)
