@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/google/go-cmp/cmp"
+	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
 
 	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/infra/sam"
@@ -131,6 +133,56 @@ func TestBucketFromTemplate(t *testing.T) {
 	}
 }
 
+func TestOpenSearchStandIn(t *testing.T) {
+	env := localstack.NewTestEnv(t)
+	ctx := context.Background()
+	if !strings.HasPrefix(env.Endpoints.OpenSearch, "http://127.0.0.1:") {
+		t.Fatalf("OpenSearch endpoint %q, want a loopback URL", env.Endpoints.OpenSearch)
+	}
+	c := env.OpenSearch(t)
+	info, err := c.Info(ctx, nil)
+	if err != nil || info.Version.Number == "" {
+		t.Fatalf("GET / = %+v, %v", info, err)
+	}
+	name := env.IndexName("kb")
+	if name == "kb" || name != strings.ToLower(name) {
+		t.Fatalf("IndexName(kb) = %q, want a unique lowercase name", name)
+	}
+	if _, err := c.Indices.Create(ctx, opensearchapi.IndicesCreateReq{Index: name,
+		Body: strings.NewReader(`{"settings":{"index.knn":true},"mappings":{"properties":{"v":{"type":"knn_vector","dimension":2}}}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Index(ctx, opensearchapi.IndexReq{Index: name, DocumentID: "1", Body: strings.NewReader(`{"v":[1,0]}`),
+		Params: opensearchapi.IndexParams{Refresh: "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Search(ctx, &opensearchapi.SearchReq{Indices: []string{name}, Body: strings.NewReader(`{"query":{"knn":{"v":{"vector":[1,0],"k":1}}}}`)})
+	if err != nil || len(res.Hits.Hits) != 1 || res.Hits.Hits[0].Score != 1 {
+		t.Fatalf("knn search = %+v, %v", res, err)
+	}
+}
+
+// The test env's OpenSearch indices go with it.
+func TestOpenSearchIndicesDeletedWithEnv(t *testing.T) {
+	var name string
+	var ep localstack.Endpoints
+	t.Run("env", func(t *testing.T) {
+		env := localstack.NewTestEnv(t)
+		name, ep = env.IndexName("chunks"), env.Endpoints
+		if _, err := env.OpenSearch(t).Indices.Create(context.Background(), opensearchapi.IndicesCreateReq{Index: name}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	res, err := http.Head(ep.OpenSearch + "/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("HEAD /%s after the env ended = %d, want 404", name, res.StatusCode)
+	}
+}
+
 // CreateResources is run by the dev server on every start against a stack that may already hold
 // the resources: a second run must succeed and give the same names.
 func TestCreateResourcesIdempotent(t *testing.T) {
@@ -167,6 +219,40 @@ func TestStartBusyPort(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), strconv.Itoa(busy)) {
 		t.Errorf("error %q does not name port %d", err, busy)
+	}
+}
+
+// make dev serves the OpenSearch stand-in on a fixed port: Start must use the one it is given.
+func TestStartOpenSearchPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := l.Addr().(*net.TCPAddr).Port
+	st, err := localstack.Start(context.Background(), localstack.Options{OpenSearchPort: busy})
+	if err == nil {
+		st.Stop()
+		t.Fatal("Start succeeded with the OpenSearch port taken")
+	}
+	if !strings.Contains(err.Error(), "OpenSearch") || !strings.Contains(err.Error(), strconv.Itoa(busy)) {
+		t.Errorf("error %q does not name the OpenSearch port %d", err, busy)
+	}
+	l.Close()
+	st, err = localstack.Start(context.Background(), localstack.Options{OpenSearchPort: busy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Stop()
+	if got, want := st.Endpoints().OpenSearch, "http://127.0.0.1:"+strconv.Itoa(busy); got != want {
+		t.Errorf("OpenSearch endpoint = %s, want %s", got, want)
+	}
+	res, err := http.Get(st.Endpoints().OpenSearch + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("GET / = %d", res.StatusCode)
 	}
 }
 

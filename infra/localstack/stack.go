@@ -21,6 +21,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/agentorch/agentorch/infra/childproc"
+	"github.com/agentorch/agentorch/infra/opensearchlocal"
 )
 
 // ReadyTimeout bounds how long Start waits for a stand-in to answer.
@@ -31,18 +32,20 @@ const stopGrace = 5 * time.Second
 
 // Options configure Start.
 type Options struct {
-	DynamoPort int // 0: any free port
-	SQSPort    int
-	S3Port     int
-	Root       string    // repository root holding .cache/node; RepoRoot() when empty
-	Log        io.Writer // progress lines; nil discards them
+	DynamoPort     int // 0: any free port
+	SQSPort        int
+	S3Port         int
+	OpenSearchPort int
+	Root           string    // repository root holding .cache/node; RepoRoot() when empty
+	Log            io.Writer // progress lines; nil discards them
 }
 
 // Endpoints are the base URLs of the running stand-ins.
 type Endpoints struct {
-	DynamoDB string
-	S3       string
-	SQS      string
+	DynamoDB   string
+	S3         string
+	SQS        string
+	OpenSearch string // the in-process OpenSearch stand-in (infra/opensearchlocal)
 }
 
 // Stack is a running set of stand-ins. Stop it when done: the children run in their own process
@@ -51,6 +54,8 @@ type Stack struct {
 	endpoints Endpoints
 	children  []*child
 	s3        *http.Server
+	os        *http.Server
+	osStand   *opensearchlocal.Server
 	log       io.Writer
 	failed    chan error    // a stand-in exited while the stack ran
 	stopping  chan struct{} // closed when Stop begins
@@ -58,8 +63,9 @@ type Stack struct {
 	stopErr   error
 }
 
-// Start starts DynamoDB Local (java), fauxqs (node) and an in-process gofakes3, and returns once
-// each answers a real SDK call. Run EnsureDeps first on a fresh machine.
+// Start starts DynamoDB Local (java), fauxqs (node), an in-process gofakes3 and the in-process
+// OpenSearch stand-in, and returns once each answers a real SDK call. Run EnsureDeps first on a
+// fresh machine.
 func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
@@ -90,15 +96,24 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("port %d for gofakes3 (S3) is busy, is another stack running? %w", opts.S3Port, err)
 	}
+	osListener, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(opts.OpenSearchPort))
+	if err != nil {
+		_ = s3Listener.Close()
+		return nil, fmt.Errorf("port %d for the OpenSearch stand-in is busy, is another stack running? %w", opts.OpenSearchPort, err)
+	}
 
 	start := time.Now()
 	st := &Stack{log: opts.Log, failed: make(chan error, 2), stopping: make(chan struct{})}
 	st.s3 = &http.Server{Handler: gofakes3.New(s3mem.New()).Server(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = st.s3.Serve(s3Listener) }()
+	st.osStand = opensearchlocal.New(opensearchlocal.Options{})
+	st.os = &http.Server{Handler: st.osStand, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = st.os.Serve(osListener) }()
 	st.endpoints = Endpoints{
-		DynamoDB: fmt.Sprintf("http://127.0.0.1:%d", dynamoPort),
-		S3:       "http://" + s3Listener.Addr().String(),
-		SQS:      fmt.Sprintf("http://127.0.0.1:%d", sqsPort),
+		DynamoDB:   fmt.Sprintf("http://127.0.0.1:%d", dynamoPort),
+		S3:         "http://" + s3Listener.Addr().String(),
+		SQS:        fmt.Sprintf("http://127.0.0.1:%d", sqsPort),
+		OpenSearch: "http://" + osListener.Addr().String(),
 	}
 
 	dynamo := exec.Command("java", "-Xmx512m",
@@ -155,8 +170,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 			}
 		}()
 	}
-	fmt.Fprintf(opts.Log, "localstack: DynamoDB %s, SQS %s, S3 %s ready in %s\n",
-		st.endpoints.DynamoDB, st.endpoints.SQS, st.endpoints.S3, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(opts.Log, "localstack: DynamoDB %s, SQS %s, S3 %s, OpenSearch %s ready in %s\n",
+		st.endpoints.DynamoDB, st.endpoints.SQS, st.endpoints.S3, st.endpoints.OpenSearch, time.Since(start).Round(time.Millisecond))
 	return st, nil
 }
 
@@ -183,6 +198,10 @@ func (s *Stack) Stop() error {
 		}
 		if s.s3 != nil {
 			_ = s.s3.Close()
+		}
+		if s.os != nil {
+			_ = s.os.Close()
+			s.osStand.Close()
 		}
 		wg.Wait()
 		s.stopErr = errors.Join(errs...)

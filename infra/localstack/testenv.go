@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/opensearch-project/opensearch-go/v4"
+	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
 
 	"github.com/agentorch/agentorch/infra/sam"
 	"github.com/agentorch/agentorch/shared/platform"
@@ -23,9 +26,10 @@ import (
 // Environment variables through which one running stack is shared by every test binary of a
 // run (make test sets them); without them each test binary starts its own.
 const (
-	EnvTestDynamoDB = "AGENTORCH_TEST_DYNAMODB"
-	EnvTestSQS      = "AGENTORCH_TEST_SQS"
-	EnvTestS3       = "AGENTORCH_TEST_S3"
+	EnvTestDynamoDB   = "AGENTORCH_TEST_DYNAMODB"
+	EnvTestSQS        = "AGENTORCH_TEST_SQS"
+	EnvTestS3         = "AGENTORCH_TEST_S3"
+	EnvTestOpenSearch = "AGENTORCH_TEST_OPENSEARCH"
 )
 
 // TestTokenSecret signs bearer tokens in tests.
@@ -68,8 +72,9 @@ func runTests(m *testing.M) int {
 
 // TestEndpoints reads the shared stack's endpoints from the environment.
 func TestEndpoints() (Endpoints, bool) {
-	ep := Endpoints{DynamoDB: os.Getenv(EnvTestDynamoDB), SQS: os.Getenv(EnvTestSQS), S3: os.Getenv(EnvTestS3)}
-	return ep, ep.DynamoDB != "" && ep.SQS != "" && ep.S3 != ""
+	ep := Endpoints{DynamoDB: os.Getenv(EnvTestDynamoDB), SQS: os.Getenv(EnvTestSQS), S3: os.Getenv(EnvTestS3),
+		OpenSearch: os.Getenv(EnvTestOpenSearch)}
+	return ep, ep.DynamoDB != "" && ep.SQS != "" && ep.S3 != "" && ep.OpenSearch != ""
 }
 
 // ExportTestEndpoints sets the AGENTORCH_TEST_* variables so that this process and its children
@@ -78,6 +83,7 @@ func ExportTestEndpoints(ep Endpoints) {
 	os.Setenv(EnvTestDynamoDB, ep.DynamoDB)
 	os.Setenv(EnvTestSQS, ep.SQS)
 	os.Setenv(EnvTestS3, ep.S3)
+	os.Setenv(EnvTestOpenSearch, ep.OpenSearch)
 }
 
 // TestEnv is one test's own set of the template's resources in the shared stack.
@@ -87,6 +93,7 @@ type TestEnv struct {
 	Resources *Resources
 	// Config is platform.LoadConfig() pointed at this env's resources and the stack.
 	Config platform.Config
+	suffix string
 }
 
 // NewTestEnv creates fresh resources from template.yaml under a unique suffix, so tests do not see
@@ -112,7 +119,7 @@ func NewTestEnv(tb testing.TB) *TestEnv {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	env := &TestEnv{AWS: AWSConfig(), Endpoints: ep}
+	env := &TestEnv{AWS: AWSConfig(), Endpoints: ep, suffix: suffix}
 	if env.Resources, err = CreateResources(ctx, env.AWS, ep, tmpl, suffix); err != nil {
 		tb.Fatalf("localstack: %v", err)
 	}
@@ -144,11 +151,35 @@ func (e *TestEnv) S3() *s3.Client { return e.Endpoints.S3Client(e.AWS) }
 // SQS returns a client for the stack's SQS.
 func (e *TestEnv) SQS() *sqs.Client { return e.Endpoints.SQSClient(e.AWS) }
 
-// delete removes the env's tables and queues; buckets stay (gofakes3 deletes only empty ones and
-// they cost next to nothing).
+// OpenSearch returns a client of the official Go client library for the stack's OpenSearch
+// stand-in. The stand-in is shared by every test of a run: name indices with IndexName.
+func (e *TestEnv) OpenSearch(tb testing.TB) *opensearchapi.Client {
+	tb.Helper()
+	c, err := opensearchapi.NewClient(opensearchapi.Config{Client: opensearch.Config{Addresses: []string{e.Endpoints.OpenSearch}}})
+	if err != nil {
+		tb.Fatalf("localstack: OpenSearch client for %q: %v", e.Endpoints.OpenSearch, err)
+	}
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// IndexName is base with this env's unique suffix: OpenSearch indices named so are this test's
+// own and are deleted when it ends.
+func (e *TestEnv) IndexName(base string) string { return base + e.suffix }
+
+// delete removes the env's tables, queues and OpenSearch indices; buckets stay (gofakes3 deletes
+// only empty ones and they cost next to nothing).
 func (e *TestEnv) delete() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if e.Endpoints.OpenSearch != "" {
+		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, e.Endpoints.OpenSearch+"/*"+e.suffix, nil)
+		if err == nil {
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+			}
+		}
+	}
 	for _, t := range e.Resources.Tables {
 		_, _ = e.DynamoDB().DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(t)})
 	}
