@@ -1,12 +1,13 @@
 // Command apikey manages API keys in the table the configuration names; with no environment that
 // is the local stack of make dev:
 //
-//	go run ./scripts/apikey create --owner O --company C [--name N] [--ttl 24h] [--rate-limit N] [--scopes a,b]
+//	go run ./scripts/apikey create --owner O --company C [--name N] [--ttl 30d] [--rate-limit N] [--scopes a,b]
 //	go run ./scripts/apikey list --company C
 //	go run ./scripts/apikey revoke --company C --id ID
 //
 // create prints only the new key on stdout, so that KEY=$(go run ./scripts/apikey create …)
-// works; everything else goes to stderr. With TABLE_NAME set (and no AWS_ENDPOINT_URL_DYNAMODB),
+// works; everything else goes to stderr. Keys made here are operator keys with no parent;
+// --scopes admin makes one that manages the keys of every owner of its company. With TABLE_NAME set (and no AWS_ENDPOINT_URL_DYNAMODB),
 // or with --aws, it works on the deployed table with the SDK's usual credentials.
 package main
 
@@ -19,6 +20,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -31,7 +33,7 @@ import (
 )
 
 const usage = `usage:
-  apikey create --owner O --company C [--name N] [--ttl 24h] [--rate-limit N] [--scopes a,b]
+  apikey create --owner O --company C [--name N] [--ttl 30d] [--rate-limit N] [--scopes a,b]
   apikey list --company C [--json]
   apikey revoke --company C --id ID`
 
@@ -58,13 +60,14 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	case "create":
 		owner := fs.String("owner", "", "owner of the key (required)")
 		name := fs.String("name", "", "a label for the key")
-		ttl := fs.Duration("ttl", auth.DefaultKeyTTL, "lifetime, a Go duration (2s, 24h, 2160h)")
+		ttl := lifetime(auth.DefaultKeyTTL)
+		fs.Var(&ttl, "ttl", "lifetime in days (30d) or as a Go duration (2s, 24h); at most 730d")
 		rate := fs.Int("rate-limit", 0, "requests per minute; 0 means no limit")
-		scopes := fs.String("scopes", "", "comma-separated scopes ("+strings.Join(domain.KnownScopes, ", ")+"); empty means all")
+		scopes := fs.String("scopes", "", "comma-separated scopes ("+strings.Join(domain.KnownScopes, ", ")+"); empty means all but admin")
 		cmd = func(ctx context.Context, a *auth.Service) error {
-			k, secret, err := a.CreateKey(ctx, auth.NewKey{Name: *name, Owner: *owner, Company: *company, TTL: *ttl, RateLimit: *rate, Scopes: split(*scopes)})
+			k, secret, err := a.CreateKey(ctx, auth.NewKey{Name: *name, Owner: *owner, Company: *company, TTL: time.Duration(ttl), RateLimit: *rate, Scopes: split(*scopes)})
 			if err != nil {
-				return err
+				return flagError(err)
 			}
 			fmt.Fprintf(os.Stderr, "apikey: created key %s (%s…) for %s/%s, expires %s\n", k.ID, k.Prefix, k.Company, k.Owner, k.ExpiresAt.Format(time.RFC3339))
 			_, err = fmt.Fprintln(stdout, secret)
@@ -143,7 +146,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 
 func printKeys(w io.Writer, keys []*domain.APIKey) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPREFIX\tNAME\tOWNER\tSCOPES\tRATE\tEXPIRES\tREVOKED")
+	fmt.Fprintln(tw, "ID\tPREFIX\tNAME\tOWNER\tSCOPES\tRATE\tEXPIRES\tREVOKED\tPARENT")
 	for _, k := range keys {
 		revoked := "-"
 		if k.RevokedAt != nil {
@@ -153,9 +156,34 @@ func printKeys(w io.Writer, keys []*domain.APIKey) error {
 		if scopes == "" {
 			scopes = "*"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", k.ID, k.Prefix, k.Name, k.Owner, scopes, k.RateLimit, k.ExpiresAt.Format(time.RFC3339), revoked)
+		parent := "-"
+		if k.ParentID != nil {
+			parent = *k.ParentID
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Name, k.Owner, scopes, k.RateLimit, k.ExpiresAt.Format(time.RFC3339), revoked, parent)
 	}
 	return tw.Flush()
+}
+
+// flagError names the flags behind the fields of an invalid key.
+func flagError(err error) error {
+	var de *domain.Error
+	if !errors.As(err, &de) || len(de.Fields) == 0 {
+		return err
+	}
+	flags := map[string]string{"expires_in": "--ttl", "rate_limit": "--rate-limit", "owner": "--owner", "company": "--company", "name": "--name"}
+	var msgs []string
+	for _, f := range de.Fields {
+		name, ok := flags[f.Field]
+		if !ok && strings.HasPrefix(f.Field, "scopes.") {
+			name, ok = "--scopes", true
+		}
+		if !ok {
+			name = f.Field
+		}
+		msgs = append(msgs, name+": "+f.Message)
+	}
+	return &domain.Error{Kind: domain.KindInvalid, Message: strings.Join(msgs, "; "), Fields: de.Fields}
 }
 
 func split(s string) []string {
@@ -166,4 +194,32 @@ func split(s string) []string {
 		}
 	}
 	return out
+}
+
+// lifetime is the --ttl flag: whole days ("30d") or a Go duration ("24h").
+type lifetime time.Duration
+
+func (l *lifetime) String() string {
+	d := time.Duration(*l)
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return d.String()
+}
+
+func (l *lifetime) Set(s string) error {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 1 || n > 100_000 {
+			return errors.New("give a whole number of days such as 30d")
+		}
+		*l = lifetime(time.Duration(n) * 24 * time.Hour)
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("give days (30d) or hours, minutes, seconds (24h, 90m, 30s)")
+	}
+	*l = lifetime(d)
+	return nil
 }

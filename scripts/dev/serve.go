@@ -27,6 +27,8 @@ const (
 	dynamoPort = 8000
 	sqsPort    = 4576
 	s3Port     = 4569
+	// openSearchPort serves the OpenSearch stand-in where OpenSearch listens by default.
+	openSearchPort = 9200
 )
 
 // serve runs the dev stack until ctx ends.
@@ -50,7 +52,7 @@ func serve(ctx context.Context, port string) error {
 	if err := localstack.EnsureDeps(ctx, root, os.Stderr); err != nil {
 		return err
 	}
-	st, err := localstack.Start(ctx, localstack.Options{DynamoPort: dynamoPort, SQSPort: sqsPort, S3Port: s3Port, Root: root, Log: os.Stderr})
+	st, err := localstack.Start(ctx, localstack.Options{DynamoPort: dynamoPort, SQSPort: sqsPort, S3Port: s3Port, OpenSearchPort: openSearchPort, Root: root, Log: os.Stderr})
 	if err != nil {
 		return err
 	}
@@ -103,7 +105,7 @@ func serve(ctx context.Context, port string) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 
-	_, key, err := a.Auth.CreateKey(ctx, auth.NewKey{Name: "dev", Owner: "dev", Company: "dev", TTL: devKeyTTL})
+	_, key, err := a.Auth.CreateKey(ctx, auth.NewKey{Name: "dev", Owner: "dev", Company: "dev", TTL: devKeyTTL, Scopes: []string{auth.ScopeAdmin}})
 	if err != nil {
 		return fmt.Errorf("create the dev API key: %w", err)
 	}

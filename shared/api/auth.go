@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
@@ -49,7 +50,7 @@ type createKeyRequest struct {
 	ExpiresIn *int64   `json:"expires_in"`
 	ExpiresAt *string  `json:"expires_at"`
 	Scopes    []string `json:"scopes"`
-	RateLimit int      `json:"rate_limit"`
+	RateLimit *int     `json:"rate_limit"`
 }
 
 func (h *authHandlers) createKey(w http.ResponseWriter, r *http.Request) error {
@@ -65,26 +66,27 @@ func (h *authHandlers) createKey(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeInto(body, &req); err != nil {
 		return err
 	}
-	in := auth.NewKey{Name: req.Name, Owner: req.Owner, Company: p.Company, Scopes: req.Scopes, RateLimit: req.RateLimit}
-	if in.Owner == "" {
-		in.Owner = p.Owner
+	in := auth.NewKey{Name: req.Name, Owner: req.Owner, Scopes: req.Scopes, RateLimit: p.RateLimit}
+	if req.RateLimit != nil {
+		in.RateLimit = *req.RateLimit
 	}
 	switch {
 	case req.ExpiresIn != nil && req.ExpiresAt != nil:
 		return domain.Invalid([]domain.FieldError{{Field: "expires_at", Message: "give expires_in or expires_at, not both"}})
 	case req.ExpiresIn != nil:
-		if *req.ExpiresIn <= 0 || *req.ExpiresIn > int64(auth.MaxKeyTTL/time.Second) {
-			return domain.Invalid([]domain.FieldError{{Field: "expires_in", Message: "must be a positive number of seconds of at most two years"}})
+		// Checked here, in seconds, before the conversion to a duration could overflow.
+		if maxSec := int64(auth.MaxKeyTTL / time.Second); *req.ExpiresIn <= 0 || *req.ExpiresIn > maxSec {
+			return domain.Invalid([]domain.FieldError{{Field: "expires_in", Message: fmt.Sprintf("must be between 1 and %d seconds (%d days)", maxSec, maxSec/86400)}})
 		}
 		in.TTL = time.Duration(*req.ExpiresIn) * time.Second
 	case req.ExpiresAt != nil:
 		t, err := time.Parse(time.RFC3339, *req.ExpiresAt)
-		if err != nil || !t.After(time.Now()) {
-			return domain.Invalid([]domain.FieldError{{Field: "expires_at", Message: "must be an ISO 8601 time in the future"}})
+		if err != nil {
+			return domain.Invalid([]domain.FieldError{{Field: "expires_at", Message: "must be an RFC 3339 time such as 2026-01-31T00:00:00Z"}})
 		}
-		in.TTL = time.Until(t)
+		in.ExpiresAt = t
 	}
-	k, secret, err := h.svc.CreateKey(r.Context(), in)
+	k, secret, err := h.svc.CreateKeyAs(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -93,11 +95,7 @@ func (h *authHandlers) createKey(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *authHandlers) listKeys(w http.ResponseWriter, r *http.Request) error {
-	p := principal(r)
-	if !p.Can(domain.ScopeKeysManage) {
-		return domain.ErrPermission
-	}
-	keys, err := h.svc.ListKeys(r.Context(), p.Company)
+	keys, err := h.svc.ListKeysAs(r.Context(), principal(r))
 	if err != nil {
 		return err
 	}
@@ -110,11 +108,7 @@ func (h *authHandlers) listKeys(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *authHandlers) revokeKey(w http.ResponseWriter, r *http.Request) error {
-	p := principal(r)
-	if !p.Can(domain.ScopeKeysManage) {
-		return domain.ErrPermission
-	}
-	if err := h.svc.RevokeKey(r.Context(), p.Company, r.PathValue("id")); err != nil {
+	if err := h.svc.RevokeKeyAs(r.Context(), principal(r), r.PathValue("id")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -150,7 +150,11 @@ func BenchmarkExecuteHandWritten(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		hist, err := s.app.Store.RecentMessages(ctx, sid, 100)
+		used := 0
+		hist, err := s.app.Store.History(ctx, sid, func(m domain.Message) bool {
+			used += runtime.EstimateTokens(m.Content)
+			return used <= runtime.LocalContextWindow/2-domain.DefaultMaxTokens
+		})
 		if err != nil {
 			b.Fatal(err)
 		}

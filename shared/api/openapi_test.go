@@ -43,7 +43,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 
 	public := map[string]bool{"GET /api/v1/health/": true, "GET /api/v1/openapi.json": true, "GET /media/{name}": true}
-	keyOnly := map[string]bool{"POST /api/v1/auth/token/": true}
+	keyOnly := map[string]bool{"POST /api/v1/auth/token/": true, "POST /api/v1/api-keys/": true}
 	// Uploads take multipart/form-data alone; any other body is a 400, never a 415.
 	multipartOnly := map[string]bool{"POST /api/v1/images/upload/": true}
 	for path, item := range doc.Paths.Map() {

@@ -15,12 +15,15 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-// KeyStore keeps API keys, addressed by the SHA-256 of their secret.
+// KeyStore keeps API keys, addressed by the SHA-256 of their secret and found by id within their
+// company.
 type KeyStore interface {
 	GetKeyByHash(ctx context.Context, hash string) (*domain.APIKey, error)
+	GetKey(ctx context.Context, company, id string) (*domain.APIKey, error)
 	PutKey(ctx context.Context, k *domain.APIKey) error
 	ListKeys(ctx context.Context, company string) ([]*domain.APIKey, error)
-	RevokeKey(ctx context.Context, company, id string, at time.Time) (*domain.APIKey, error)
+	// RevokeKey stores k as revoked at at and returns the stored key.
+	RevokeKey(ctx context.Context, k *domain.APIKey, at time.Time) (*domain.APIKey, error)
 }
 
 // Limiter counts a key's requests in fixed windows, shared by every instance.
@@ -40,8 +43,11 @@ type Rate struct {
 	Reset     time.Time
 }
 
-// Service authenticates requests. Key lookups are cached per instance for CacheTTL so that a hot
-// path costs no DynamoDB read; a revoked key keeps working on other instances for at most that long.
+// Service authenticates requests. Key lookups, by secret or by id, are cached per instance for
+// CacheTTL so that a hot path costs no DynamoDB read. Every request, by key or by bearer token,
+// checks the key and the keys that created it through that cache, so a revocation ends the key,
+// its tokens and the keys it created at once on the instance that made it and within CacheTTL on
+// every other.
 type Service struct {
 	keys    KeyStore
 	limiter Limiter
@@ -50,13 +56,19 @@ type Service struct {
 	now     func() time.Time
 
 	mu    sync.Mutex
-	cache map[string]cacheEntry
+	cache map[string]cacheEntry // by hashRef and by idRef: one entry per key under both
 }
 
 type cacheEntry struct {
 	key     *domain.APIKey // nil: the hash is unknown
 	fetched time.Time
 }
+
+// maxCacheEntries bounds the cache; past it the cache starts over.
+const maxCacheEntries = 10_000
+
+func hashRef(hash string) string      { return "h/" + hash }
+func idRef(company, id string) string { return "i/" + company + "/" + id }
 
 // NewService builds the authenticator.
 func NewService(keys KeyStore, limiter Limiter, tokens *Tokens, cacheTTL time.Duration) *Service {
@@ -70,56 +82,128 @@ func HashKey(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Authenticate checks the x-api-key header or, failing that, an Authorization bearer token.
+// Authenticate checks the x-api-key header or, failing that, an Authorization bearer token. A
+// token is only as good as the key it was issued for: the key is looked up (through the cache)
+// on every use.
 func (s *Service) Authenticate(ctx context.Context, apiKey, authorization string) (domain.Principal, error) {
 	if apiKey == "" {
 		if tok, ok := strings.CutPrefix(authorization, "Bearer "); ok && s.tokens != nil {
-			return s.tokens.Verify(ctx, strings.TrimSpace(tok))
+			return s.authenticateToken(ctx, strings.TrimSpace(tok))
 		}
 		return domain.Principal{}, domain.ErrBadKey
 	}
 	if len(apiKey) > 256 {
 		return domain.Principal{}, domain.ErrBadKey
 	}
-	k, err := s.lookup(ctx, HashKey(apiKey))
+	k, err := s.lookupHash(ctx, HashKey(apiKey))
 	if err != nil {
 		return domain.Principal{}, err
 	}
-	if k == nil || k.RevokedAt != nil {
-		return domain.Principal{}, domain.ErrBadKey
-	}
-	if !s.now().Before(k.ExpiresAt) {
-		return domain.Principal{}, domain.ErrExpiredKey
+	if err := s.check(ctx, k); err != nil {
+		return domain.Principal{}, err
 	}
 	return k.Principal(), nil
 }
 
-func (s *Service) lookup(ctx context.Context, hash string) (*domain.APIKey, error) {
-	now := s.now()
+func (s *Service) authenticateToken(ctx context.Context, token string) (domain.Principal, error) {
+	claimed, err := s.tokens.Verify(ctx, token)
+	if err != nil {
+		return domain.Principal{}, err
+	}
+	k, err := s.lookupID(ctx, claimed.Company, claimed.KeyID)
+	if err != nil {
+		return domain.Principal{}, err
+	}
+	if err := s.check(ctx, k); err != nil {
+		return domain.Principal{}, err
+	}
+	p := k.Principal()
+	p.ViaToken = true
+	return p, nil
+}
+
+// check refuses a revoked or expired key and a key whose creator, or its creator and so on, is
+// revoked. Each ancestor is one cached lookup by id.
+func (s *Service) check(ctx context.Context, k *domain.APIKey) error {
+	if k.RevokedAt != nil {
+		return domain.ErrBadKey
+	}
+	if !s.now().Before(k.ExpiresAt) {
+		return domain.ErrExpiredKey
+	}
+	for _, id := range k.Ancestors {
+		a, err := s.lookupID(ctx, k.Company, id)
+		if err != nil {
+			return err
+		}
+		if a.RevokedAt != nil {
+			return domain.ErrBadKey
+		}
+	}
+	return nil
+}
+
+// cached returns the entry under ref if it is younger than the TTL.
+func (s *Service) cached(ref string) (cacheEntry, bool) {
 	s.mu.Lock()
-	e, ok := s.cache[hash]
+	e, ok := s.cache[ref]
 	s.mu.Unlock()
-	if ok && now.Sub(e.fetched) < s.ttl {
-		return e.key, nil
-	}
-	k, err := s.keys.GetKeyByHash(ctx, hash)
-	if err != nil && !errors.Is(err, domain.ErrNotFound) {
-		return nil, fmt.Errorf("look up api key: %w", err)
-	}
+	return e, ok && s.now().Sub(e.fetched) < s.ttl
+}
+
+// remember caches k under both of its references; a nil k is remembered as an unknown hash.
+func (s *Service) remember(hash string, k *domain.APIKey, fetched time.Time) {
 	s.mu.Lock()
-	if len(s.cache) > 10_000 {
+	defer s.mu.Unlock()
+	if len(s.cache) > maxCacheEntries {
 		clear(s.cache)
 	}
-	s.cache[hash] = cacheEntry{key: k, fetched: now}
-	s.mu.Unlock()
+	e := cacheEntry{key: k, fetched: fetched}
+	s.cache[hashRef(hash)] = e
+	if k != nil {
+		s.cache[idRef(k.Company, k.ID)] = e
+	}
+}
+
+// lookupHash finds a key by the hash of its secret; an unknown secret is domain.ErrBadKey, and is
+// cached too, so that guessing costs no reads.
+func (s *Service) lookupHash(ctx context.Context, hash string) (*domain.APIKey, error) {
+	if e, ok := s.cached(hashRef(hash)); ok {
+		if e.key == nil {
+			return nil, domain.ErrBadKey
+		}
+		return e.key, nil
+	}
+	now := s.now()
+	k, err := s.keys.GetKeyByHash(ctx, hash)
+	if errors.Is(err, domain.ErrNotFound) {
+		s.remember(hash, nil, now)
+		return nil, domain.ErrBadKey
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up api key: %w", err)
+	}
+	s.remember(hash, k, now)
 	return k, nil
 }
 
-// Forget drops a key from this instance's cache, so that a revocation made here applies at once.
-func (s *Service) Forget(hash string) {
-	s.mu.Lock()
-	delete(s.cache, hash)
-	s.mu.Unlock()
+// lookupID finds a key by id; an unknown one is domain.ErrBadKey. Unlike an unknown secret, an
+// unknown id is not cached: ids come from signed tokens and stored keys, so a miss can only be
+// the index catching up with a new key.
+func (s *Service) lookupID(ctx context.Context, company, id string) (*domain.APIKey, error) {
+	if e, ok := s.cached(idRef(company, id)); ok && e.key != nil {
+		return e.key, nil
+	}
+	now := s.now()
+	k, err := s.keys.GetKey(ctx, company, id)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, domain.ErrBadKey
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up api key %s: %w", id, err)
+	}
+	s.remember(k.Hash, k, now)
+	return k, nil
 }
 
 // Limit counts the request against the principal's per-minute limit.

@@ -30,25 +30,52 @@ func (m *memKeys) GetKeyByHash(_ context.Context, h string) (*domain.APIKey, err
 	return &c, nil
 }
 
-func (m *memKeys) PutKey(_ context.Context, k *domain.APIKey) error {
+func (m *memKeys) GetKey(_ context.Context, company, id string) (*domain.APIKey, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.byHash[k.Hash] = k
-	return nil
-}
-
-func (m *memKeys) ListKeys(context.Context, string) ([]*domain.APIKey, error) { return nil, nil }
-
-func (m *memKeys) RevokeKey(_ context.Context, company, id string, at time.Time) (*domain.APIKey, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.lookups++
 	for _, k := range m.byHash {
 		if k.ID == id && k.Company == company {
-			k.RevokedAt = &at
-			return k, nil
+			c := *k
+			return &c, nil
 		}
 	}
 	return nil, domain.ErrNotFound
+}
+
+func (m *memKeys) PutKey(_ context.Context, k *domain.APIKey) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := *k
+	m.byHash[k.Hash] = &c
+	return nil
+}
+
+func (m *memKeys) ListKeys(_ context.Context, company string) ([]*domain.APIKey, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*domain.APIKey
+	for _, k := range m.byHash {
+		if k.Company == company {
+			c := *k
+			out = append(out, &c)
+		}
+	}
+	return out, nil
+}
+
+func (m *memKeys) RevokeKey(_ context.Context, k *domain.APIKey, at time.Time) (*domain.APIKey, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	stored, ok := m.byHash[k.Hash]
+	if !ok {
+		return nil, domain.ErrNotFound
+	}
+	if stored.RevokedAt == nil {
+		stored.RevokedAt = &at
+	}
+	c := *stored
+	return &c, nil
 }
 
 func newTestService(t *testing.T) (*Service, *memKeys, *time.Time) {

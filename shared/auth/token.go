@@ -15,8 +15,10 @@ import (
 // SecretSource fetches the token-signing secret (from Secrets Manager on AWS).
 type SecretSource func(ctx context.Context) ([]byte, error)
 
-// Tokens issues and verifies short-lived HS256 bearer tokens that carry a key's principal.
-// The secret is fetched on first use, not at init, so cold starts make no network call.
+// Tokens issues and verifies short-lived HS256 bearer tokens that name a key (subject and
+// company). A valid signature is not enough: Service looks the key up on every use, so a token
+// ends with its key. The secret is fetched on first use, not at init, so cold starts make no
+// network call.
 type Tokens struct {
 	source SecretSource
 	ttl    time.Duration
@@ -93,7 +95,8 @@ func (t *Tokens) Issue(ctx context.Context, p domain.Principal) (string, time.Du
 	return s, exp.Sub(now), nil
 }
 
-// Verify checks a token's signature and expiry and returns its principal.
+// Verify checks a token's signature and expiry and returns the principal it was issued for, as
+// it was then; Service.Authenticate replaces it with the key's current state.
 func (t *Tokens) Verify(ctx context.Context, token string) (domain.Principal, error) {
 	secret, err := t.key(ctx)
 	if err != nil {

@@ -1,31 +1,52 @@
 package domain
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 )
 
-// Scopes a key may be limited to. A key with no scopes may do everything its company may.
+// Scopes a key may be limited to. A key with no scopes may do everything its company may, except
+// what needs ScopeAdmin.
 const (
 	ScopeAgentsRead  = "agents:read"
 	ScopeAgentsWrite = "agents:write"
 	ScopeKeysManage  = "keys:manage"
 	ScopeSessions    = "sessions:write"
 	ScopeSessionRead = "sessions:read"
+	// ScopeAdmin manages the keys of every owner of the company and includes every other scope.
+	// Only a key that lists it explicitly holds it.
+	ScopeAdmin = "admin"
 )
 
 // KnownScopes lists every scope a key may carry.
-var KnownScopes = []string{ScopeAgentsRead, ScopeAgentsWrite, ScopeKeysManage, ScopeSessionRead, ScopeSessions}
+var KnownScopes = []string{ScopeAgentsRead, ScopeAgentsWrite, ScopeKeysManage, ScopeSessionRead, ScopeSessions, ScopeAdmin}
+
+// identifierRE is what owners and companies look like: they become parts of storage keys, so no
+// separators, spaces or control characters.
+var identifierRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$`)
+
+// IdentifierRule describes a valid identifier for error messages.
+const IdentifierRule = "must be 1 to 128 letters, digits or . _ @ + - and start with a letter or digit"
+
+// ValidIdentifier reports whether s may be used as an owner or company.
+func ValidIdentifier(s string) bool { return identifierRE.MatchString(s) }
 
 // APIKey is a stored API key. The secret itself is never stored, only its SHA-256.
 type APIKey struct {
-	ID        string     `json:"id"`
-	Name      string     `json:"name"`
-	Prefix    string     `json:"prefix"`
-	Hash      string     `json:"-"`
-	Owner     string     `json:"owner"`
-	Company   string     `json:"company"`
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Prefix  string `json:"prefix"`
+	Hash    string `json:"-"`
+	Owner   string `json:"owner"`
+	Company string `json:"company"`
+	// ParentID is the key that created this one through the API; nil for a key made by an
+	// operator (scripts/apikey, the dev server).
+	ParentID *string `json:"parent_id"`
+	// Ancestors are the parent, its parent and so on up to an operator's key: the key stops
+	// working when any of them is revoked.
+	Ancestors []string   `json:"-"`
 	Scopes    []string   `json:"scopes"`
 	RateLimit int        `json:"rate_limit"`
 	ExpiresAt time.Time  `json:"expires_at"`
@@ -41,11 +62,19 @@ type Principal struct {
 	Scopes    []string
 	RateLimit int // requests per minute; 0 means unlimited
 	ExpiresAt time.Time
+	Ancestors []string // of the key, parent first
+	ViaToken  bool     // authenticated by a bearer token rather than the key itself
 }
 
-// Can reports whether the principal holds scope; an unscoped key holds them all.
+// Can reports whether the principal holds scope. An unscoped key holds every scope but
+// ScopeAdmin; ScopeAdmin holds them all.
 func (p Principal) Can(scope string) bool {
-	if len(p.Scopes) == 0 || slices.Contains(p.Scopes, scope) {
+	switch {
+	case slices.Contains(p.Scopes, ScopeAdmin):
+		return true
+	case scope == ScopeAdmin:
+		return false
+	case len(p.Scopes) == 0 || slices.Contains(p.Scopes, scope):
 		return true
 	}
 	// Write implies read on the same resource.
@@ -55,7 +84,11 @@ func (p Principal) Can(scope string) bool {
 	return false
 }
 
+// IsAdmin reports whether the principal may manage the keys of every owner of its company.
+func (p Principal) IsAdmin() bool { return p.Can(ScopeAdmin) }
+
 // Principal is the caller a valid key authenticates.
 func (k *APIKey) Principal() Principal {
-	return Principal{KeyID: k.ID, Owner: k.Owner, Company: k.Company, Scopes: k.Scopes, RateLimit: k.RateLimit, ExpiresAt: k.ExpiresAt}
+	return Principal{KeyID: k.ID, Owner: k.Owner, Company: k.Company, Scopes: k.Scopes, RateLimit: k.RateLimit,
+		ExpiresAt: k.ExpiresAt, Ancestors: k.Ancestors}
 }

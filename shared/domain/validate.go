@@ -37,7 +37,10 @@ func ValidateAgentConfig(cfg map[string]any, prefix string) []FieldError {
 	}
 	v.node(cfg, prefix, true)
 	if nodes, ok := cfg["agents"]; ok {
-		v.graph(cfg, nodes, prefix)
+		if v.graph(cfg, nodes, prefix) {
+			_, errs := buildFlow(cfg, prefix)
+			v.errs = append(v.errs, errs...)
+		}
 	} else if edges, ok := cfg["edges"]; ok {
 		v.edges(edges, join(prefix, "edges"), nil)
 	}
@@ -186,48 +189,67 @@ func (v *validator) knowledgeBases(x any, path string) {
 }
 
 // graph validates the multi-node shape: the nodes, their unique names and the edges between them.
-func (v *validator) graph(cfg map[string]any, nodes any, prefix string) {
+// It reports whether the names and edges are well formed, so that the graph's structure can be
+// checked.
+func (v *validator) graph(cfg map[string]any, nodes any, prefix string) bool {
 	path := join(prefix, "agents")
 	list, ok := nodes.([]any)
 	if !ok {
 		v.add(path, "must be an array of objects")
-		return
+		return false
 	}
-	if len(list) == 0 {
+	wellFormed := true
+	switch {
+	case len(list) == 0:
 		v.add(path, "must have at least one agent")
+		wellFormed = false
+	case len(list) > MaxAgents:
+		v.add(path, "must have at most %d agents: one execution stores the messages of at most %d agent runs", MaxAgents, MaxNodeRuns)
+		wellFormed = false
 	}
 	names := map[string]bool{}
 	for i, n := range list {
 		p := fmt.Sprintf("%s.%d", path, i)
 		m, ok := v.object(n, p)
 		if !ok {
+			wellFormed = false
 			continue
 		}
 		v.node(m, p, false)
-		if s, ok := m["name"].(string); ok {
-			if s == NodeStart || s == NodeEnd {
-				v.add(p+".name", "%q is reserved", s)
-			} else if names[s] {
-				v.add(p+".name", "duplicate node name %q", s)
-			}
+		s, ok := m["name"].(string)
+		switch {
+		case !ok || strings.TrimSpace(s) == "":
+			wellFormed = false // reported by node
+		case s == NodeStart || s == NodeEnd:
+			v.add(p+".name", "%q is reserved", s)
+			wellFormed = false
+		case names[s]:
+			v.add(p+".name", "duplicate node name %q", s)
+			wellFormed = false
+		}
+		if ok {
 			names[s] = true
 		}
 	}
 	if ep, ok := cfg["entry_point"].(string); ok && ep != "" && !names[ep] {
 		v.add(join(prefix, "entry_point"), "names no agent: %q", ep)
+		wellFormed = false
 	}
-	if edges, ok := cfg["edges"]; ok {
-		v.edges(edges, join(prefix, "edges"), names)
+	if edges, ok := cfg["edges"]; ok && !v.edges(edges, join(prefix, "edges"), names) {
+		wellFormed = false
 	}
+	return wellFormed
 }
 
 // edges validates edge objects; with names set, each end must name a node or a reserved node.
-func (v *validator) edges(edges any, path string, names map[string]bool) {
+// It reports whether every edge is well formed.
+func (v *validator) edges(edges any, path string, names map[string]bool) bool {
 	elist, ok := edges.([]any)
 	if !ok {
 		v.add(path, "must be an array of objects")
-		return
+		return false
 	}
+	before := len(v.errs)
 	for i, e := range elist {
 		p := fmt.Sprintf("%s.%d", path, i)
 		m, ok := v.object(e, p)
@@ -246,6 +268,7 @@ func (v *validator) edges(edges any, path string, names map[string]bool) {
 			}
 		}
 	}
+	return len(v.errs) == before
 }
 
 func (v *validator) str(x any, path string, nonEmpty bool) (string, bool) {

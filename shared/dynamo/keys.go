@@ -14,33 +14,74 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
+// keyRecord is a key as stored: the domain fields plus what the API never shows.
 type keyRecord struct {
 	*domain.APIKey
-	Hash string `json:"hash"`
+	Hash      string   `json:"hash"`
+	Ancestors []string `json:"ancestors,omitempty"`
 }
 
 func keyPK(hash string) string          { return "APIKEY#" + hash }
 func companyKeys(c string) string       { return "CO#" + c + "#KEYS" }
 func rateKey(id string, w int64) string { return fmt.Sprintf("RATE#%s#%d", id, w) }
 
-// GetKeyByHash reads a key by the hash of its secret (one GetItem).
-func (st *Store) GetKeyByHash(ctx context.Context, hash string) (*domain.APIKey, error) {
+func keyItem(k *domain.APIKey) (map[string]types.AttributeValue, error) {
+	it, err := item(keyPK(k.Hash), "K", keyRecord{APIKey: k, Hash: k.Hash, Ancestors: k.Ancestors})
+	if err != nil {
+		return nil, err
+	}
+	it[attrGSI1PK] = s(companyKeys(k.Company))
+	it[attrGSI1SK] = s("KEY#" + k.ID)
+	return it, nil
+}
+
+func decodeKey(it map[string]types.AttributeValue) (*domain.APIKey, error) {
 	r := keyRecord{APIKey: &domain.APIKey{}}
-	if err := st.get(ctx, keyPK(hash), "K", &r); err != nil {
+	if err := decode(it, &r); err != nil {
 		return nil, err
 	}
 	r.APIKey.Hash = r.Hash
+	r.APIKey.Ancestors = r.Ancestors
 	return r.APIKey, nil
+}
+
+// GetKeyByHash reads a key by the hash of its secret (one GetItem).
+func (st *Store) GetKeyByHash(ctx context.Context, hash string) (*domain.APIKey, error) {
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: key(keyPK(hash), "K")})
+	if err != nil {
+		return nil, translate(err)
+	}
+	if out.Item == nil {
+		return nil, domain.ErrNotFound
+	}
+	return decodeKey(out.Item)
+}
+
+// GetKey reads a company's key by its id (one Query on gsi1, which holds whole keys).
+func (st *Store) GetKey(ctx context.Context, company, id string) (*domain.APIKey, error) {
+	out, err := st.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:              aws.String(st.table),
+		IndexName:              aws.String(indexGSI1),
+		KeyConditionExpression: aws.String("gsi1pk = :p AND gsi1sk = :k"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":p": s(companyKeys(company)), ":k": s("KEY#" + id),
+		},
+	})
+	if err != nil {
+		return nil, translate(err)
+	}
+	if len(out.Items) == 0 {
+		return nil, domain.Errorf(domain.KindNotFound, "API key %s not found", id)
+	}
+	return decodeKey(out.Items[0])
 }
 
 // PutKey stores a new key; gsi1 lists it under its company and finds it by id.
 func (st *Store) PutKey(ctx context.Context, k *domain.APIKey) error {
-	it, err := item(keyPK(k.Hash), "K", keyRecord{APIKey: k, Hash: k.Hash})
+	it, err := keyItem(k)
 	if err != nil {
 		return err
 	}
-	it[attrGSI1PK] = s(companyKeys(k.Company))
-	it[attrGSI1SK] = s("KEY#" + k.ID)
 	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")})
 	return translate(err)
 }
@@ -57,51 +98,36 @@ func (st *Store) ListKeys(ctx context.Context, company string) ([]*domain.APIKey
 	}
 	out := make([]*domain.APIKey, 0, len(items))
 	for _, it := range items {
-		r := keyRecord{APIKey: &domain.APIKey{}}
-		if err := decode(it, &r); err != nil {
+		k, err := decodeKey(it)
+		if err != nil {
 			return nil, err
 		}
-		r.APIKey.Hash = r.Hash
-		out = append(out, r.APIKey)
+		out = append(out, k)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
 	return out, nil
 }
 
-// RevokeKey marks a company's key revoked: a Query on gsi1 finds it by id, then one write.
-func (st *Store) RevokeKey(ctx context.Context, company, id string, at time.Time) (*domain.APIKey, error) {
-	items, err := st.query(ctx, &dynamodb.QueryInput{
-		IndexName:              aws.String(indexGSI1),
-		KeyConditionExpression: aws.String("gsi1pk = :p AND gsi1sk = :k"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":p": s(companyKeys(company)), ":k": s("KEY#" + id),
-		},
-	})
+// RevokeKey marks a stored key revoked at at (one PutItem; keys change in no other way) and
+// returns it as stored. A key revoked before keeps its first revocation time.
+func (st *Store) RevokeKey(ctx context.Context, k *domain.APIKey, at time.Time) (*domain.APIKey, error) {
+	c := *k
+	if c.RevokedAt == nil {
+		c.RevokedAt = &at
+	}
+	it, err := keyItem(&c)
 	if err != nil {
 		return nil, err
 	}
-	if len(items) == 0 {
-		return nil, domain.Errorf(domain.KindNotFound, "API key %s not found", id)
+	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String("attribute_exists(pk)")})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return nil, domain.Errorf(domain.KindNotFound, "API key %s not found", k.ID)
 	}
-	r := keyRecord{APIKey: &domain.APIKey{}}
-	if err := decode(items[0], &r); err != nil {
-		return nil, err
-	}
-	k := r.APIKey
-	k.Hash = r.Hash
-	if k.RevokedAt == nil {
-		k.RevokedAt = &at
-	}
-	it, err := item(keyPK(k.Hash), "K", keyRecord{APIKey: k, Hash: k.Hash})
 	if err != nil {
-		return nil, err
-	}
-	it[attrGSI1PK] = items[0][attrGSI1PK]
-	it[attrGSI1SK] = items[0][attrGSI1SK]
-	if _, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it}); err != nil {
 		return nil, translate(err)
 	}
-	return k, nil
+	return &c, nil
 }
 
 // Hit counts one request in a key's window with one conditional UpdateItem; the item expires by

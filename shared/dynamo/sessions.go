@@ -2,8 +2,11 @@ package dynamo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -158,25 +161,82 @@ func (st *Store) ReleaseSession(ctx context.Context, id, leaseID string) error {
 	return translate(err)
 }
 
-// RecentMessages reads the last limit messages, oldest first (one Query, newest first on the wire).
-func (st *Store) RecentMessages(ctx context.Context, id string, limit int) ([]domain.Message, error) {
-	out, err := st.db.Query(ctx, &dynamodb.QueryInput{
+// History reads a session's messages newest first, a Query page at a time, handing each to take
+// until take returns false or the messages run out; it returns the taken messages oldest first.
+// A page holds up to 1 MB, so a history that fits in that is one Query.
+func (st *Store) History(ctx context.Context, id string, take func(domain.Message) bool) ([]domain.Message, error) {
+	p := dynamodb.NewQueryPaginator(st.db, &dynamodb.QueryInput{
 		TableName:                 aws.String(st.table),
 		KeyConditionExpression:    aws.String("pk = :p AND begins_with(sk, :m)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(sessionPK(id)), ":m": s(msgPrefix)},
 		ScanIndexForward:          aws.Bool(false),
-		Limit:                     aws.Int32(int32(limit)),
 	})
-	if err != nil {
-		return nil, translate(err)
-	}
-	msgs := make([]domain.Message, len(out.Items))
-	for i, it := range out.Items {
-		if err := decode(it, &msgs[len(out.Items)-1-i]); err != nil {
-			return nil, err
+	var msgs []domain.Message
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, translate(err)
+		}
+		for _, it := range page.Items {
+			m, err := decodeMessage(it)
+			if err != nil {
+				return nil, err
+			}
+			if !take(m) {
+				slices.Reverse(msgs)
+				return msgs, nil
+			}
+			msgs = append(msgs, m)
 		}
 	}
+	slices.Reverse(msgs)
 	return msgs, nil
+}
+
+// attrContent holds a message's text outside the JSON of its data attribute: DynamoDB counts a
+// string attribute by its UTF-8 bytes, while JSON may take up to six bytes for one (a quote, a
+// control character), so a message item holds any text the size limits let in.
+const attrContent = "content"
+
+// messageItem builds a message's record; its content is an attribute of its own.
+func messageItem(sessionID string, m *domain.Message) (map[string]types.AttributeValue, error) {
+	body := *m
+	body.Content = ""
+	it, err := rawItem(sessionPK(sessionID), messageSK(m.Seq), body)
+	if err != nil {
+		return nil, err
+	}
+	it[attrContent] = s(m.Content)
+	it["visible"] = &types.AttributeValueMemberBOOL{Value: m.Visible} // for the history filter
+	it[attrGSI1PK] = s(messageIndex(m.ID))
+	it[attrGSI1SK] = s(sessionPK(sessionID))
+	return it, nil
+}
+
+// decodeMessage reads a message record, with its content from the data of records written
+// before content had its own attribute.
+func decodeMessage(it map[string]types.AttributeValue) (domain.Message, error) {
+	var m domain.Message
+	if err := decode(it, &m); err != nil {
+		return m, err
+	}
+	if c, ok := it[attrContent].(*types.AttributeValueMemberS); ok {
+		m.Content = c.Value
+	}
+	return m, nil
+}
+
+// rawItem is item without JSON's HTML escaping, which would store each <, > and & as six bytes.
+func rawItem(pk, sk string, v any) (map[string]types.AttributeValue, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode %s: %w", pk, err)
+	}
+	it := key(pk, sk)
+	it[attrData] = s(strings.TrimSuffix(b.String(), "\n"))
+	return it, nil
 }
 
 // Commit is what one execution writes: its messages, its record, and the session's new
@@ -193,18 +253,14 @@ type Commit struct {
 func (st *Store) Commit(ctx context.Context, c Commit) error {
 	var writes []types.TransactWriteItem
 	for i := range c.Messages {
-		m := &c.Messages[i]
-		it, err := item(sessionPK(c.Session.ID), messageSK(m.Seq), m)
+		it, err := messageItem(c.Session.ID, &c.Messages[i])
 		if err != nil {
 			return err
 		}
-		it["visible"] = &types.AttributeValueMemberBOOL{Value: m.Visible} // for the history filter
-		it[attrGSI1PK] = s(messageIndex(m.ID))
-		it[attrGSI1SK] = s(sessionPK(c.Session.ID))
 		writes = append(writes, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}})
 	}
 	if c.Execution != nil {
-		it, err := item(sessionPK(c.Session.ID), execPrefix+c.Execution.ID, c.Execution)
+		it, err := rawItem(sessionPK(c.Session.ID), execPrefix+c.Execution.ID, c.Execution)
 		if err != nil {
 			return err
 		}
@@ -228,7 +284,7 @@ func (st *Store) Commit(ctx context.Context, c Commit) error {
 
 // PutExecution stores an execution record (queued or finished asynchronous runs).
 func (st *Store) PutExecution(ctx context.Context, e *domain.Execution) error {
-	it, err := item(sessionPK(e.SessionID), execPrefix+e.ID, e)
+	it, err := rawItem(sessionPK(e.SessionID), execPrefix+e.ID, e)
 	if err != nil {
 		return err
 	}
@@ -289,8 +345,8 @@ func (st *Store) Messages(ctx context.Context, sessionID string, limit, offset i
 			if len(out) == limit {
 				return out, true, nil
 			}
-			var m domain.Message
-			if err := decode(it, &m); err != nil {
+			m, err := decodeMessage(it)
+			if err != nil {
 				return nil, false, err
 			}
 			out = append(out, m)
@@ -312,8 +368,8 @@ func (st *Store) FindMessage(ctx context.Context, id string) (*domain.Message, s
 	if len(items) == 0 {
 		return nil, "", domain.ErrNotFound
 	}
-	var m domain.Message
-	if err := decode(items[0], &m); err != nil {
+	m, err := decodeMessage(items[0])
+	if err != nil {
 		return nil, "", err
 	}
 	sk, _ := items[0][attrGSI1SK].(*types.AttributeValueMemberS)

@@ -33,11 +33,14 @@ type Run struct {
 	Input []Part
 	// Variables fill the {{ variables.name }} placeholders of the system prompts.
 	Variables map[string]any
-	// Emit, when set, receives every event as it happens, one call at a time; the engine sets
-	// Event.Time.
+	// Emit, when set, receives every event as it happens; the engine sets Event.Time.
 	Emit func(Event)
-	// OnText, when set, receives assistant text as models produce it, one call at a time. It
-	// includes a react agent's text before its tool calls, which is not part of its message.
+	// OnText, when set, receives assistant text as models produce it. It includes a react
+	// agent's text before its tool calls, which is not part of its message.
+	//
+	// Emit and OnText are called one call at a time, the one never during the other, although
+	// the nodes of a step run concurrently: a consumer sees a single sequence of events and
+	// text, in the order it happened.
 	OnText func(node, delta string)
 	// NewID makes message ids; nil means random UUIDs.
 	NewID func() string
@@ -63,7 +66,7 @@ const StopMaxIterations = "max_iterations"
 // Limits bound an execution; zero fields take their defaults.
 type Limits struct {
 	MaxIterations    int           // model calls per react node run, default 8
-	MaxSteps         int           // graph supersteps, default 25
+	MaxNodeRuns      int           // agent runs per execution, default domain.MaxNodeRuns
 	MaxParallelTools int           // tool calls in flight per model turn, default 4
 	ToolTimeout      time.Duration // per tool call, default 20 s
 }
@@ -71,16 +74,17 @@ type Limits struct {
 // Default limits.
 const (
 	DefaultMaxIterations    = 8
-	DefaultMaxSteps         = 25
+	DefaultMaxNodeRuns      = domain.MaxNodeRuns
 	DefaultMaxParallelTools = 4
 	DefaultToolTimeout      = 20 * time.Second
 )
 
-// StepLimitError is returned when a graph runs MaxSteps supersteps without finishing.
-type StepLimitError struct{ Steps int }
+// NodeRunLimitError is returned before a step that would take an execution past MaxNodeRuns
+// agent runs (a graph that ParseGraph accepted stays within domain.MaxNodeRuns).
+type NodeRunLimitError struct{ Limit int }
 
-func (e *StepLimitError) Error() string {
-	return fmt.Sprintf("the graph ran %d steps without reaching %s", e.Steps, domain.NodeEnd)
+func (e *NodeRunLimitError) Error() string {
+	return fmt.Sprintf("the graph would run more than %d agents in one execution", e.Limit)
 }
 
 // Engine runs graphs of agents against models and tools. It holds no per-run state and is safe
@@ -97,8 +101,8 @@ func NewEngine(models Models, tools Tools, limits Limits) *Engine {
 	if limits.MaxIterations <= 0 {
 		limits.MaxIterations = DefaultMaxIterations
 	}
-	if limits.MaxSteps <= 0 {
-		limits.MaxSteps = DefaultMaxSteps
+	if limits.MaxNodeRuns <= 0 {
+		limits.MaxNodeRuns = DefaultMaxNodeRuns
 	}
 	if limits.MaxParallelTools <= 0 {
 		limits.MaxParallelTools = DefaultMaxParallelTools
@@ -120,7 +124,7 @@ var errSiblingFailed = errors.New("another node of the step failed")
 // On error the returned Result is still non-nil: it holds the messages of the steps that
 // completed and the usage and events so far, for callers that keep partial work.
 // Missing variables give a domain invalid-request error, a failing model the model's error
-// wrapped with the agent name, too many steps a *StepLimitError.
+// wrapped with the agent name, too many agent runs a *NodeRunLimitError.
 func (e *Engine) Run(ctx context.Context, run Run) (*Result, error) {
 	em := &emitter{emit: run.Emit, onText: run.OnText}
 	res := &Result{StopReason: StopEndTurn}
@@ -148,10 +152,12 @@ func (e *Engine) Run(ctx context.Context, run Run) (*Result, error) {
 		order[name] = i
 	}
 	frontier := e.next(g, []string{domain.NodeStart}, order)
+	runs := 0
 	for len(frontier) > 0 {
-		if res.Steps == e.limits.MaxSteps {
-			return res, &StepLimitError{Steps: res.Steps}
+		if runs+len(frontier) > e.limits.MaxNodeRuns {
+			return res, &NodeRunLimitError{Limit: e.limits.MaxNodeRuns}
 		}
+		runs += len(frontier)
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
@@ -279,13 +285,13 @@ func appendTurn(turns []Turn, t Turn) []Turn {
 	return turns
 }
 
-// emitter serializes event and text callbacks from concurrent nodes and counts the events.
+// emitter serializes the event and text callbacks of concurrent nodes under one lock, so that
+// neither kind ever runs during the other, and counts the events.
 type emitter struct {
 	mu     sync.Mutex
 	emit   func(Event)
 	onText func(node, delta string)
 	n      int
-	textMu sync.Mutex
 }
 
 func (em *emitter) send(ev Event) {
@@ -310,8 +316,8 @@ func (em *emitter) textFunc(node string) func(string) {
 		return nil
 	}
 	return func(delta string) {
-		em.textMu.Lock()
-		defer em.textMu.Unlock()
+		em.mu.Lock()
+		defer em.mu.Unlock()
 		em.onText(node, delta)
 	}
 }

@@ -3,8 +3,10 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -138,21 +140,58 @@ func TestRunFanOutAndJoin(t *testing.T) {
 	}
 }
 
-func TestRunCycleHitsStepLimit(t *testing.T) {
-	model := nodeModel(map[string]replyFunc{"A": say("again"), "B": say("and again")})
-	g := mustGraph(t, `{"name":"g","agents":[{"name":"A","prompt_config":{"system_prompt":"A"}},{"name":"B","prompt_config":{"system_prompt":"B"}}],
-		"edges":[{"from":"__start__","to":"A"},{"from":"A","to":"B"},{"from":"B","to":"A"},{"from":"B","to":"__end__"}]}`, nil)
-	res, err := NewEngine(models(model), nil, Limits{MaxSteps: 5}).Run(context.Background(),
-		Run{Graph: g, Input: userInput("loop")})
-	var sle *StepLimitError
-	if !errors.As(err, &sle) || sle.Steps != 5 {
-		t.Fatalf("err = %v, want StepLimitError after 5 steps", err)
+// chain is a configuration of n agents without edges: they run one after another.
+func chain(n int) string {
+	agents := make([]string, n)
+	for i := range agents {
+		agents[i] = fmt.Sprintf(`{"name":"n%d","prompt_config":{"system_prompt":"n%d"}}`, i, i)
 	}
-	if got, want := err.Error(), "the graph ran 5 steps without reaching __end__"; got != want {
-		t.Errorf("message = %q, want %q", got, want)
+	return `{"name":"chain","agents":[` + strings.Join(agents, ",") + `]}`
+}
+
+// TestRunLongChain runs a chain longer than the 25 supersteps the engine once allowed: the
+// limit counts agent runs, which a chain of domain.MaxNodeRuns agents stays within.
+func TestRunLongChain(t *testing.T) {
+	model := &fakeModel{reply: func(_ context.Context, req ModelRequest, _ int) (*ModelResponse, error) {
+		return text("from " + req.System), nil
+	}}
+	g := mustGraph(t, chain(domain.MaxNodeRuns), nil)
+	res, err := NewEngine(models(model), nil, Limits{}).Run(context.Background(), Run{Graph: g, Input: userInput("go")})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(res.Messages) != 5 || res.Steps != 5 || len(model.requests()) != 5 {
-		t.Errorf("messages %d, steps %d, calls %d; want 5 each", len(res.Messages), res.Steps, len(model.requests()))
+	if len(res.Messages) != domain.MaxNodeRuns || res.Steps != domain.MaxNodeRuns {
+		t.Errorf("messages %d, steps %d; want %d each", len(res.Messages), res.Steps, domain.MaxNodeRuns)
+	}
+}
+
+func TestRunStopsAtNodeRunLimit(t *testing.T) {
+	tests := []struct {
+		name      string
+		cfg       string
+		wantCalls int
+	}{
+		{"chain stops before the third agent", chain(3), 2},
+		{"a step of three parallel agents does not start", `{"name":"g","agents":[{"name":"a"},{"name":"b"},{"name":"c"}],
+			"edges":[{"from":"__start__","to":"a"},{"from":"__start__","to":"b"},{"from":"__start__","to":"c"},
+			{"from":"a","to":"__end__"},{"from":"b","to":"__end__"},{"from":"c","to":"__end__"}]}`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			model := &fakeModel{reply: say("ok")}
+			res, err := NewEngine(models(model), nil, Limits{MaxNodeRuns: 2}).Run(context.Background(),
+				Run{Graph: mustGraph(t, tt.cfg, nil), Input: userInput("go")})
+			var nre *NodeRunLimitError
+			if !errors.As(err, &nre) || nre.Limit != 2 {
+				t.Fatalf("err = %v, want NodeRunLimitError at 2", err)
+			}
+			if got, want := err.Error(), "the graph would run more than 2 agents in one execution"; got != want {
+				t.Errorf("message = %q, want %q", got, want)
+			}
+			if len(res.Messages) != tt.wantCalls || len(model.requests()) != tt.wantCalls {
+				t.Errorf("messages %d, calls %d; want %d each", len(res.Messages), len(model.requests()), tt.wantCalls)
+			}
+		})
 	}
 }
 
@@ -247,5 +286,62 @@ func TestRunRejectsEmptyInput(t *testing.T) {
 	_, err := NewEngine(models(&fakeModel{}), nil, Limits{}).Run(context.Background(), Run{Graph: g})
 	if domain.KindOf(err) != domain.KindInvalid {
 		t.Errorf("err = %v, want an invalid request", err)
+	}
+}
+
+// TestRunCallbacksNeverOverlap runs 50 nodes in one step and checks that Emit and OnText are
+// never called during one another: a consumer such as an event stream writes both to the same
+// place, and must see one sequence in which each node starts, speaks, and finishes in order.
+func TestRunCallbacksNeverOverlap(t *testing.T) {
+	const n = 50
+	all := newBarrier(n) // every node is in its model call before any answers
+	model := &fakeModel{reply: func(ctx context.Context, req ModelRequest, _ int) (*ModelResponse, error) {
+		if err := all.wait(ctx); err != nil {
+			return nil, err
+		}
+		return text("answer of " + req.System), nil
+	}}
+	var agents []string
+	for i := range n {
+		agents = append(agents, fmt.Sprintf(`{"name":"n%d","prompt_config":{"system_prompt":"n%d"}}`, i, i))
+	}
+	var edges []string
+	for i := range n {
+		edges = append(edges, fmt.Sprintf(`{"from":"__start__","to":"n%d"},{"from":"n%d","to":"__end__"}`, i, i))
+	}
+	g := mustGraph(t, `{"name":"g","agents":[`+strings.Join(agents, ",")+`],"edges":[`+strings.Join(edges, ",")+`]}`, nil)
+
+	var inside, overlaps atomic.Int32
+	var seq []string // written by both callbacks without a lock of its own, as a stream writer does
+	enter := func(entry string) {
+		if inside.Add(1) > 1 {
+			overlaps.Add(1)
+		}
+		seq = append(seq, entry)
+		time.Sleep(50 * time.Microsecond) // widen the window another callback could enter
+		inside.Add(-1)
+	}
+	_, err := NewEngine(models(model), nil, Limits{}).Run(context.Background(), Run{
+		Graph: g, Input: userInput("go"),
+		Emit:   func(e Event) { enter(e.Node + " " + e.Type) },
+		OnText: func(node, _ string) { enter(node + " text") },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := overlaps.Load(); k > 0 {
+		t.Errorf("callbacks ran during one another %d times", k)
+	}
+	perNode := map[string][]string{}
+	for _, entry := range seq {
+		node, what, _ := strings.Cut(entry, " ")
+		perNode[node] = append(perNode[node], what)
+	}
+	want := []string{EventNodeStarted, "text", EventModelCall, EventNodeFinished}
+	for i := range n {
+		node := fmt.Sprintf("n%d", i)
+		if diff := cmp.Diff(want, perNode[node]); diff != "" {
+			t.Errorf("node %s (-want +got):\n%s", node, diff)
+		}
 	}
 }

@@ -59,88 +59,35 @@ func (g *Graph) Successors(name string) []string {
 
 // ParseGraph validates a session configuration of either shape and builds its graph. It reports
 // every problem as a field error with a dotted path ("agents.1.tools.0"); when there are any, the
-// graph is nil.
-//
-// The flat shape becomes one node wired __start__ → node → __end__; its edges and entry_point
-// are ignored. In the multi-node shape:
-//   - without "edges", the agents run one after another in configuration order,
-//     __start__ → a1 → a2 → … → __end__, and entry_point, if given, must name the first agent;
-//   - with "edges", the edges are authoritative. When no edge leaves __start__, one is added
-//     from __start__ to entry_point (or to the first agent); otherwise entry_point is only
-//     informative. Some path must lead from __start__ to __end__. A node without outgoing
-//     edges ends its branch; nodes __start__ cannot reach never run.
-//
-// Every tool a node names must exist in tools, whatever the node's type.
+// graph is nil. The structure (which edges run, and that the run ends within
+// domain.MaxNodeRuns agent runs) is domain.FlowOf's; in addition every tool a node names must
+// exist in tools, whatever the node's type.
 func ParseGraph(cfg map[string]any, tools Tools) (*Graph, []domain.FieldError) {
 	if errs := domain.ValidateAgentConfig(cfg, ""); len(errs) > 0 {
 		return nil, errs
 	}
 	p := &parser{tools: tools}
+	flow := domain.FlowOf(cfg)
 	g := &Graph{
 		Nodes:           map[string]*Node{},
+		Order:           flow.Order,
+		Entry:           flow.Entry,
 		SaveMessages:    boolOr(cfg["save_messages"], true),
 		PersistentState: boolOr(cfg["persistent_state"], true),
 	}
 	g.Name, _ = cfg["name"].(string)
-
+	for _, e := range flow.Edges {
+		g.Edges = append(g.Edges, Edge{From: e.From, To: e.To})
+	}
 	agents, multi := cfg["agents"].([]any)
 	if !multi {
 		n := p.node(cfg, "")
 		g.Nodes[n.Name] = n
-		g.Order = []string{n.Name}
-		g.Entry = n.Name
-		g.Edges = []Edge{{domain.NodeStart, n.Name}, {n.Name, domain.NodeEnd}}
 		return p.result(g)
 	}
 	for i, a := range agents {
-		path := fmt.Sprintf("agents.%d", i)
-		n := p.node(a.(map[string]any), path) // ValidateAgentConfig checked each is an object
-		if _, dup := g.Nodes[n.Name]; dup {
-			p.add(path+".name", "duplicate node name %q", n.Name)
-			continue
-		}
+		n := p.node(a.(map[string]any), fmt.Sprintf("agents.%d", i)) // ValidateAgentConfig checked each is an object
 		g.Nodes[n.Name] = n
-		g.Order = append(g.Order, n.Name)
-	}
-	entry, _ := cfg["entry_point"].(string)
-	if entry != "" && g.Nodes[entry] == nil {
-		p.add("entry_point", "names no agent: %q", entry)
-	}
-	if len(p.errs) > 0 {
-		return nil, p.errs
-	}
-
-	edges, hasEdges := cfg["edges"].([]any)
-	if !hasEdges {
-		if entry != "" && entry != g.Order[0] {
-			p.add("entry_point", "must name the first agent (%q): without edges the agents run in configuration order", g.Order[0])
-		}
-		prev := domain.NodeStart
-		for _, name := range g.Order {
-			g.Edges = append(g.Edges, Edge{prev, name})
-			prev = name
-		}
-		g.Edges = append(g.Edges, Edge{prev, domain.NodeEnd})
-		g.Entry = g.Order[0]
-		return p.result(g)
-	}
-
-	p.edges(g, edges)
-	starts := g.Successors(domain.NodeStart)
-	switch {
-	case len(starts) == 0:
-		if entry == "" {
-			entry = g.Order[0]
-		}
-		g.Edges = append([]Edge{{domain.NodeStart, entry}}, g.Edges...)
-		g.Entry = entry
-	case slices.Contains(starts, entry):
-		g.Entry = entry
-	default:
-		g.Entry = starts[0]
-	}
-	if len(p.errs) == 0 && !reaches(g, domain.NodeStart, domain.NodeEnd) {
-		p.add("edges", "no path leads from %s to %s", domain.NodeStart, domain.NodeEnd)
 	}
 	return p.result(g)
 }
@@ -203,41 +150,6 @@ func (p *parser) node(m map[string]any, path string) *Node {
 		n.Tools = append(n.Tools, name)
 	}
 	return n
-}
-
-// edges reads the edge list into g and rejects edges into __start__ or out of __end__.
-func (p *parser) edges(g *Graph, list []any) {
-	for i, x := range list {
-		m := x.(map[string]any)
-		e := Edge{From: m["from"].(string), To: m["to"].(string)}
-		if e.From == domain.NodeEnd {
-			p.add(fmt.Sprintf("edges.%d.from", i), "%s cannot have outgoing edges", domain.NodeEnd)
-		}
-		if e.To == domain.NodeStart {
-			p.add(fmt.Sprintf("edges.%d.to", i), "%s cannot have incoming edges", domain.NodeStart)
-		}
-		g.Edges = append(g.Edges, e)
-	}
-}
-
-// reaches reports whether a path of edges leads from one node to another.
-func reaches(g *Graph, from, to string) bool {
-	seen := map[string]bool{from: true}
-	queue := []string{from}
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
-		for _, s := range g.Successors(n) {
-			if s == to {
-				return true
-			}
-			if !seen[s] {
-				seen[s] = true
-				queue = append(queue, s)
-			}
-		}
-	}
-	return false
 }
 
 func available(tools Tools) string {

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -30,7 +31,7 @@ func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID str
 	if req.CorrelationID != nil && len(*req.CorrelationID) > 256 {
 		return nil, field("correlation_id", "must be at most 256 characters")
 	}
-	if b, _ := json.Marshal(body); len(b) > MaxAsyncBodyBytes {
+	if jsonSize(body) > MaxAsyncBodyBytes {
 		return nil, domain.Errorf(domain.KindTooLarge, "Asynchronous execute bodies are limited to %d bytes; pass images and files by URL", MaxAsyncBodyBytes)
 	}
 	e := &domain.Execution{
@@ -44,6 +45,17 @@ func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID str
 		return nil, fmt.Errorf("dispatch execution %s: %w", e.ID, err)
 	}
 	return e, nil
+}
+
+// jsonSize is the size of v as the store encodes it: JSON without HTML escaping.
+func jsonSize(v any) int {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return 0 // not reached: a body decoded from JSON always encodes
+	}
+	return b.Len() - 1 // the encoder's newline
 }
 
 // RunQueued runs a queued execution (called by the dispatcher's worker). Its outcome is written
@@ -115,13 +127,21 @@ func (s *Service) GetExecution(ctx context.Context, p domain.Principal, sessionI
 	}
 	var msgs []domain.Message
 	if e.Status == domain.ExecCompleted && len(e.MessageIDs) > 0 {
-		recent, err := s.store.RecentMessages(ctx, sessionID, s.limits.HistoryWindow)
-		if err != nil {
-			return nil, nil, nil, err
-		}
 		want := map[string]bool{}
 		for _, id := range e.MessageIDs {
 			want[id] = true
+		}
+		// Newest first: skip the messages of later executions, take this one's, stop after them.
+		found := false
+		recent, err := s.store.History(ctx, sessionID, func(m domain.Message) bool {
+			if m.ExecutionID == e.ID {
+				found = true
+				return true
+			}
+			return !found && !m.CreatedAt.Before(e.CreatedAt)
+		})
+		if err != nil {
+			return nil, nil, nil, err
 		}
 		for _, m := range recent {
 			if want[m.ID] {

@@ -25,6 +25,8 @@ const (
 	MaxDocumentBytes = 4_500_000
 	MaxContentBlocks = 20
 	MaxTextBytes     = 200_000
+	// maxDocumentName bounds the name of a file block, which the stored user message shows.
+	maxDocumentName = 200
 )
 
 var imageFormats = map[string]string{"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
@@ -57,6 +59,7 @@ func (s *Service) parseContent(ctx context.Context, content any) ([]runtime.Part
 		var parts []runtime.Part
 		var text []string
 		hasText := false
+		textBytes := 0
 		for i, b := range c {
 			p, label, err := s.block(ctx, b, fmt.Sprintf("content.%d", i))
 			if err != nil {
@@ -65,6 +68,9 @@ func (s *Service) parseContent(ctx context.Context, content any) ([]runtime.Part
 			parts = append(parts, p)
 			text = append(text, label)
 			hasText = hasText || (p.Type == runtime.PartText && strings.TrimSpace(p.Text) != "")
+			if textBytes += len(p.Text); textBytes > MaxTextBytes {
+				return nil, "", field("content", fmt.Sprintf("the text blocks must be at most %d bytes together", MaxTextBytes))
+			}
 		}
 		if !hasText && len(parts) == 0 {
 			return nil, "", field("content", "must not be empty")
@@ -195,7 +201,7 @@ func documentName(u, format string) string {
 	if b.Len() == 0 || strings.HasPrefix(u, "data:") {
 		return "document-" + format
 	}
-	return b.String()
+	return clip(b.String(), maxDocumentName)
 }
 
 func field(name, msg string) error {

@@ -128,12 +128,9 @@ func (s *Service) run(ctx context.Context, sess *domain.Session, leaseID, execID
 		for k, v := range sess.Variables {
 			vars[k] = v
 		}
-		msgs, err := s.store.RecentMessages(ctx, sess.ID, s.limits.HistoryWindow)
-		if err != nil {
-			return nil, fmt.Errorf("history of %s: %w", sess.ID, err)
-		}
-		for _, m := range msgs {
-			history = append(history, runtime.Message{ID: m.ID, Role: m.Role, Node: m.Node, Content: m.Content, Visible: m.Visible, CreatedAt: m.CreatedAt})
+		var err error
+		if history, err = s.history(ctx, sess.ID, runtime.HistoryBudget(g)); err != nil {
+			return nil, err
 		}
 	}
 	for k, v := range req.Inputs {
@@ -176,15 +173,21 @@ func (s *Service) run(ctx context.Context, sess *domain.Session, leaseID, execID
 
 	user := domain.Message{ID: uuid.NewString(), Role: runtime.RoleUser, Content: userText, Visible: true, ExecutionID: execID, CreatedAt: start}
 	msgs := []domain.Message{user}
-	var visible []domain.Message
 	for _, m := range out.Messages {
 		dm := domain.Message{ID: m.ID, Role: m.Role, Node: m.Node, Content: m.Content, Visible: m.Visible, ExecutionID: execID, CreatedAt: done}
 		if dm.ID == "" {
 			dm.ID = uuid.NewString()
 		}
 		msgs = append(msgs, dm)
-		if dm.Visible {
-			visible = append(visible, dm)
+	}
+	if g.SaveMessages {
+		// What is stored is what the result shows, and the history and the poll show later.
+		clipStored(msgs[1:], MaxStoredRunBytes-len(user.Content))
+	}
+	var visible []domain.Message
+	for _, m := range msgs[1:] {
+		if m.Visible {
+			visible = append(visible, m)
 		}
 	}
 	events = capEvents(events, MaxEventsBytes)
@@ -266,11 +269,11 @@ func missingVariables(g *runtime.Graph, vars map[string]any) []string {
 
 // engineError maps engine failures to client-facing kinds.
 func engineError(err error) error {
-	var sl *runtime.StepLimitError
+	var nl *runtime.NodeRunLimitError
 	var up *runtime.UnknownProviderError
 	switch {
-	case errors.As(err, &sl):
-		return &domain.Error{Kind: domain.KindInvalid, Message: sl.Error() + " (cycles are limited; add an edge to __end__)", Err: err}
+	case errors.As(err, &nl):
+		return &domain.Error{Kind: domain.KindInvalid, Message: "The configuration cannot run: " + nl.Error(), Err: err}
 	case errors.As(err, &up):
 		return &domain.Error{Kind: domain.KindInvalid, Message: fmt.Sprintf("llm_config.provider %q is not available in this deployment", up.Provider), Err: err}
 	case errors.Is(err, context.DeadlineExceeded):

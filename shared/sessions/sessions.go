@@ -24,7 +24,7 @@ type Store interface {
 	DeleteSession(ctx context.Context, id string) error
 	AcquireSession(ctx context.Context, p domain.Principal, id, leaseID string, until, now time.Time) (*domain.Session, error)
 	ReleaseSession(ctx context.Context, id, leaseID string) error
-	RecentMessages(ctx context.Context, id string, limit int) ([]domain.Message, error)
+	History(ctx context.Context, id string, take func(domain.Message) bool) ([]domain.Message, error)
 	Commit(ctx context.Context, c dynamo.Commit) error
 	PutExecution(ctx context.Context, e *domain.Execution) error
 	GetExecution(ctx context.Context, sessionID, id string) (*domain.Execution, error)
@@ -44,11 +44,11 @@ type Dispatcher interface {
 	Dispatch(ctx context.Context, sessionID, executionID string) error
 }
 
-// Limits of the session runtime.
+// Limits of the session runtime. The history an execution gives the models is bounded by the
+// models' token budget (runtime.HistoryBudget), not by a count of messages.
 type Limits struct {
-	HistoryWindow int           // earlier messages given to the model (default 100)
-	LeaseTTL      time.Duration // how long an execution holds its session (default 5 min)
-	LeaseWait     time.Duration // how long a second execute waits for the lease before 409 (default 2 s)
+	LeaseTTL  time.Duration // how long an execution holds its session (default 5 min)
+	LeaseWait time.Duration // how long a second execute waits for the lease before 409 (default 2 s)
 }
 
 // Service implements the session use cases.
@@ -66,9 +66,6 @@ type Service struct {
 
 // New builds the sessions service.
 func New(store Store, agents Agents, engine *runtime.Engine, tools runtime.Tools, fetch Fetcher, limits Limits) *Service {
-	if limits.HistoryWindow <= 0 {
-		limits.HistoryWindow = 100
-	}
 	if limits.LeaseTTL <= 0 {
 		limits.LeaseTTL = 5 * time.Minute
 	}

@@ -1,0 +1,261 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentorch/agentorch/infra/localstack"
+	"github.com/agentorch/agentorch/shared/app"
+	"github.com/agentorch/agentorch/shared/auth"
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// goDuration finds a Go duration string such as 17520h0m0s or 1.5s in a message.
+var goDuration = regexp.MustCompile(`\d(h|m|s|ms|µs|ns)(\d|\b)`)
+
+// instances are two Lambda instances on the same resources: each with its own key cache, the
+// second's living cacheTTL.
+func instances(t *testing.T, cacheTTL time.Duration, extra ...func(*dynamodb.Options)) (*stack, *stack) {
+	t.Helper()
+	env := localstack.NewTestEnv(t)
+	build := func(ttl time.Duration) *stack {
+		cfg := env.Config
+		cfg.KeyCacheTTL = ttl
+		a := app.NewWithAWS(env.AWS, cfg, slog.New(slog.DiscardHandler), extra...)
+		groups := map[string]http.Handler{}
+		for _, fn := range []string{"agents", "auth"} {
+			h, err := a.Handler(fn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			groups[fn] = h
+		}
+		mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/api/v1/agent") {
+				groups["agents"].ServeHTTP(w, r)
+				return
+			}
+			groups["auth"].ServeHTTP(w, r)
+		})
+		return &stack{t: t, app: a, mux: mux}
+	}
+	return build(env.Config.KeyCacheTTL), build(cacheTTL)
+}
+
+// operatorKey creates a key as scripts/apikey does and returns it with its secret.
+func (s *stack) operatorKey(in auth.NewKey) (*domain.APIKey, string) {
+	s.t.Helper()
+	k, secret, err := s.app.Auth.CreateKey(context.Background(), in)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return k, secret
+}
+
+func (s *stack) token(key string) map[string]string {
+	s.t.Helper()
+	res := s.do(req{method: "POST", path: "/api/v1/auth/token/", key: key})
+	if res.status != 200 {
+		s.t.Fatalf("token: %d %s", res.status, res.body)
+	}
+	return map[string]string{"Authorization": "Bearer " + res.json(s.t)["access_token"].(string)}
+}
+
+// wantStatus checks a response's status and, for an error, its type and message.
+func wantStatus(t *testing.T, what string, res response, status int, typ, msg string) {
+	t.Helper()
+	if res.status != status {
+		t.Errorf("%s: status %d, want %d: %s", what, res.status, status, res.body)
+		return
+	}
+	if typ == "" {
+		return
+	}
+	if gotType, gotMsg := res.errorType(t); gotType != typ || (msg != "" && gotMsg != msg) {
+		t.Errorf("%s: %s %q, want %s %q", what, gotType, gotMsg, typ, msg)
+	}
+}
+
+// fieldError returns the first field error of a 400.
+func fieldError(t *testing.T, res response) (field, msg string) {
+	t.Helper()
+	var body struct {
+		Error struct {
+			Type   string `json:"type"`
+			Errors []struct{ Field, Message string }
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(res.body, &body); err != nil || res.status != 400 || body.Error.Type != "invalid_request_error" || len(body.Error.Errors) == 0 {
+		t.Fatalf("want a 400 naming a field, got %d %s", res.status, res.body)
+	}
+	return body.Error.Errors[0].Field, body.Error.Errors[0].Message
+}
+
+func TestRevokingAKeyEndsItsTokens(t *testing.T) {
+	here, elsewhere := instances(t, 300*time.Millisecond)
+	k, key := here.operatorKey(auth.NewKey{Owner: "alice", Company: "acme"})
+	bearer := here.token(key)
+	for _, in := range []*stack{here, elsewhere} {
+		wantStatus(t, "token before the revocation", in.do(req{method: "GET", path: "/api/v1/agent/", header: bearer}), 200, "", "")
+	}
+	// A token never creates keys: a stolen token must not buy a two-year key.
+	res := here.do(req{method: "POST", path: "/api/v1/api-keys/", header: bearer, body: `{"expires_in":63072000}`})
+	wantStatus(t, "key created with a token", res, 403, "permission_error", domain.MsgNoPermission)
+
+	wantStatus(t, "revoke", here.do(req{method: "DELETE", path: "/api/v1/api-keys/" + k.ID + "/", key: key}), 204, "", "")
+	wantStatus(t, "token on the instance that revoked its key", here.do(req{method: "GET", path: "/api/v1/agent/", header: bearer}),
+		401, "authentication_error", domain.MsgBadCredentials)
+	// Another instance sees the revocation when its cached lookup of the key expires.
+	time.Sleep(300 * time.Millisecond)
+	wantStatus(t, "token on another instance after its key cache TTL", elsewhere.do(req{method: "GET", path: "/api/v1/agent/", header: bearer}),
+		401, "authentication_error", domain.MsgBadCredentials)
+}
+
+// TestTokenReadsNoMoreThanItsKey counts DynamoDB calls: a token's check of its key is the cached
+// lookup, so on a warm instance a token request costs what the same request with the key costs.
+func TestTokenReadsNoMoreThanItsKey(t *testing.T) {
+	m := &ddbMeter{}
+	warm, cold := instances(t, time.Minute, m.option)
+	_, key := warm.operatorKey(auth.NewKey{Owner: "alice", Company: "acme"})
+	id := warm.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: supportConfig}).json(t)["id"].(string)
+	bearer := warm.token(key)
+	get := func(s *stack, r req) int64 {
+		t.Helper()
+		m.reset()
+		r.method, r.path = "GET", "/api/v1/agent/"+id+"/"
+		wantStatus(t, "get agent", s.do(r), 200, "", "")
+		return m.calls.Load()
+	}
+	withKey := get(warm, req{key: key})
+	if got := get(warm, req{header: bearer}); got != withKey {
+		t.Errorf("a token on a warm instance made %d DynamoDB calls, the key %d", got, withKey)
+	}
+	// On a cold instance the first use reads the key once (by id), the next ones not at all.
+	if got := get(cold, req{header: bearer}); got != withKey+1 {
+		t.Errorf("a token on a cold instance made %d DynamoDB calls, want %d", got, withKey+1)
+	}
+	if got := get(cold, req{header: bearer}); got != withKey {
+		t.Errorf("a token on a now warm instance made %d DynamoDB calls, want %d", got, withKey)
+	}
+}
+
+func TestManagingAnotherOwnersKeysNeedsAdmin(t *testing.T) {
+	s := newStack(t)
+	_, alice := s.operatorKey(auth.NewKey{Owner: "alice", Company: "acme"})
+	bob, bobKey := s.operatorKey(auth.NewKey{Owner: "bob", Company: "acme"})
+	post := func(key, body string) response {
+		return s.do(req{method: "POST", path: "/api/v1/api-keys/", key: key, body: body})
+	}
+
+	// An unscoped key is no admin: no key for bob, no revoking or seeing bob's keys.
+	wantStatus(t, "unscoped key creating a key for bob", post(alice, `{"owner":"bob"}`), 403, "permission_error", domain.MsgNoPermission)
+	wantStatus(t, "unscoped key creating an admin key", post(alice, `{"scopes":["admin"]}`), 400, "invalid_request_error", "")
+	wantStatus(t, "alice revoking bob's key", s.do(req{method: "DELETE", path: "/api/v1/api-keys/" + bob.ID + "/", key: alice}), 404, "not_found_error", "")
+	wantStatus(t, "bob's key after alice's attempt", s.do(req{method: "GET", path: "/api/v1/agent/", key: bobKey}), 200, "", "")
+	listOwners := func(key string) []string {
+		var keys []map[string]any
+		if err := json.Unmarshal(s.do(req{method: "GET", path: "/api/v1/api-keys/", key: key}).body, &keys); err != nil {
+			t.Fatal(err)
+		}
+		var owners []string
+		for _, k := range keys {
+			owners = append(owners, k["owner"].(string))
+		}
+		slices.Sort(owners)
+		return slices.Compact(owners)
+	}
+	if diff := cmp.Diff([]string{"alice"}, listOwners(alice)); diff != "" {
+		t.Errorf("alice's list (-want +got):\n%s", diff)
+	}
+
+	// An admin key does all of it, with owners that are identifiers.
+	ops, admin := s.operatorKey(auth.NewKey{Owner: "ops", Company: "acme", Scopes: []string{auth.ScopeAdmin}})
+	for _, owner := range []string{"bob#KEYS", " bob", "-bob", strings.Repeat("b", 129)} {
+		body, _ := json.Marshal(map[string]string{"owner": owner})
+		if field, _ := fieldError(t, post(admin, string(body))); field != "owner" {
+			t.Errorf("owner %q: field %q", owner, field)
+		}
+	}
+	res := post(admin, `{"owner":"bob","name":"for bob"}`)
+	wantStatus(t, "admin creating a key for bob", res, 201, "", "")
+	if k := res.json(t); k["owner"] != "bob" || k["parent_id"] != ops.ID || len(k["scopes"].([]any)) != 0 {
+		t.Errorf("admin's key for bob = %s", res.body)
+	}
+	if diff := cmp.Diff([]string{"alice", "bob", "ops"}, listOwners(admin)); diff != "" {
+		t.Errorf("admin's list (-want +got):\n%s", diff)
+	}
+	wantStatus(t, "admin revoking bob's key", s.do(req{method: "DELETE", path: "/api/v1/api-keys/" + bob.ID + "/", key: admin}), 204, "", "")
+	wantStatus(t, "bob's revoked key", s.do(req{method: "GET", path: "/api/v1/agent/", key: bobKey}), 401, "authentication_error", domain.MsgBadCredentials)
+}
+
+func TestChildKeysAreBoundedByTheirCreator(t *testing.T) {
+	s := newStack(t)
+	parent, parentKey := s.operatorKey(auth.NewKey{Owner: "alice", Company: "acme", TTL: time.Hour, RateLimit: 50,
+		Scopes: []string{domain.ScopeKeysManage, domain.ScopeAgentsRead}})
+	_, unscoped := s.operatorKey(auth.NewKey{Owner: "alice", Company: "acme"})
+	far := time.Now().Add(800 * 24 * time.Hour).UTC().Format(time.RFC3339)
+	tests := []struct {
+		name, key, body, field, msg string
+	}{
+		{"outliving its creator", parentKey, `{"expires_in":7200}`, "expires_in", "when the key creating it expires"},
+		{"expiring after its creator", parentKey, `{"expires_at":"` + time.Now().Add(2*time.Hour).UTC().Format(time.RFC3339) + `"}`, "expires_at", "when the key creating it expires"},
+		{"a scope its creator lacks", parentKey, `{"scopes":["agents:read","agents:write"]}`, "scopes.1", `"agents:write"`},
+		{"no rate limit under a limited creator", parentKey, `{"rate_limit":0}`, "rate_limit", "between 1 and 50"},
+		{"a higher rate limit", parentKey, `{"rate_limit":51}`, "rate_limit", "between 1 and 50"},
+		{"longer than any key, in seconds", unscoped, `{"expires_in":63072001}`, "expires_in", "63072000 seconds (730 days)"},
+		{"longer than any key, as a time", unscoped, `{"expires_at":"` + far + `"}`, "expires_at", "at most 730 days ahead"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			field, msg := fieldError(t, s.do(req{method: "POST", path: "/api/v1/api-keys/", key: tt.key, body: tt.body}))
+			if field != tt.field || !strings.Contains(msg, tt.msg) {
+				t.Errorf("got %s: %s, want %s: …%s…", field, msg, tt.field, tt.msg)
+			}
+			// Lifetimes are told in days and seconds, never as Go durations.
+			if goDuration.MatchString(msg) {
+				t.Errorf("message speaks Go: %s", msg)
+			}
+		})
+	}
+
+	// By default a child has its creator's scopes and rate limit and expires with it.
+	res := s.do(req{method: "POST", path: "/api/v1/api-keys/", key: parentKey, body: `{"name":"child"}`})
+	wantStatus(t, "child", res, 201, "", "")
+	var child struct {
+		ID        string    `json:"id"`
+		Key       string    `json:"key"`
+		ParentID  string    `json:"parent_id"`
+		Scopes    []string  `json:"scopes"`
+		RateLimit int       `json:"rate_limit"`
+		ExpiresAt time.Time `json:"expires_at"`
+	}
+	if err := json.Unmarshal(res.body, &child); err != nil {
+		t.Fatal(err)
+	}
+	if child.ParentID != parent.ID || !cmp.Equal(child.Scopes, parent.Scopes) || child.RateLimit != 50 || !child.ExpiresAt.Equal(parent.ExpiresAt) {
+		t.Errorf("child = %s, parent %+v", res.body, parent)
+	}
+	res = s.do(req{method: "POST", path: "/api/v1/api-keys/", key: child.Key, body: `{"name":"grandchild","rate_limit":5}`})
+	wantStatus(t, "grandchild", res, 201, "", "")
+	grandchild := res.json(t)["key"].(string)
+	for _, key := range []string{child.Key, grandchild} {
+		wantStatus(t, "descendant before the revocation", s.do(req{method: "GET", path: "/api/v1/agent/", key: key}), 200, "", "")
+	}
+
+	// Revoking the creator ends its descendants too.
+	wantStatus(t, "revoke the parent", s.do(req{method: "DELETE", path: "/api/v1/api-keys/" + parent.ID + "/", key: unscoped}), 204, "", "")
+	for name, key := range map[string]string{"child": child.Key, "grandchild": grandchild} {
+		wantStatus(t, name+" of a revoked key", s.do(req{method: "GET", path: "/api/v1/agent/", key: key}), 401, "authentication_error", domain.MsgBadCredentials)
+	}
+	wantStatus(t, "the revoking key", s.do(req{method: "GET", path: "/api/v1/agent/", key: unscoped}), 200, "", "")
+}
