@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,6 +87,11 @@ func serve(ctx context.Context, port string) error {
 			os.Setenv(k, v)
 		}
 	}
+	// Upload URLs point at this server (platform's default assumes port 3000), unless the shell
+	// names another public base.
+	if os.Getenv("PUBLIC_BASE_URL") == "" {
+		os.Setenv("PUBLIC_BASE_URL", "http://"+l.Addr().String())
+	}
 	cfg, err := platform.LoadConfig()
 	if err != nil {
 		return err
@@ -101,9 +105,10 @@ func serve(ctx context.Context, port string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second}
+	lim := gatewayLimits()
+	srv := newServer(router, lim)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
+	go func() { served <- srv.Serve(envelopeListener{Listener: l, limits: lim}) }()
 
 	_, key, err := a.Auth.CreateKey(ctx, auth.NewKey{Name: "dev", Owner: "dev", Company: "dev", TTL: devKeyTTL, Scopes: []string{auth.ScopeAdmin}})
 	if err != nil {

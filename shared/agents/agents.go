@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -20,14 +21,15 @@ type Store interface {
 	// wrapping ErrKeyTaken when agent_key is already used.
 	CreateAgent(ctx context.Context, a *domain.Agent, v *domain.AgentVersion) error
 	GetAgent(ctx context.Context, id string) (*domain.Agent, error)
-	ListAgents(ctx context.Context, company string) ([]*domain.Agent, error)
+	// ListAgents calls each with the company's agents, newest first, until it returns false.
+	ListAgents(ctx context.Context, company string, each func(*domain.Agent) bool) error
 	// UpdateAgent replaces the agent record if its Seq is still prevSeq, adding v when non-nil.
 	UpdateAgent(ctx context.Context, a *domain.Agent, v *domain.AgentVersion, prevSeq int) error
 	DeleteAgent(ctx context.Context, a *domain.Agent) error
 	AgentIDByKey(ctx context.Context, agentKey string) (string, error)
-	// NextKeySuffix hands out the next suffix (2, 3, …) for an agent_key base that is taken.
-	NextKeySuffix(ctx context.Context, base string) (int, error)
-	ListVersions(ctx context.Context, agentID string) ([]*domain.AgentVersion, error)
+	// ListVersions returns up to limit versions of an agent, oldest first, after skipping
+	// offset, and whether more follow.
+	ListVersions(ctx context.Context, agentID string, offset, limit int) ([]*domain.AgentVersion, bool, error)
 	GetVersion(ctx context.Context, agentID string, seq int) (*domain.AgentVersion, error)
 }
 
@@ -69,17 +71,14 @@ func (s *Service) Create(ctx context.Context, p domain.Principal, cfg map[string
 	f.apply(a)
 	s.setConfig(a, cfg, now)
 	v := s.version(a, p, now)
-	// The name's key is tried first; when it is taken, a per-base counter hands out the suffix,
-	// so a popular name costs three round trips, not one per agent already holding it.
+	// agent_key is unique across the service (from-agent finds public agents of any company by
+	// it). The name's key is tried first; when it is taken, a random suffix follows, so the key
+	// tells nothing about how many agents elsewhere share the name (a counter would).
 	base := domain.AgentKeyBase(a.Name)
 	a.AgentKey = base
 	for attempt := 1; attempt <= maxKeyAttempts; attempt++ {
 		if attempt > 1 {
-			n, err := s.store.NextKeySuffix(ctx, base)
-			if err != nil {
-				return nil, fmt.Errorf("create agent: %w", err)
-			}
-			a.AgentKey = domain.AgentKeyCandidate(base, n)
+			a.AgentKey = base + "-" + keySuffix()
 		}
 		err := s.store.CreateAgent(ctx, a, v)
 		if err == nil {
@@ -105,34 +104,58 @@ func (s *Service) Get(ctx context.Context, p domain.Principal, id string) (*doma
 	return a, nil
 }
 
-// GetByKey returns the agent with an agent_key, if the caller may read it.
+// GetByKey returns the agent with an agent_key, if the caller may read it. An agent the caller
+// may not read answers exactly like an unknown key (404), so that keys of other companies'
+// private agents cannot be probed.
 func (s *Service) GetByKey(ctx context.Context, p domain.Principal, agentKey string) (*domain.Agent, error) {
+	notFound := domain.Errorf(domain.KindNotFound, "Agent with agent_key %q not found", truncate(agentKey, 64))
 	if agentKey == "" || len(agentKey) > 128 {
-		return nil, domain.Errorf(domain.KindNotFound, "Agent with agent_key %q not found", truncate(agentKey, 64))
+		return nil, notFound
 	}
 	id, err := s.store.AgentIDByKey(ctx, agentKey)
 	if errors.Is(err, domain.ErrNotFound) {
-		return nil, domain.Errorf(domain.KindNotFound, "Agent with agent_key %q not found", agentKey)
+		return nil, notFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("agent by key %s: %w", agentKey, err)
 	}
-	return s.Get(ctx, p, id)
+	a, err := s.load(ctx, id)
+	if domain.KindOf(err) == domain.KindNotFound {
+		return nil, notFound // deleted between the two reads
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !a.CanRead(p) {
+		return nil, notFound
+	}
+	return a, nil
 }
 
-// List returns the caller's agents and the agents shared inside its company, newest first.
-func (s *Service) List(ctx context.Context, p domain.Principal) ([]*domain.Agent, error) {
-	all, err := s.store.ListAgents(ctx, p.Company)
-	if err != nil {
-		return nil, fmt.Errorf("list agents: %w", err)
-	}
-	out := make([]*domain.Agent, 0, len(all))
-	for _, a := range all {
-		if a.CanRead(p) {
-			out = append(out, a)
+// List returns one page of the agents of the caller's company that it may read (its own, shared
+// and public ones), newest first: up to limit of them after skipping offset, and whether more
+// follow.
+func (s *Service) List(ctx context.Context, p domain.Principal, offset, limit int) ([]*domain.Agent, bool, error) {
+	out := make([]*domain.Agent, 0, min(limit, 64))
+	skipped, more := 0, false
+	err := s.store.ListAgents(ctx, p.Company, func(a *domain.Agent) bool {
+		switch {
+		case !a.CanRead(p):
+			return true
+		case skipped < offset:
+			skipped++
+			return true
+		case len(out) == limit:
+			more = true
+			return false
 		}
+		out = append(out, a)
+		return true
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("list agents: %w", err)
 	}
-	return out, nil
+	return out, more, nil
 }
 
 // Update changes an agent: with merge set, cfg is an RFC 7386 merge patch into system_config,
@@ -201,13 +224,29 @@ func (s *Service) CurrentVersion(ctx context.Context, p domain.Principal, id str
 	return v, nil
 }
 
-// Versions lists every version of an agent, oldest first.
-func (s *Service) Versions(ctx context.Context, p domain.Principal, id string) ([]*domain.AgentVersion, error) {
+// Versions returns one page of an agent's versions, oldest first, and whether more follow.
+// Callers of the agent's company see every version; another company (reading a public agent)
+// sees the current version only, since an earlier one may hold what the owner edited out.
+func (s *Service) Versions(ctx context.Context, p domain.Principal, id string, offset, limit int) ([]*domain.AgentVersion, bool, error) {
 	a, err := s.Get(ctx, p, id)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return s.store.ListVersions(ctx, a.ID)
+	if a.Company != p.Company {
+		if offset > 0 {
+			return []*domain.AgentVersion{}, false, nil
+		}
+		v, err := s.store.GetVersion(ctx, a.ID, a.Seq)
+		if err != nil {
+			return nil, false, fmt.Errorf("current version of %s: %w", id, err)
+		}
+		return []*domain.AgentVersion{v}, false, nil
+	}
+	vs, more, err := s.store.ListVersions(ctx, a.ID, offset, limit)
+	if err != nil {
+		return nil, false, fmt.Errorf("versions of %s: %w", id, err)
+	}
+	return vs, more, nil
 }
 
 func (s *Service) load(ctx context.Context, id string) (*domain.Agent, error) {
@@ -256,6 +295,17 @@ func (f Flags) apply(a *domain.Agent) {
 	if f.OriginURL != nil {
 		a.OriginURL = f.OriginURL
 	}
+}
+
+// keySuffix is the random part of a taken agent_key: six of 36 characters, so that ten tries
+// all colliding is out of reach.
+func keySuffix() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 6)
+	for i := range b {
+		b[i] = alphabet[rand.IntN(len(alphabet))]
+	}
+	return string(b)
 }
 
 func truncate(s string, n int) string {

@@ -68,14 +68,16 @@ func (h *agentHandlers) agentBody(w http.ResponseWriter, r *http.Request, needCo
 	cfg, present := body["system_config"]
 	var m map[string]any
 	switch {
-	case !present || cfg == nil:
-		if needConfig {
-			errs = append(errs, domain.FieldError{Field: "system_config", Message: "is required"})
-		}
+	case cfg == nil && needConfig:
+		errs = append(errs, domain.FieldError{Field: "system_config", Message: "is required"})
+	case present && cfg == nil:
+		// PATCH would otherwise read null as "no change" and answer 200 doing nothing.
+		errs = append(errs, domain.FieldError{Field: "system_config", Message: "must be an object, not null (leave it out to change only the flags)"})
+	case !present:
 	default:
 		var ok bool
 		if m, ok = cfg.(map[string]any); !ok {
-			errs = append(errs, domain.FieldError{Field: "system_config", Message: "must be an object"})
+			errs = append(errs, domain.FieldError{Field: "system_config", Message: "must be an object, not " + domain.JSONType(cfg)})
 		}
 	}
 	for name, dst := range map[string]**bool{"is_public": &f.IsPublic, "is_shared": &f.IsShared} {
@@ -122,12 +124,15 @@ func (h *agentHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err := require(r, domain.ScopeAgentsRead); err != nil {
 		return err
 	}
-	list, err := h.svc.List(r.Context(), principal(r))
+	pg, err := pageParams(r)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, list)
-	return nil
+	list, more, err := h.svc.List(r.Context(), principal(r), pg.offset, pg.limit)
+	if err != nil {
+		return err
+	}
+	return writeList(w, r, pg, list, more)
 }
 
 func (h *agentHandlers) get(w http.ResponseWriter, r *http.Request) error {
@@ -181,12 +186,15 @@ func (h *agentHandlers) versions(w http.ResponseWriter, r *http.Request) error {
 	if err := require(r, domain.ScopeAgentsRead); err != nil {
 		return err
 	}
-	vs, err := h.svc.Versions(r.Context(), principal(r), r.PathValue("id"))
+	pg, err := pageParams(r)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, vs)
-	return nil
+	vs, more, err := h.svc.Versions(r.Context(), principal(r), r.PathValue("id"), pg.offset, pg.limit)
+	if err != nil {
+		return err
+	}
+	return writeList(w, r, pg, vs, more)
 }
 
 func (h *agentHandlers) current(w http.ResponseWriter, r *http.Request) error {

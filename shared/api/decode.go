@@ -8,6 +8,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
+	"os"
+	"reflect"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -29,46 +32,61 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	if errors.As(err, &mbe) {
 		return nil, domain.Errorf(domain.KindTooLarge, "Request body is larger than the limit of %d bytes", limit)
 	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// The dev server's read deadline (API Gateway gives Lambda whole bodies).
+		return nil, domain.Errorf(domain.KindRequestTimeout, "The request body did not arrive in time")
+	}
 	if err != nil {
 		return nil, domain.Errorf(domain.KindInvalid, "The request body could not be read")
 	}
 	return b, nil
 }
 
-// bodyFormat tells JSON from YAML by Content-Type; an absent type is read as JSON.
+// bodyFormat tells JSON from YAML by Content-Type; an absent type is read as JSON. Anything else
+// is refused with 415: other types (curl -d sends a form), a charset other than UTF-8, and any
+// Content-Encoding but identity (API Gateway hands bodies to Lambda as sent, never decompressed).
 func bodyFormat(r *http.Request) (string, error) {
+	for _, v := range r.Header.Values("Content-Encoding") {
+		for _, enc := range strings.Split(v, ",") {
+			if enc = strings.TrimSpace(enc); enc != "" && !strings.EqualFold(enc, "identity") {
+				return "", domain.Errorf(domain.KindUnsupportedMedia, "Unsupported Content-Encoding %q: send the body uncompressed", enc)
+			}
+		}
+	}
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
 		return "json", nil
 	}
-	mt, _, err := mime.ParseMediaType(ct)
+	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return "", domain.Errorf(domain.KindUnsupportedMedia, "Malformed Content-Type %q", ct)
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
+		return "", domain.Errorf(domain.KindUnsupportedMedia, "Unsupported charset %q: bodies are UTF-8", cs)
 	}
 	switch {
 	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
 		return "json", nil
 	case mt == "application/yaml" || mt == "application/x-yaml" || mt == "text/yaml":
 		return "yaml", nil
+	case mt == "application/x-www-form-urlencoded" || mt == "text/plain":
+		return "", domain.Errorf(domain.KindUnsupportedMedia, "Unsupported Content-Type %q: send application/json or application/yaml (curl -d sends a form: add -H 'Content-Type: application/json', or use curl --json)", mt)
 	}
 	return "", domain.Errorf(domain.KindUnsupportedMedia, "Unsupported Content-Type %q: send application/json or application/yaml", mt)
 }
 
 // decodeObject reads the body as one JSON or YAML object. Numbers come back as json.Number, so
-// integers stay exact and every value has a JSON type.
+// integers stay exact and every value has a JSON type. Text that JSON decoding would silently
+// replace (invalid UTF-8, a lone surrogate escape) and NUL characters are refused with 400
+// naming the field.
 func decodeObject(w http.ResponseWriter, r *http.Request, limit int64) (map[string]any, error) {
-	format, ferr := bodyFormat(r)
-	b, err := readBody(w, r, limit)
+	format, err := bodyFormat(r)
 	if err != nil {
 		return nil, err
 	}
-	if ferr != nil {
-		// curl -d sends JSON as a form by default: a form or plain-text body that is a JSON
-		// document is read as JSON; anything else is refused with 415.
-		if !lenientType(r.Header.Get("Content-Type")) || !looksLikeJSON(b) {
-			return nil, ferr
-		}
-		format = "json"
+	b, err := readBody(w, r, limit)
+	if err != nil {
+		return nil, err
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, domain.Errorf(domain.KindInvalid, "The request body is empty: send a JSON object")
@@ -89,19 +107,14 @@ func decodeObject(w http.ResponseWriter, r *http.Request, limit int64) (map[stri
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, domain.Errorf(domain.KindInvalid, "The request body must be an object, not %s", jsonTypeName(v))
+		return nil, domain.Errorf(domain.KindInvalid, "The request body must be an object, not %s", domain.JSONType(v))
+	}
+	if format == "json" {
+		if err := checkJSONText(b); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
-}
-
-func lenientType(ct string) bool {
-	mt, _, _ := mime.ParseMediaType(ct)
-	return mt == "application/x-www-form-urlencoded" || mt == "text/plain"
-}
-
-func looksLikeJSON(b []byte) bool {
-	t := bytes.TrimSpace(b)
-	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
 }
 
 // yamlToJSON converts one YAML document to JSON, refusing non-string keys and multiple documents.
@@ -115,11 +128,31 @@ func yamlToJSON(b []byte) ([]byte, error) {
 	if err := dec.Decode(&extra); err != io.EOF {
 		return nil, domain.Errorf(domain.KindInvalid, "Malformed YAML body: send exactly one document")
 	}
+	// yaml.v3 refuses invalid UTF-8 and surrogate escapes itself; "\0" it decodes to a NUL.
+	if err := checkText(v, ""); err != nil {
+		return nil, err
+	}
 	out, err := json.Marshal(v)
 	if err != nil {
 		return nil, domain.Errorf(domain.KindInvalid, "The YAML body has values JSON cannot hold (non-string keys?)")
 	}
 	return out, nil
+}
+
+// boolParam reads a boolean query parameter: 1, true, yes, on or 0, false, no, off in any case;
+// absent is false. Anything else (an empty value too) is a 400 naming the parameter, rather than
+// a silent false.
+func boolParam(q url.Values, name string) (bool, error) {
+	if !q.Has(name) {
+		return false, nil
+	}
+	switch strings.ToLower(q.Get(name)) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "0", "false", "no", "off":
+		return false, nil
+	}
+	return false, domain.Invalid([]domain.FieldError{{Field: name, Message: "must be true or false (also 1/0, yes/no, on/off)"}})
 }
 
 // decodeInto converts a decoded object into a typed request, naming the field whose type is wrong.
@@ -131,45 +164,34 @@ func decodeInto(m map[string]any, dst any) error {
 	if err := json.Unmarshal(b, dst); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return domain.Invalid([]domain.FieldError{{Field: te.Field, Message: "must be " + article(te.Type.Kind().String())}})
+			return domain.Invalid([]domain.FieldError{{Field: te.Field, Message: "must be " + kindName(te.Type)}})
 		}
 		return domain.Errorf(domain.KindInvalid, "The request body has a field of the wrong type")
 	}
 	return nil
 }
 
-func article(kind string) string {
-	switch kind {
-	case "slice", "array":
+// kindName names the JSON type a Go type decodes from, as in "must be an array".
+func kindName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
 		return "an array"
-	case "map", "struct":
+	case reflect.Map, reflect.Struct:
 		return "an object"
-	case "int", "int64", "int32", "uint", "uint64":
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return "an integer"
-	case "float64", "float32":
+	case reflect.Float32, reflect.Float64:
 		return "a number"
-	case "bool":
+	case reflect.Bool:
 		return "a boolean"
-	case "ptr":
-		return "a value of another type"
-	}
-	return "a " + kind
-}
-
-func jsonTypeName(v any) string {
-	switch v.(type) {
-	case []any:
-		return "an array"
-	case string:
+	case reflect.String:
 		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case nil:
-		return "null"
 	}
-	return fmt.Sprintf("%T", v)
+	return "a value of another type"
 }
 
 func jsonErrorText(err error) string {

@@ -15,12 +15,27 @@ import (
 // UploadMaxBodyBytes bounds an upload request: the image limit plus room for the form.
 const UploadMaxBodyBytes = 4 << 20
 
+// BaseURL gives the public base of the /media/ URLs for a request (scheme, host and any path
+// prefix, no trailing slash): from configuration or from what the platform vouches for, such
+// as the API Gateway stage, never from the request's own Host header, which a client can set
+// to anything. Empty means that none is known.
+type BaseURL func(r *http.Request) string
+
+// StaticBaseURL is a BaseURL that is the same for every request.
+func StaticBaseURL(base string) BaseURL {
+	base = strings.TrimRight(base, "/")
+	return func(*http.Request) string { return base }
+}
+
 // NewImages is the handler of the images group: uploads (authenticated) and the temporary
-// /media/ URLs they answer with (public: the random name is the capability). baseURL prefixes
-// those URLs; empty derives it from each request.
-func NewImages(svc *images.Service, baseURL string, opts Options) *Group {
+// /media/ URLs they answer with (public: the random name is the capability). base prefixes
+// those URLs.
+func NewImages(svc *images.Service, base BaseURL, opts Options) *Group {
 	g := newGroup(opts)
-	h := &imageHandlers{svc: svc, base: strings.TrimRight(baseURL, "/")}
+	if base == nil {
+		base = StaticBaseURL("")
+	}
+	h := &imageHandlers{svc: svc, base: base}
 	g.handle(http.MethodPost, "/api/v1/images/upload/", false, h.upload)
 	g.handle(http.MethodGet, "/media/{name}", true, h.media)
 	return g
@@ -28,7 +43,7 @@ func NewImages(svc *images.Service, baseURL string, opts Options) *Group {
 
 type imageHandlers struct {
 	svc  *images.Service
-	base string
+	base BaseURL
 }
 
 func (h *imageHandlers) upload(w http.ResponseWriter, r *http.Request) error {
@@ -71,11 +86,19 @@ func (h *imageHandlers) upload(w http.ResponseWriter, r *http.Request) error {
 	if data == nil {
 		return domain.Invalid([]domain.FieldError{{Field: "image", Message: "is required: a file part named \"image\""}})
 	}
+	if _, err := images.Check(data); err != nil {
+		return err
+	}
+	base := strings.TrimRight(h.base(r), "/")
+	if base == "" {
+		// A deployment without PUBLIC_BASE_URL outside API Gateway: nothing to build the URL on.
+		return errors.New("upload: no public base URL for /media/ (set PUBLIC_BASE_URL)")
+	}
 	up, err := h.svc.Upload(r.Context(), data)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"url": h.baseURL(r) + images.MediaPath + up.Name, "media_type": up.MediaType, "size": up.Size})
+	writeJSON(w, http.StatusCreated, map[string]any{"url": base + images.MediaPath + up.Name, "media_type": up.MediaType, "size": up.Size})
 	return nil
 }
 
@@ -85,18 +108,6 @@ func uploadReadError(err error) error {
 		return domain.Errorf(domain.KindTooLarge, "Request body is larger than the limit of %d bytes", UploadMaxBodyBytes)
 	}
 	return domain.Invalid([]domain.FieldError{{Field: "image", Message: "malformed multipart body"}})
-}
-
-// baseURL is the configured public base, or the scheme and host this request came in on.
-func (h *imageHandlers) baseURL(r *http.Request) string {
-	if h.base != "" {
-		return h.base
-	}
-	scheme := "http"
-	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
 }
 
 func (h *imageHandlers) media(w http.ResponseWriter, r *http.Request) error {

@@ -167,7 +167,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 	var served []string
 	groups := []*api.Group{
 		api.NewMeta(api.Options{}), api.NewAgents(nil, api.Options{}), api.NewAuth(nil, api.Options{}),
-		api.NewSessions(nil, api.Options{}), api.NewRuntime(nil, api.Options{}), api.NewImages(nil, "", api.Options{}),
+		api.NewSessions(nil, api.Options{}), api.NewRuntime(nil, api.Options{}), api.NewImages(nil, nil, api.Options{}),
 	}
 	for _, g := range groups {
 		for _, r := range g.Routes() {
@@ -344,7 +344,7 @@ func TestOpenAPIRealResponses(t *testing.T) {
 			case strings.HasPrefix(tt.path, "/api/v1/runtime"):
 				h = api.NewRuntime(nil, opts)
 			case strings.HasPrefix(tt.path, "/api/v1/images"), strings.HasPrefix(tt.path, "/media"):
-				h = api.NewImages(nil, "", opts)
+				h = api.NewImages(nil, nil, opts)
 			default:
 				h = api.NewMeta(opts)
 			}

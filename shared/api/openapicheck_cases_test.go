@@ -96,6 +96,9 @@ func TestOpenAPICheck(t *testing.T) {
 		{name: "agent with rate headers", method: "GET", path: agentPath, status: 200, header: withHeader("X-RateLimit-Limit", "10", "X-RateLimit-Remaining", "3", "X-RateLimit-Reset", "42"), body: agent},
 		{name: "agent list", method: "GET", path: "/api/v1/agent", status: 200, header: jsonCT, body: []any{agent, openapiWith(agent, "origin_url", nil)}},
 		{name: "versions", method: "GET", path: agentPath + "versions/", status: 200, header: jsonCT, body: []any{version}},
+		{name: "agent list page with a next link", method: "GET", path: "/api/v1/agent/?limit=1", status: 200,
+			header: withHeader("Link", `</api/v1/agent/?limit=1&offset=1>; rel="next"`), body: []any{agent}},
+		{name: "versions past the last page", method: "GET", path: agentPath + "versions/?offset=7", status: 200, header: jsonCT, body: []any{}},
 		{name: "current version", method: "GET", path: agentPath + "versions/current", status: 200, header: jsonCT, body: version},
 		{name: "created key", method: "POST", path: "/api/v1/api-keys/", reqBody: `{"name":"ci"}`, status: 201, header: jsonCT, body: created},
 		{name: "listed keys", method: "GET", path: "/api/v1/api-keys/", status: 200, header: jsonCT, body: []any{key, openapiWith(key, "revoked_at", "2025-03-02T00:00:00Z")}},
@@ -113,6 +116,9 @@ func TestOpenAPICheck(t *testing.T) {
 		{name: "agent with a two-part version", method: "GET", path: agentPath, status: 200, header: jsonCT, body: openapiWith(agent, "version_number", "1.0"), wantErr: true},
 		{name: "agent with a bad created_at", method: "GET", path: agentPath, status: 200, header: jsonCT, body: openapiWith(agent, "created_at", "yesterday"), wantErr: true},
 		{name: "agent in a list of the wrong shape", method: "GET", path: "/api/v1/agent/", status: 200, header: jsonCT, body: map[string]any{"agents": []any{agent}}, wantErr: true},
+		{name: "agent list accepted with limit 101", method: "GET", path: "/api/v1/agent/?limit=101", status: 200, header: jsonCT, body: []any{agent}, wantErr: true},
+		{name: "agent list with a Link that is no next link", method: "GET", path: "/api/v1/agent/", status: 200,
+			header: withHeader("Link", `</api/v1/agent/?offset=1>; rel="prev"`), body: []any{agent}, wantErr: true},
 		{name: "version config without a name", method: "GET", path: agentPath + "versions/current/", status: 200, header: jsonCT,
 			body: openapiWith(version, "system_config", map[string]any{"system_prompt": "x"}), wantErr: true},
 		{name: "agent config with a blank name", method: "GET", path: agentPath, status: 200, header: jsonCT,
@@ -163,7 +169,7 @@ func openapiRuntimeFixtures() (session, result, message map[string]any, stream s
 			"stop_reason": "end_turn", "usage": map[string]any{"input_tokens": 9, "output_tokens": 12}},
 	}
 	message = map[string]any{
-		"success": true, "message_id": "0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d", "correlation_id": nil,
+		"success": true, "message_id": "0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d", "correlation_id": "ticket-4821",
 		"response": map[string]any{"content": "[local model] Tool result: 4", "tool_calls": []any{map[string]any{
 			"id": "local-1", "name": "calculator", "input": map[string]any{"expression": "2+2"}, "output": "4", "is_error": false}}},
 	}
@@ -208,7 +214,7 @@ func TestOpenAPICheckRuntime(t *testing.T) {
 		"correlation_id": nil, "created_at": 1795370400, "completed_at": nil}
 	completed := openapiWith(openapiWith(openapiWith(queued, "status", "completed"), "completed_at", 1795370401), "result", result)
 	failed := openapiWith(openapiWith(openapiWith(queued, "status", "failed"), "completed_at", 1795370401),
-		"error", `inputs.who: variable "who" is used by a prompt ({{ variables.who }}) but was never supplied`)
+		"error", map[string]any{"type": "invalid_request_error", "message": `inputs.who: variable "who" is used by a prompt ({{ variables.who }}) but was never supplied`})
 	feedback := map[string]any{"id": "0d6f3c1e-9b2a-4c8d-8e7f-6a5b4c3d2e1f", "message": "0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d",
 		"session_id": sid, "user": "o1", "rating": 1, "comment": nil, "created_at": "2026-11-22T18:00:02Z", "updated_at": "2026-11-22T18:00:02Z"}
 	history := map[string]any{"total": 3, "has_more": true, "messages": []any{
@@ -221,7 +227,8 @@ func TestOpenAPICheckRuntime(t *testing.T) {
 	created := map[string]any{"success": true, "session_id": sid, "config_hash": "04f9dec0db24200f"}
 	fromAgent := openapiWith(openapiWith(created, "agent_id", "7b0e5d8e-4a6c-4f43-9a51-2f7f0c1d9e10"), "agent_name", "Support Assistant")
 	errStream := strings.SplitAfter(stream, "\n\n")
-	failedStream := strings.Join(errStream[:2], "") + "event: error\ndata: {\"error\":{\"type\":\"overloaded_error\",\"message\":\"The model is busy; retry shortly\"}}\n\n"
+	failure := "data: {\"error\":{\"type\":\"overloaded_error\",\"message\":\"The model is busy; retry shortly\"}}\n\n"
+	failedStream := strings.Join(errStream[:2], "") + "event: failed\n" + failure
 	execBody := `{"content":"Hello","correlation_id":"ticket-4821","inputs":{"who":"Ada"}}`
 
 	runOpenAPICases(t, []openapiCase{
@@ -231,10 +238,16 @@ func TestOpenAPICheckRuntime(t *testing.T) {
 		{name: "session deleted", method: "DELETE", path: "/api/v1/sessions/" + sid + "/", status: 204, header: http.Header{"X-Request-Id": {"r1"}}},
 		{name: "session from agent", method: "GET", path: "/api/v1/sessions/from-agent/?agent_key=support-assistant", status: 200, header: jsonCT, body: fromAgent},
 		{name: "feedback", method: "POST", path: "/api/v1/sessions/feedback/", reqBody: `{"message":"0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d","rating":1}`, status: 200, header: jsonCT, body: feedback},
+		{name: "feedback without rating or comment", method: "POST", path: "/api/v1/sessions/feedback/", reqBody: `{"message":"0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d"}`,
+			status: 200, header: jsonCT, body: openapiWith(feedback, "rating", nil)},
+		{name: "session with a config hash of colon-separated parts", method: "GET", path: "/api/v1/sessions/" + sid + "/", status: 200, header: jsonCT,
+			body: openapiWith(session, "config_hash", "v2:04f9dec0db24200f:1")},
 		{name: "feedback with only a comment", method: "POST", path: "/api/v1/sessions/feedback/", reqBody: `{"message":"0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d","rating":null,"comment":"ok"}`,
 			status: 200, header: jsonCT, body: openapiWith(openapiWith(feedback, "rating", nil), "comment", "ok")},
-		{name: "session busy", method: "POST", path: run + "/execute/", reqBody: execBody, status: 409, header: jsonCT,
+		{name: "session busy", method: "POST", path: run + "/execute/", reqBody: execBody, status: 409, header: withRetryAfter(jsonCT),
 			body: map[string]any{"error": map[string]any{"type": "conflict_error", "message": "Another execution is running in this session; retry when it has finished"}}},
+		{name: "session busy without Retry-After", method: "POST", path: run + "/execute/", reqBody: execBody, status: 409, header: jsonCT,
+			body: map[string]any{"error": map[string]any{"type": "conflict_error", "message": "Another execution is running in this session; retry when it has finished"}}, wantErr: true},
 		{name: "execute result", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: jsonCT, body: result},
 		{name: "execute result without messages", method: "POST", path: run + "/execute", reqBody: `{"content":[{"type":"text","text":"Hi"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}`,
 			status: 200, header: jsonCT, body: openapiWith(result, "messages", []any{})},
@@ -246,19 +259,19 @@ func TestOpenAPICheckRuntime(t *testing.T) {
 		{name: "execute queued", method: "POST", path: run + "/execute/?async=true", reqBody: execBody, status: 202, header: located, body: queued},
 		{name: "messages", method: "GET", path: run + "/messages/?limit=2&offset=0", status: 200, header: jsonCT, body: history},
 		{name: "events", method: "GET", path: run + "/events/?correlation_id=ticket-4821", status: 200, header: jsonCT,
-			body: map[string]any{"events": []any{stored, failedTool}, "total": 2}},
+			body: map[string]any{"events": []any{stored, failedTool}, "total": 2, "has_more": false}},
 		{name: "execution completed", method: "GET", path: run + "/executions/" + execID + "/", status: 200, header: jsonCT, body: completed},
 		{name: "execution failed", method: "GET", path: run + "/executions/" + execID, status: 200, header: jsonCT, body: failed},
 		{name: "execution running", method: "GET", path: run + "/executions/" + execID + "/", status: 200, header: jsonCT, body: openapiWith(queued, "status", "running")},
 
 		{name: "session with an undocumented field", method: "GET", path: "/api/v1/sessions/" + sid + "/", status: 200, header: jsonCT, body: openapiWith(session, "owner", "o1"), wantErr: true},
-		{name: "session with a long config hash", method: "GET", path: "/api/v1/sessions/" + sid + "/", status: 200, header: jsonCT,
-			body: openapiWith(session, "config_hash", "04f9dec0db24200f:1"), wantErr: true},
+		{name: "session with a blank config hash part", method: "GET", path: "/api/v1/sessions/" + sid + "/", status: 200, header: jsonCT,
+			body: openapiWith(session, "config_hash", "04f9dec0db24200f::1"), wantErr: true},
 		{name: "session created answered 200", method: "POST", path: "/api/v1/sessions/", reqBody: `{"name":"helper"}`, status: 200, header: jsonCT, body: created, wantErr: true},
 		{name: "feedback rating 5", method: "POST", path: "/api/v1/sessions/feedback/", reqBody: `{"message":"0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d","rating":1}`, status: 200, header: jsonCT,
 			body: openapiWith(feedback, "rating", 5), wantErr: true},
-		{name: "feedback accepted without rating or comment", method: "POST", path: "/api/v1/sessions/feedback/", reqBody: `{"message":"0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d"}`,
-			status: 200, header: jsonCT, body: feedback, wantErr: true},
+		{name: "message shape with a null correlation_id", method: "POST", path: run + "/execute/?format=message", reqBody: execBody, status: 200, header: jsonCT,
+			body: openapiWith(message, "correlation_id", nil), wantErr: true},
 		{name: "execute accepted without content", method: "POST", path: run + "/execute/", reqBody: `{"content":7}`, status: 200, header: jsonCT, body: result, wantErr: true},
 		{name: "execute accepted with 21 blocks", method: "POST", path: run + "/execute/", reqBody: `{"content":[` + strings.TrimSuffix(strings.Repeat(`{"type":"text","text":"a"},`, 21), ",") + `]}`,
 			status: 200, header: jsonCT, body: result, wantErr: true},
@@ -269,6 +282,10 @@ func TestOpenAPICheckRuntime(t *testing.T) {
 		{name: "both shapes at once", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: jsonCT, body: openapiWith(result, "success", true), wantErr: true},
 		{name: "stream without its result", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: sse, body: strings.Join(errStream[:len(errStream)-2], ""), wantErr: true},
 		{name: "stream with a result before the end", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: sse, body: stream + errStream[0] + errStream[len(errStream)-2], wantErr: true},
+		{name: "stream that ends with an error event", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: sse,
+			body: strings.Join(errStream[:2], "") + "event: error\n" + failure, wantErr: true},
+		{name: "stream with failed before the end", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: sse,
+			body: "event: failed\n" + failure + stream, wantErr: true},
 		{name: "stream with an unknown event", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: sse,
 			body: "event: progress\ndata: {\"percent\":50}\n\n" + errStream[len(errStream)-2], wantErr: true},
 		{name: "stream with a bad result", method: "POST", path: run + "/execute/", reqBody: execBody, status: 200, header: sse,
@@ -283,9 +300,13 @@ func TestOpenAPICheckRuntime(t *testing.T) {
 		{name: "history with Unix timestamps", method: "GET", path: run + "/messages/", status: 200, header: jsonCT,
 			body: openapiWith(history, "messages", []any{map[string]any{"id": execID, "role": "user", "content": "x", "timestamp": 1795370400}}), wantErr: true},
 		{name: "event of an unknown type", method: "GET", path: run + "/events/", status: 200, header: jsonCT,
-			body: map[string]any{"events": []any{openapiWith(stored, "type", "thinking")}, "total": 1}, wantErr: true},
+			body: map[string]any{"events": []any{openapiWith(stored, "type", "thinking")}, "total": 1, "has_more": false}, wantErr: true},
 		{name: "event with undocumented data", method: "GET", path: run + "/events/", status: 200, header: jsonCT,
-			body: map[string]any{"events": []any{openapiWith(stored, "data", map[string]any{"agent_type": "llm_agent", "secret": "x"})}, "total": 1}, wantErr: true},
+			body: map[string]any{"events": []any{openapiWith(stored, "data", map[string]any{"agent_type": "llm_agent", "secret": "x"})}, "total": 1, "has_more": false}, wantErr: true},
+		{name: "execution failed with a bare error string", method: "GET", path: run + "/executions/" + execID + "/", status: 200, header: jsonCT,
+			body: openapiWith(failed, "error", "it broke"), wantErr: true},
+		{name: "events without has_more", method: "GET", path: run + "/events/", status: 200, header: jsonCT,
+			body: map[string]any{"events": []any{stored}, "total": 1}, wantErr: true},
 		{name: "execution of an unknown status", method: "GET", path: run + "/executions/" + execID + "/", status: 200, header: jsonCT, body: openapiWith(queued, "status", "done"), wantErr: true},
 		{name: "execution without completed_at", method: "GET", path: run + "/executions/" + execID + "/", status: 200, header: jsonCT, body: openapiWith(queued, "completed_at", openapiDelete), wantErr: true},
 	})
@@ -371,4 +392,11 @@ func openapiTwoParts(t *testing.T, img []byte) (contentType string, body []byte)
 		t.Fatal(err)
 	}
 	return w.FormDataContentType(), b.Bytes()
+}
+
+// withRetryAfter is h with the Retry-After every 409 carries.
+func withRetryAfter(h http.Header) http.Header {
+	h = h.Clone()
+	h.Set("Retry-After", "1")
+	return h
 }

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -198,12 +199,12 @@ func decodeEventStream(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ o
 		names = append(names, name)
 	}
 	last := names[len(names)-1]
-	if last != "result" && last != "error" {
-		return nil, fmt.Errorf("event stream: ends with %q, want result or error", last)
+	if last != "result" && last != "failed" {
+		return nil, fmt.Errorf("event stream: ends with %q, want result or failed", last)
 	}
 	for i, n := range names[:len(names)-1] {
-		if n == "result" {
-			return nil, fmt.Errorf("event stream: result at message %d is not the last", i)
+		if n == "result" || n == "failed" {
+			return nil, fmt.Errorf("event stream: %s at message %d is not the last", n, i)
 		}
 	}
 	return out, nil
@@ -220,6 +221,11 @@ type openapiMatch struct {
 // matchOpenAPIPath finds the document's paths matching p, with or without its trailing slash,
 // most specific (fewest parameters) first, as net/http.ServeMux prefers them.
 func matchOpenAPIPath(doc *openapi3.T, p string) []openapiMatch {
+	// Only a clean path (one trailing slash at most) is a path of the document; the router
+	// answers the others with 404.
+	if c := path.Clean(p); !strings.HasPrefix(p, "/") || (p != c && p != c+"/") {
+		return nil
+	}
 	want := strings.Split(strings.Trim(p, "/"), "/")
 	var out []openapiMatch
 	for tmpl, item := range doc.Paths.Map() {

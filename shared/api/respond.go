@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/agentorch/agentorch/shared/domain"
 )
@@ -31,16 +32,33 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v) // the client went away; nothing left to tell it
 }
 
+// ConflictRetryAfter is the Retry-After, in seconds, of every 409 (an agent changed
+// concurrently, a session busy with another execution): both are worth retrying shortly.
+const ConflictRetryAfter = 1
+
 // writeError writes err in the envelope. Errors without a domain kind become a generic api_error
 // and their chain goes to the log with the request id, never to the client.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	de, body := envelope(r, log, err)
+	switch de.Kind {
+	case domain.KindOverloaded:
+		w.Header().Set("Retry-After", "1")
+	case domain.KindConflict:
+		// A concurrent change or a busy session: worth retrying after a moment.
+		w.Header().Set("Retry-After", strconv.Itoa(ConflictRetryAfter))
+	}
+	writeJSON(w, de.Kind.Status(), body)
+}
+
+// envelope is err as the client sees it (also in a stream's failed event), logged as writeError
+// logs it.
+func envelope(r *http.Request, log *slog.Logger, err error) (*domain.Error, errorBody) {
 	var de *domain.Error
 	if !errors.As(err, &de) || de.Kind == domain.KindInternal {
 		log.ErrorContext(r.Context(), "request failed", "request_id", requestID(r), "method", r.Method, "path", r.URL.Path, "err", err)
 		de = &domain.Error{Kind: domain.KindInternal, Message: domain.MsgInternal}
 	} else if de.Kind == domain.KindOverloaded {
 		log.WarnContext(r.Context(), "overloaded", "request_id", requestID(r), "err", err)
-		w.Header().Set("Retry-After", "1")
 	}
-	writeJSON(w, de.Kind.Status(), errorBody{Error: errorDetail{Type: de.Kind.Type(), Message: de.Message, Errors: de.Fields}})
+	return de, errorBody{Error: errorDetail{Type: de.Kind.Type(), Message: de.Message, Errors: de.Fields}}
 }

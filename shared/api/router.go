@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -131,6 +132,12 @@ func (g *Group) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		g.opts.Log.InfoContext(r.Context(), "request", "request_id", id, "method", r.Method, "path", r.URL.Path, "status", sw.status, "ms", time.Since(start).Milliseconds())
 	}()
+	if !canonical(r.URL.Path) {
+		// ServeMux would answer with a 307 text/html redirect to the cleaned path; API Gateway
+		// routes such paths nowhere, so neither do we.
+		writeError(sw, r, g.opts.Log, domain.Errorf(domain.KindNotFound, "No route for %s %s: empty, \".\" and \"..\" path segments are not resolved", r.Method, r.URL.Path))
+		return
+	}
 	r.URL.Path = trimSlash(r.URL.Path)
 	r.URL.RawPath = ""
 	_, pattern := g.mux.Handler(r)
@@ -156,6 +163,12 @@ func (g *Group) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeError(sw, r, g.opts.Log, domain.Errorf(domain.KindNotFound, "No route for %s %s", r.Method, r.URL.Path+"/"))
+}
+
+// canonical reports whether p is a clean absolute path, with at most one trailing slash.
+func canonical(p string) bool {
+	c := path.Clean(p)
+	return strings.HasPrefix(p, "/") && (p == c || p == c+"/")
 }
 
 func trimSlash(p string) string {

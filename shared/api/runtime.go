@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/runtime"
 	"github.com/agentorch/agentorch/shared/sessions"
 )
 
@@ -70,6 +68,10 @@ func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	q := r.URL.Query()
+	async, err := boolParam(q, "async")
+	if err != nil {
+		return err
+	}
 	format := firstNonEmpty(q.Get("format"), b.ResponseFormat, "session")
 	if format != "session" && format != "message" {
 		return domain.Invalid([]domain.FieldError{{Field: "response_format", Message: `must be "session" (default) or "message"`}})
@@ -77,7 +79,7 @@ func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error 
 	req := sessions.ExecuteRequest{Content: b.Content, CorrelationID: b.CorrelationID, Inputs: b.Inputs}
 	sid := r.PathValue("session_id")
 	switch {
-	case b.Async || q.Get("async") == "true" || strings.Contains(r.Header.Get("Prefer"), "respond-async"):
+	case b.Async || async || strings.Contains(r.Header.Get("Prefer"), "respond-async"):
 		e, err := h.svc.Enqueue(r.Context(), principal(r), sid, req, body)
 		if err != nil {
 			return err
@@ -104,47 +106,6 @@ func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-// stream answers with server-sent events: each runtime event as it happens ("event: <type>"),
-// text as produced ("event: text"), then "event: result" with the execute result, or
-// "event: error" with the error envelope.
-func (h *runtimeHandlers) stream(w http.ResponseWriter, r *http.Request, sid string, req sessions.ExecuteRequest, format string) error {
-	flusher, _ := w.(http.Flusher)
-	started := false
-	send := func(event string, v any) {
-		if !started {
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.Header().Set("Cache-Control", "no-cache")
-			w.Header().Set("X-Accel-Buffering", "no")
-			w.WriteHeader(http.StatusOK)
-			started = true
-		}
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
-	obs := sessions.Observer{
-		OnEvent: func(e runtime.Event) { send(e.Type, e) },
-		OnText:  func(node, delta string) { send("text", map[string]string{"node": node, "delta": delta}) },
-	}
-	res, err := h.svc.Execute(r.Context(), principal(r), sid, req, obs)
-	if err != nil {
-		if !started {
-			return err // nothing sent yet: a normal error response with its status
-		}
-		de, ok := err.(*domain.Error)
-		if !ok || de.Kind == domain.KindInternal {
-			h.g.opts.Log.ErrorContext(r.Context(), "stream failed", "request_id", requestID(r), "err", err)
-			de = &domain.Error{Kind: domain.KindInternal, Message: domain.MsgInternal}
-		}
-		send("error", errorBody{Error: errorDetail{Type: de.Kind.Type(), Message: de.Message}})
-		return nil
-	}
-	send("result", resultView(res, format))
-	return nil
-}
-
 type messageView struct {
 	ID        string `json:"id"`
 	Role      string `json:"role"`
@@ -164,7 +125,12 @@ func resultView(res *sessions.Result, format string) any {
 		if calls == nil {
 			calls = []sessions.ToolCall{}
 		}
-		return map[string]any{"success": true, "message_id": id, "response": map[string]any{"content": content, "tool_calls": calls}, "correlation_id": e.CorrelationID}
+		// The contract's message shape has a string correlation_id: the request's, or empty.
+		corr := ""
+		if e.CorrelationID != nil {
+			corr = *e.CorrelationID
+		}
+		return map[string]any{"success": true, "message_id": id, "response": map[string]any{"content": content, "tool_calls": calls}, "correlation_id": corr}
 	}
 	msgs := make([]messageView, len(res.Messages))
 	for i, m := range res.Messages {
@@ -195,7 +161,11 @@ func executionView(e *domain.Execution, sess *domain.Session, msgs []domain.Mess
 		v["completed_at"] = e.CompletedAt.Unix()
 	}
 	if e.Error != "" {
-		v["error"] = e.Error
+		typ := e.ErrorType
+		if typ == "" {
+			typ = domain.KindInternal.Type() // recorded before executions kept the type
+		}
+		v["error"] = errorDetail{Type: typ, Message: e.Error}
 	}
 	if e.Status == domain.ExecCompleted && sess != nil {
 		v["result"] = resultView(&sessions.Result{Session: sess, Execution: e, Messages: msgs}, "session")
@@ -236,7 +206,18 @@ func (h *runtimeHandlers) messages(w http.ResponseWriter, r *http.Request) error
 	for i, m := range msgs {
 		out[i] = map[string]any{"id": m.ID, "role": m.Role, "content": m.Content, "timestamp": m.CreatedAt.UTC().Format(time.RFC3339)}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"messages": out, "total": total, "has_more": more})
+	// Stored messages reach 350,000 bytes each: a full page is cut to what a Lambda response holds.
+	enc, err := fitPage(out)
+	if err != nil {
+		return err
+	}
+	if len(enc) < len(out) {
+		more = true
+	}
+	if more {
+		setNext(w, r, offset+len(enc), limit)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"messages": enc, "total": total, "has_more": more})
 	return nil
 }
 
@@ -244,12 +225,25 @@ func (h *runtimeHandlers) events(w http.ResponseWriter, r *http.Request) error {
 	if err := require(r, domain.ScopeSessionRead); err != nil {
 		return err
 	}
+	pg, err := pageParams(r)
+	if err != nil {
+		return err
+	}
 	q := r.URL.Query()
 	evs, err := h.svc.Events(r.Context(), principal(r), r.PathValue("session_id"), q.Get("correlation_id"), q.Get("execution_id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"events": evs, "total": len(evs)})
+	from := min(pg.offset, len(evs))
+	enc, err := fitPage(evs[from:min(from+pg.limit, len(evs))])
+	if err != nil {
+		return err
+	}
+	more := from+len(enc) < len(evs)
+	if more {
+		setNext(w, r, from+len(enc), pg.limit)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"events": enc, "total": len(evs), "has_more": more})
 	return nil
 }
 

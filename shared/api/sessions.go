@@ -117,7 +117,11 @@ func (h *sessionHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err := require(r, domain.ScopeSessionRead); err != nil {
 		return err
 	}
-	list, err := h.svc.List(r.Context(), principal(r))
+	pg, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	list, more, err := h.svc.List(r.Context(), principal(r), pg.offset, pg.limit)
 	if err != nil {
 		return err
 	}
@@ -125,8 +129,7 @@ func (h *sessionHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	for i, s := range list {
 		out[i] = viewSession(s)
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return writeList(w, r, pg, out, more)
 }
 
 func (h *sessionHandlers) get(w http.ResponseWriter, r *http.Request) error {

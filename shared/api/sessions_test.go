@@ -108,7 +108,7 @@ func TestSessionFromAgent(t *testing.T) {
 	if r := s.do(req{method: "GET", path: "/api/v1/sessions/from-agent/", key: key}); r.status != 400 {
 		t.Errorf("missing agent_key: %d", r.status)
 	}
-	if r := s.do(req{method: "GET", path: "/api/v1/sessions/from-agent/?agent_key=desk-agent", key: s.key("eve", "evil")}); r.status != 403 {
+	if r := s.do(req{method: "GET", path: "/api/v1/sessions/from-agent/?agent_key=desk-agent", key: s.key("eve", "evil")}); r.status != 404 {
 		t.Errorf("another company's private agent: %d", r.status)
 	}
 }

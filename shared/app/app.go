@@ -149,7 +149,17 @@ func Auth(a *App) *api.Group { return api.NewAuth(a.Auth, a.options()) }
 func Sessions(a *App) *api.Group { return api.NewSessions(a.Sessions(), a.options()) }
 
 // Images builds the images group (uploads and their /media/ URLs).
-func Images(a *App) *api.Group { return api.NewImages(a.images(), a.Config.PublicBaseURL, a.options()) }
+func Images(a *App) *api.Group { return api.NewImages(a.images(), a.publicBaseURL, a.options()) }
+
+// publicBaseURL is the base of the /media/ URLs: PUBLIC_BASE_URL (a custom domain; locally the
+// dev server), or else the API Gateway stage the request came through. Never the Host header.
+func (a *App) publicBaseURL(r *http.Request) string {
+	if a.Config.PublicBaseURL != "" {
+		return a.Config.PublicBaseURL
+	}
+	u, _ := platform.StageURL(r.Context())
+	return u
+}
 
 func (a *App) images() *images.Service {
 	return images.New(s3.NewStore(platform.S3Client(a.awsCfg, a.Config), a.Config.Bucket))

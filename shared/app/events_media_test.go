@@ -21,8 +21,8 @@ import (
 var mediaName = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(png|jpg|gif|webp)$`)
 
 // upload stores the upload event's image by replaying the event and returns the name its URL
-// gives it under /media/. The URL's base is PUBLIC_BASE_URL, or without it the event's Host and
-// X-Forwarded-Proto, as API Gateway sends them.
+// gives it under /media/. The URL's base is PUBLIC_BASE_URL, or without it the API Gateway
+// stage of the event's request context (never its Host header).
 func (r *replayer) upload(t *testing.T, secret string) string {
 	t.Helper()
 	var out struct {
@@ -37,8 +37,7 @@ func (r *replayer) upload(t *testing.T, secret string) string {
 	}
 	base := strings.TrimSuffix(r.app.Config.PublicBaseURL, "/")
 	if base == "" {
-		ev := uploadEvent(t, r.root)
-		base = ev.Headers["x-forwarded-proto"] + "://" + ev.Headers["host"]
+		base = "https://" + uploadEvent(t, r.root).RequestContext.DomainName
 	}
 	name, ok := strings.CutPrefix(out.URL, base+"/media/")
 	if !ok || !mediaName.MatchString(name) {

@@ -81,12 +81,13 @@ func ConfigHash(cfg map[string]any) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// AgentKeyBase derives the readable part of an agent_key from a name: lower case, runs of other
+// AgentKeyBase derives the readable part of an agent_key from a name: transliterated to ASCII
+// where possible ("Ünïcödé" → "unicode", "Straße" → "strasse"), lower case, runs of other
 // characters become one hyphen, at most 48 characters.
 func AgentKeyBase(name string) string {
 	var b strings.Builder
 	dash := false
-	for _, r := range strings.ToLower(name) {
+	for _, r := range strings.ToLower(Transliterate(name)) {
 		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
 			b.WriteRune(r)
 			dash = false

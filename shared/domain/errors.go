@@ -24,6 +24,11 @@ const (
 	KindUnsupportedMedia
 	KindRateLimited
 	KindOverloaded
+	// KindRequestTimeout is a request body that did not arrive in time (the dev server's read
+	// limit; API Gateway hands Lambda whole bodies).
+	KindRequestTimeout
+	// KindHeadersTooLarge is a request line and headers over API Gateway's limit (dev server).
+	KindHeadersTooLarge
 )
 
 // kindInfo is the single table from kind to HTTP status and error.type.
@@ -42,6 +47,8 @@ var kindInfo = map[Kind]struct {
 	KindUnsupportedMedia: {http.StatusUnsupportedMediaType, "invalid_request_error"},
 	KindRateLimited:      {http.StatusTooManyRequests, "rate_limit_error"},
 	KindOverloaded:       {http.StatusServiceUnavailable, "overloaded_error"},
+	KindRequestTimeout:   {http.StatusRequestTimeout, "invalid_request_error"},
+	KindHeadersTooLarge:  {http.StatusRequestHeaderFieldsTooLarge, "request_too_large"},
 }
 
 // Status is the HTTP status code of the kind.

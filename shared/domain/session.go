@@ -54,6 +54,7 @@ type Execution struct {
 	Status        string           `json:"status"`
 	StopReason    string           `json:"stop_reason,omitempty"`
 	Error         string           `json:"error,omitempty"`
+	ErrorType     string           `json:"error_type,omitempty"` // error.type of Error; empty in older records (api_error)
 	Events        []map[string]any `json:"events"`
 	MessageIDs    []string         `json:"message_ids"`
 	InputTokens   int              `json:"input_tokens"`

@@ -77,6 +77,8 @@ func (v *validator) node(cfg map[string]any, prefix string, top bool) {
 	default:
 		if s, ok := v.str(name, join(prefix, "name"), true); ok && len(s) > MaxNameLength {
 			v.add(join(prefix, "name"), "must be at most %d characters", MaxNameLength)
+		} else if ok && !HasVisible(s) {
+			v.add(join(prefix, "name"), "must have a visible character, not only spaces, zero-width or other invisible characters")
 		}
 	}
 	if t, ok := cfg["agent_type"]; ok {
@@ -218,7 +220,7 @@ func (v *validator) graph(cfg map[string]any, nodes any, prefix string) bool {
 		v.node(m, p, false)
 		s, ok := m["name"].(string)
 		switch {
-		case !ok || strings.TrimSpace(s) == "":
+		case !ok || !HasVisible(s):
 			wellFormed = false // reported by node
 		case s == NodeStart || s == NodeEnd:
 			v.add(p+".name", "%q is reserved", s)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -36,6 +35,12 @@ func versionSK(seq int) string      { return fmt.Sprintf("V#%08d", seq) }
 
 const agentSK = "A"
 
+// sortTime writes a time for a sort key: fixed width, so that the strings sort as the times do
+// (RFC 3339 with trimmed fractions puts .12 before .1). Lists page by this order.
+func sortTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000000000Z")
+}
+
 func (st *Store) agentItem(a *domain.Agent) (map[string]types.AttributeValue, error) {
 	it, err := item(agentPK(a.ID), agentSK, agentRecord{Agent: a, Explicit: a.Explicit, VersionID: a.VersionID, Seq: a.Seq})
 	if err != nil {
@@ -43,7 +48,7 @@ func (st *Store) agentItem(a *domain.Agent) (map[string]types.AttributeValue, er
 	}
 	it["seq"] = n(int64(a.Seq))
 	it[attrGSI1PK] = s(companyAgents(a.Company))
-	it[attrGSI1SK] = s(a.CreatedAt.Format(time.RFC3339Nano) + "#" + a.ID)
+	it[attrGSI1SK] = s(sortTime(a.CreatedAt) + "#" + a.ID)
 	return it, nil
 }
 
@@ -97,26 +102,32 @@ func (r *agentRecord) restore() *domain.Agent {
 	return a
 }
 
-// ListAgents returns a company's agents, newest first (one Query on gsi1 per page).
-func (st *Store) ListAgents(ctx context.Context, company string) ([]*domain.Agent, error) {
-	items, err := st.query(ctx, &dynamodb.QueryInput{
+// ListAgents calls each with a company's agents, newest first, until it returns false (one
+// Query on gsi1 per 1 MB page, and no page after the one where each stops).
+func (st *Store) ListAgents(ctx context.Context, company string, each func(*domain.Agent) bool) error {
+	p := dynamodb.NewQueryPaginator(st.db, &dynamodb.QueryInput{
+		TableName:                 aws.String(st.table),
 		IndexName:                 aws.String(indexGSI1),
 		KeyConditionExpression:    aws.String("gsi1pk = :p"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(companyAgents(company))},
 		ScanIndexForward:          aws.Bool(false),
 	})
-	if err != nil {
-		return nil, fmt.Errorf("list agents of %s: %w", company, err)
-	}
-	out := make([]*domain.Agent, 0, len(items))
-	for _, it := range items {
-		r := agentRecord{Agent: &domain.Agent{}}
-		if err := decode(it, &r); err != nil {
-			return nil, err
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("list agents of %s: %w", company, translate(err))
 		}
-		out = append(out, r.restore())
+		for _, it := range page.Items {
+			r := agentRecord{Agent: &domain.Agent{}}
+			if err := decode(it, &r); err != nil {
+				return err
+			}
+			if !each(r.restore()) {
+				return nil
+			}
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // UpdateAgent replaces the agent if nobody changed it since it was read (seq), adding the new
@@ -201,23 +212,44 @@ func (st *Store) deleteAll(ctx context.Context, items []map[string]types.Attribu
 	return nil
 }
 
-// ListVersions returns an agent's versions, oldest first.
-func (st *Store) ListVersions(ctx context.Context, agentID string) ([]*domain.AgentVersion, error) {
-	items, err := st.query(ctx, versionsQuery(agentID, false))
-	if err != nil {
-		return nil, err
+// ListVersions returns up to limit versions of an agent, oldest first, after skipping offset,
+// and whether more follow. Versions are numbered 1, 2, 3 … without gaps (seq), so the offset is
+// a key condition: the Query starts at version offset+1 and reads limit+1 items, however many
+// versions come before.
+func (st *Store) ListVersions(ctx context.Context, agentID string, offset, limit int) ([]*domain.AgentVersion, bool, error) {
+	if offset >= maxVersionSeq {
+		return []*domain.AgentVersion{}, false, nil
 	}
-	out := make([]*domain.AgentVersion, 0, len(items))
-	for _, it := range items {
-		v, err := decodeVersion(it)
+	p := dynamodb.NewQueryPaginator(st.db, &dynamodb.QueryInput{
+		TableName:              aws.String(st.table),
+		KeyConditionExpression: aws.String("pk = :p AND sk BETWEEN :from AND :to"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":p": s(agentPK(agentID)), ":from": s(versionSK(offset + 1)), ":to": s(versionSK(maxVersionSeq)),
+		},
+		Limit: aws.Int32(int32(limit + 1)),
+	})
+	out := make([]*domain.AgentVersion, 0, limit)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, err
+			return nil, false, translate(err)
 		}
-		out = append(out, v)
+		for _, it := range page.Items {
+			if len(out) == limit {
+				return out, true, nil
+			}
+			v, err := decodeVersion(it)
+			if err != nil {
+				return nil, false, err
+			}
+			out = append(out, v)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out, nil
+	return out, false, nil
 }
+
+// maxVersionSeq is the largest version number versionSK can write in its eight digits.
+const maxVersionSeq = 99_999_999
 
 // GetVersion reads one version by its sequence number.
 func (st *Store) GetVersion(ctx context.Context, agentID string, seq int) (*domain.AgentVersion, error) {
@@ -238,27 +270,6 @@ func decodeVersion(it map[string]types.AttributeValue) (*domain.AgentVersion, er
 	}
 	r.AgentVersion.Seq, r.AgentVersion.CreatedAt = r.Seq, r.CreatedAt
 	return r.AgentVersion, nil
-}
-
-// NextKeySuffix atomically counts up the suffix of a taken agent_key base, starting at 2.
-func (st *Store) NextKeySuffix(ctx context.Context, base string) (int, error) {
-	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(st.table),
-		Key:                       key("AGENTKEYBASE#"+base, "N"),
-		UpdateExpression:          aws.String("SET next_suffix = if_not_exists(next_suffix, :one) + :one"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": n(1)},
-		ReturnValues:              types.ReturnValueUpdatedNew,
-	})
-	if err != nil {
-		return 0, translate(err)
-	}
-	v, ok := out.Attributes["next_suffix"].(*types.AttributeValueMemberN)
-	if !ok {
-		return 0, errors.New("agent key suffix: no value returned")
-	}
-	var next int
-	_, err = fmt.Sscan(v.Value, &next)
-	return next, err
 }
 
 // AgentIDByKey resolves an agent_key to its agent id (one GetItem on the key claim).

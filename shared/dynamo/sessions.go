@@ -39,7 +39,7 @@ func (st *Store) sessionItem(s *domain.Session) (map[string]types.AttributeValue
 	}
 	it["company"], it["owner"] = av(s.Company), av(s.Owner) // for the lease's ownership condition
 	it[attrGSI1PK] = av(ownerSessions(s.Company, s.Owner))
-	it[attrGSI1SK] = av(s.CreatedAt.Format(time.RFC3339Nano) + "#" + s.ID)
+	it[attrGSI1SK] = av(sortTime(s.CreatedAt) + "#" + s.ID)
 	return it, nil
 }
 
@@ -64,26 +64,41 @@ func (st *Store) GetSession(ctx context.Context, id string) (*domain.Session, er
 	return &sess, nil
 }
 
-// ListSessions lists an owner's sessions, newest first (a Query on gsi1).
-func (st *Store) ListSessions(ctx context.Context, company, owner string) ([]*domain.Session, error) {
-	items, err := st.query(ctx, &dynamodb.QueryInput{
+// ListSessions returns up to limit of an owner's sessions, newest first, after skipping
+// offset, and whether more follow (Queries on gsi1 that read no further than offset+limit+1
+// sessions).
+func (st *Store) ListSessions(ctx context.Context, company, owner string, offset, limit int) ([]*domain.Session, bool, error) {
+	p := dynamodb.NewQueryPaginator(st.db, &dynamodb.QueryInput{
+		TableName:                 aws.String(st.table),
 		IndexName:                 aws.String(indexGSI1),
 		KeyConditionExpression:    aws.String("gsi1pk = :p"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(ownerSessions(company, owner))},
 		ScanIndexForward:          aws.Bool(false),
+		Limit:                     aws.Int32(int32(min(offset+limit+1, 1000))),
 	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*domain.Session, 0, len(items))
-	for _, it := range items {
-		var sess domain.Session
-		if err := decode(it, &sess); err != nil {
-			return nil, err
+	out := make([]*domain.Session, 0, limit)
+	seen := 0
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, false, translate(err)
 		}
-		out = append(out, &sess)
+		for _, it := range page.Items {
+			seen++
+			if seen <= offset {
+				continue
+			}
+			if len(out) == limit {
+				return out, true, nil
+			}
+			var sess domain.Session
+			if err := decode(it, &sess); err != nil {
+				return nil, false, err
+			}
+			out = append(out, &sess)
+		}
 	}
-	return out, nil
+	return out, false, nil
 }
 
 // DeleteSession removes the session record first (runtime calls then answer 404), then the rest

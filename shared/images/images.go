@@ -46,21 +46,37 @@ type Uploaded struct {
 	Size      int
 }
 
-// Upload checks that data is a png, jpeg, gif or webp image (by its bytes, not by what the client
-// claims) of at most MaxBytes, and stores it under a fresh random name.
-func (s *Service) Upload(ctx context.Context, data []byte) (*Uploaded, error) {
+// Check tells whether data can be uploaded: a png, jpeg, gif or webp image (by its bytes, not by
+// what the client claims) of at most MaxBytes. It returns the image's media type.
+func Check(data []byte) (string, error) {
 	if len(data) == 0 {
-		return nil, domain.Invalid([]domain.FieldError{{Field: "image", Message: "is empty"}})
+		return "", domain.Invalid([]domain.FieldError{{Field: "image", Message: "is empty"}})
 	}
 	if len(data) > MaxBytes {
-		return nil, domain.Errorf(domain.KindTooLarge, "The image is larger than the limit of %d bytes", MaxBytes)
+		return "", domain.Errorf(domain.KindTooLarge, "The image is larger than the limit of %d bytes", MaxBytes)
 	}
-	mt := sniff(data)
-	ext, ok := formats[mt]
+	mt, ok := Sniff(data)
 	if !ok {
-		return nil, domain.Invalid([]domain.FieldError{{Field: "image", Message: fmt.Sprintf("must be a png, jpeg, gif or webp image (got %s)", mt)}})
+		return "", domain.Invalid([]domain.FieldError{{Field: "image", Message: fmt.Sprintf("must be a png, jpeg, gif or webp image (got %s)", mt)}})
 	}
-	name := uuid.NewString() + "." + ext
+	return mt, nil
+}
+
+// Sniff is the media type of data judged by its bytes alone, and whether it is one of the image
+// types accepted here (png, jpeg, gif, webp).
+func Sniff(data []byte) (string, bool) {
+	mt := sniff(data)
+	_, ok := formats[mt]
+	return mt, ok
+}
+
+// Upload checks data (see Check) and stores it under a fresh random name.
+func (s *Service) Upload(ctx context.Context, data []byte) (*Uploaded, error) {
+	mt, err := Check(data)
+	if err != nil {
+		return nil, err
+	}
+	name := uuid.NewString() + "." + formats[mt]
 	if err := s.blobs.Put(ctx, keyPrefix+name, data, mt); err != nil {
 		return nil, fmt.Errorf("store image: %w", err)
 	}

@@ -48,3 +48,21 @@ func TestUploadOpen(t *testing.T) {
 		t.Errorf("large upload: %v", err)
 	}
 }
+
+func TestSniff(t *testing.T) {
+	for data, want := range map[string]string{
+		"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR": "image/png",
+		"\xff\xd8\xff\xe0\x00\x10JFIF\x00":    "image/jpeg",
+		"GIF89a\x01\x00\x01\x00\x00\x00\x00;": "image/gif",
+		"RIFF\x00\x00\x00\x00WEBPVP8 ":        "image/webp",
+	} {
+		if got, ok := Sniff([]byte(data)); !ok || got != want {
+			t.Errorf("Sniff(%q) = %q %v, want %q", data, got, ok, want)
+		}
+	}
+	for _, data := range []string{"MZ\x90\x00\x03\x00\x00\x00\x04\x00", "%PDF-1.4", "<html></html>", ""} {
+		if got, ok := Sniff([]byte(data)); ok {
+			t.Errorf("Sniff(%q) = %q, accepted", data, got)
+		}
+	}
+}

@@ -4,8 +4,10 @@ package platform
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -19,6 +21,9 @@ const (
 	LocalS3Endpoint     = "http://127.0.0.1:4569"
 	LocalSQSEndpoint    = "http://127.0.0.1:4576"
 	LocalTokenSecret    = "local-development-token-secret-not-for-production"
+	// LocalPublicBaseURL is where the dev server listens by default (scripts/dev sets
+	// PUBLIC_BASE_URL to its real address when it listens elsewhere).
+	LocalPublicBaseURL = "http://127.0.0.1:3000"
 )
 
 // Config is the typed configuration of a function, read from the environment that template.yaml
@@ -41,7 +46,7 @@ type Config struct {
 	OpenAIBaseURL  string
 	OpenAIAPIKey   string
 	OpenAIModel    string
-	PublicBaseURL  string // base of the /media/ URLs; empty derives it from each request's Host
+	PublicBaseURL  string // base of the /media/ URLs; empty on AWS: the API Gateway stage of each request (StageURL)
 	ExecQueueURL   string // SQS queue of asynchronous executions (AWS); empty runs them in-process
 	LogFormat      string // "json" or "text"
 	LogLevel       string
@@ -73,7 +78,7 @@ func LoadConfig() (Config, error) {
 		OpenAIAPIKey:   env("OPENAI_API_KEY", ""),
 		OpenAIModel:    env("OPENAI_MODEL", ""),
 		ExecQueueURL:   env("EXECUTION_QUEUE_URL", ""),
-		PublicBaseURL:  env("PUBLIC_BASE_URL", ""),
+		PublicBaseURL:  env("PUBLIC_BASE_URL", local(LocalPublicBaseURL)),
 		LogFormat:      env("LOG_FORMAT", map[bool]string{true: "json", false: "text"}[inLambda]),
 		LogLevel:       env("LOG_LEVEL", "info"),
 		InLambda:       inLambda,
@@ -88,6 +93,9 @@ func LoadConfig() (Config, error) {
 	if c.MaxBodyBytes, err = intEnv("MAX_BODY_BYTES", 1<<20); err != nil {
 		return c, err
 	}
+	if c.PublicBaseURL, err = baseURL("PUBLIC_BASE_URL", c.PublicBaseURL); err != nil {
+		return c, err
+	}
 	if c.TokenSecret == "" && c.TokenSecretARN == "" {
 		return c, fmt.Errorf("config: TOKEN_SECRET or TOKEN_SECRET_ARN must be set")
 	}
@@ -99,6 +107,19 @@ func env(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// baseURL checks a public base URL: absolute http(s), a host, no query or fragment. It is
+// returned without a trailing slash; empty stays empty.
+func baseURL(name, v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(v, "?") || strings.HasSuffix(v, "#") {
+		return "", fmt.Errorf("config: %s=%q is not an http(s) base URL such as https://api.example.com", name, v)
+	}
+	return strings.TrimRight(v, "/"), nil
 }
 
 func durationEnv(name string, def time.Duration) (time.Duration, error) {

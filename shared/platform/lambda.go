@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"regexp"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -37,6 +39,28 @@ func HTTPHandler(h http.Handler, log *slog.Logger) func(context.Context, events.
 		return resp, nil
 	}
 }
+
+// StageURL is the public base URL of the API Gateway stage that a request from HTTPHandler came
+// through: https://<domainName>, plus /<stage> for a named stage of an execute-api domain. Both
+// come from the request context that API Gateway builds, which a client cannot set (unlike the
+// Host header). ok is false outside Lambda. Behind a custom domain with a base-path mapping the
+// path is unknown here: set PUBLIC_BASE_URL there.
+func StageURL(ctx context.Context) (string, bool) {
+	rc, ok := core.GetAPIGatewayV2ContextFromContext(ctx)
+	if !ok || !hostName.MatchString(rc.DomainName) {
+		return "", false
+	}
+	u := "https://" + rc.DomainName
+	if rc.Stage != "" && rc.Stage != "$default" && strings.Contains(rc.DomainName, ".execute-api.") && stageName.MatchString(rc.Stage) {
+		u += "/" + rc.Stage
+	}
+	return u, true
+}
+
+var (
+	hostName  = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$`)
+	stageName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+)
 
 // StartHTTP runs h as a Lambda function behind API Gateway. It does not return.
 func StartHTTP(h http.Handler, log *slog.Logger) {

@@ -96,13 +96,15 @@ func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error
 	return nil
 }
 
+// fail records a failed execution with its error as the error envelope would show it: the
+// kind's error.type and a client-safe message (a generic one for internal errors).
 func (s *Service) fail(ctx context.Context, e *domain.Execution, cause error) error {
-	msg := domain.MsgInternal
+	kind, msg := domain.KindInternal, domain.MsgInternal
 	if de := (*domain.Error)(nil); asDomain(cause, &de) && de.Kind != domain.KindInternal {
-		msg = de.Message
+		kind, msg = de.Kind, de.Message
 	}
 	now := s.now().UTC()
-	e.Status, e.Error, e.CompletedAt, e.Request = domain.ExecFailed, msg, &now, nil
+	e.Status, e.Error, e.ErrorType, e.CompletedAt, e.Request = domain.ExecFailed, msg, kind.Type(), &now, nil
 	if err := s.store.PutExecution(context.WithoutCancel(ctx), e); err != nil {
 		return fmt.Errorf("record failed execution %s: %w (after %v)", e.ID, err, cause)
 	}

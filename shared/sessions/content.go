@@ -122,7 +122,10 @@ func (s *Service) block(ctx context.Context, b any, at string) (runtime.Part, st
 	case nil:
 		return runtime.Part{}, "", field(at+".type", "is required: text, image_url or file")
 	}
-	return runtime.Part{}, "", field(at+".type", fmt.Sprintf("unknown content block type %v: use text, image_url or file", m["type"]))
+	if t, ok := m["type"].(string); ok {
+		return runtime.Part{}, "", field(at+".type", fmt.Sprintf("unknown content block type %q: use text, image_url or file", t))
+	}
+	return runtime.Part{}, "", field(at+".type", fmt.Sprintf("must be a string (text, image_url or file), not %s", domain.JSONType(m["type"])))
 }
 
 // load reads a data URL or fetches a public http(s) URL, checking type and size.
@@ -133,8 +136,8 @@ func (s *Service) load(ctx context.Context, raw, at string, formats map[string]s
 		if !ok || !isB64 {
 			return nil, "", field(at, "must be a base64 data URL (data:<media type>;base64,<data>)")
 		}
-		format, ok := formats[strings.ToLower(mt)]
-		if !ok {
+		mt = strings.ToLower(mt)
+		if _, ok := formats[mt]; !ok {
 			return nil, "", field(at, fmt.Sprintf("media type %q is not allowed", mt))
 		}
 		if int64(base64.StdEncoding.DecodedLen(len(payload))) > limit+3 {
@@ -143,6 +146,14 @@ func (s *Service) load(ctx context.Context, raw, at string, formats map[string]s
 		data, err := base64.StdEncoding.DecodeString(payload)
 		if err != nil {
 			return nil, "", field(at, "has invalid base64 data")
+		}
+		if int64(len(data)) > limit {
+			return nil, "", field(at, fmt.Sprintf("is larger than the limit of %d bytes", limit))
+		}
+		// The bytes decide, as for uploads: a declared type is only a claim.
+		format, seen, ok := dataFormat(mt, data)
+		if !ok {
+			return nil, "", field(at, fmt.Sprintf("declares %s, but its data is %s", mt, seen))
 		}
 		return data, format, nil
 	}

@@ -29,7 +29,9 @@ type ExecuteRequest struct {
 	Inputs        map[string]any // nil when the body had none
 }
 
-// Observer receives an execution's events and text as they happen (for streaming).
+// Observer receives an execution's events and text as they happen (for streaming). The run's
+// goroutines call it one call at a time, in the order things happened, and wait for each call:
+// a consumer that writes to a client should queue rather than block the run.
 type Observer struct {
 	OnEvent func(runtime.Event)
 	OnText  func(node, delta string)

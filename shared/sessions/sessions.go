@@ -20,7 +20,9 @@ import (
 type Store interface {
 	CreateSession(ctx context.Context, s *domain.Session) error
 	GetSession(ctx context.Context, id string) (*domain.Session, error)
-	ListSessions(ctx context.Context, company, owner string) ([]*domain.Session, error)
+	// ListSessions returns up to limit of an owner's sessions, newest first, after skipping
+	// offset, and whether more follow.
+	ListSessions(ctx context.Context, company, owner string, offset, limit int) ([]*domain.Session, bool, error)
 	DeleteSession(ctx context.Context, id string) error
 	AcquireSession(ctx context.Context, p domain.Principal, id, leaseID string, until, now time.Time) (*domain.Session, error)
 	ReleaseSession(ctx context.Context, id, leaseID string) error
@@ -143,9 +145,14 @@ func (s *Service) Get(ctx context.Context, p domain.Principal, id string) (*doma
 	return sess, nil
 }
 
-// List returns the caller's sessions, newest first.
-func (s *Service) List(ctx context.Context, p domain.Principal) ([]*domain.Session, error) {
-	return s.store.ListSessions(ctx, p.Company, p.Owner)
+// List returns one page of the caller's sessions, newest first: up to limit after skipping
+// offset, and whether more follow.
+func (s *Service) List(ctx context.Context, p domain.Principal, offset, limit int) ([]*domain.Session, bool, error) {
+	list, more, err := s.store.ListSessions(ctx, p.Company, p.Owner, offset, limit)
+	if err != nil {
+		return nil, false, fmt.Errorf("list sessions: %w", err)
+	}
+	return list, more, nil
 }
 
 // Delete removes a session with its messages and executions.
@@ -159,7 +166,10 @@ func (s *Service) Delete(ctx context.Context, p domain.Principal, id string) err
 	return nil
 }
 
-// Feedback gives or updates the caller's rating (1 or -1) and comment on a message.
+// Feedback gives or updates the caller's rating (1 or -1) and comment on a message. Both are
+// optional, as in the contract: an absent (nil) one keeps the earlier value, and feedback with
+// neither records that the caller saw the message (rating and comment null) or, given again,
+// only moves updated_at.
 func (s *Service) Feedback(ctx context.Context, p domain.Principal, messageID string, rating *int, comment *string) (*domain.Feedback, error) {
 	var errs []domain.FieldError
 	if _, err := uuid.Parse(messageID); err != nil {
@@ -170,9 +180,6 @@ func (s *Service) Feedback(ctx context.Context, p domain.Principal, messageID st
 	}
 	if comment != nil && len(*comment) > 10_000 {
 		errs = append(errs, domain.FieldError{Field: "comment", Message: "must be at most 10000 characters"})
-	}
-	if rating == nil && comment == nil && len(errs) == 0 {
-		errs = append(errs, domain.FieldError{Field: "rating", Message: "give a rating, a comment or both"})
 	}
 	if len(errs) > 0 {
 		return nil, domain.Invalid(errs)

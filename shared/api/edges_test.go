@@ -1,0 +1,271 @@
+package api_test
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// fieldOf is the first field error of an error response.
+func fieldOf(t *testing.T, res response) string {
+	t.Helper()
+	errs, _ := res.json(t)["error"].(map[string]any)["errors"].([]any)
+	if len(errs) == 0 {
+		t.Fatalf("no field errors: %s", res.body)
+	}
+	f, _ := errs[0].(map[string]any)["field"].(string)
+	return f
+}
+
+// TestMediaTypes: the body's type and encoding are what the documents promise, not guessed.
+func TestMediaTypes(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	body := `{"system_config":{"name":"Typed"}}`
+	tests := []struct {
+		name   string
+		header map[string]string
+		status int
+	}{
+		{"json", map[string]string{"Content-Type": "application/json"}, 201},
+		{"json utf-8", map[string]string{"Content-Type": "application/json; charset=UTF-8"}, 201},
+		{"+json", map[string]string{"Content-Type": "application/vnd.agent+json"}, 201},
+		{"no type", map[string]string{"Content-Type": ""}, 201},
+		{"identity encoding", map[string]string{"Content-Encoding": "identity"}, 201},
+		{"text/plain", map[string]string{"Content-Type": "text/plain"}, 415},
+		{"form (curl -d)", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415},
+		{"latin-1", map[string]string{"Content-Type": "application/json; charset=iso-8859-1"}, 415},
+		{"gzip with a plain body", map[string]string{"Content-Encoding": "gzip"}, 415},
+		{"deflate, identity", map[string]string{"Content-Encoding": "identity, deflate"}, 415},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: body, header: tt.header})
+			if res.status != tt.status {
+				t.Fatalf("status %d, want %d: %s", res.status, tt.status, res.body)
+			}
+			if tt.status == 415 {
+				if typ, _ := res.errorType(t); typ != "invalid_request_error" {
+					t.Errorf("type %q", typ)
+				}
+			}
+		})
+	}
+	// The curl hint is in the message of the form case.
+	res := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: body, header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}})
+	if _, msg := res.errorType(t); !strings.Contains(msg, "Content-Type: application/json") {
+		t.Errorf("415 message gives no advice: %s", msg)
+	}
+}
+
+// TestTextIsNeverReplaced: invalid UTF-8, lone surrogates and NUL are refused with the field
+// named, rather than silently turned into U+FFFD.
+func TestTextIsNeverReplaced(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	sid := s.session(key, flatSession)
+	tests := []struct {
+		name, path, body, ctype, field string
+	}{
+		{"invalid UTF-8 in a name", "/api/v1/agent/", "{\"system_config\":{\"name\":\"bad \xff\xfe\"}}", "", "system_config.name"},
+		{"truncated UTF-8", "/api/v1/agent/", "{\"system_config\":{\"name\":\"a\",\"system_prompt\":\"caf\xc3\"}}", "", "system_config.system_prompt"},
+		{"lone high surrogate", "/api/v1/agent/", `{"system_config":{"name":"a","system_prompt":"x\ud800y"}}`, "", "system_config.system_prompt"},
+		{"lone low surrogate", "/api/v1/agent/", `{"system_config":{"name":"a","description":"\udc00"}}`, "", "system_config.description"},
+		{"high then not low", "/api/v1/agent/", `{"system_config":{"name":"a","description":"\ud83d\u0041"}}`, "", "system_config.description"},
+		{"in an array", "/api/v1/agent/", `{"system_config":{"name":"a","tools":["calculator","\udfff"]}}`, "", "system_config.tools.1"},
+		{"NUL in a name", "/api/v1/agent/", `{"system_config":{"name":"a\u0000b"}}`, "", "system_config.name"},
+		{"NUL in a key", "/api/v1/agent/", `{"system_config":{"name":"a","llm_config":{"x\u0000":1}}}`, "", "system_config.llm_config"},
+		{"bad top-level key", "/api/v1/agent/", `{"\ud800":1,"system_config":{"name":"a"}}`, "", ""},
+		{"NUL in YAML", "/api/v1/agent/", "system_config:\n  name: \"a\\0b\"\n", "application/yaml", "system_config.name"},
+		{"NUL in content", "/api/v1/runtime/" + sid + "/execute/", `{"content":"hello\u0000"}`, "", "content"},
+		{"surrogate in a block", "/api/v1/runtime/" + sid + "/execute/", `{"content":[{"type":"text","text":"\ud800"}]}`, "", "content.0.text"},
+		{"invalid UTF-8 in inputs", "/api/v1/runtime/" + sid + "/execute/", "{\"content\":\"hi\",\"inputs\":{\"v\":\"\x80\"}}", "", "inputs.v"},
+		{"zero-width name", "/api/v1/agent/", `{"system_config":{"name":"\u200b\u200c\u200d\ufeff"}}`, "", "system_config.name"},
+		{"zero-width session name", "/api/v1/sessions/", `{"name":"\u2060 \u200b","agent_type":"llm_agent"}`, "", "name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := map[string]string{}
+			if tt.ctype != "" {
+				h["Content-Type"] = tt.ctype
+			}
+			res := s.do(req{method: "POST", path: tt.path, key: key, body: tt.body, header: h})
+			if res.status != 400 {
+				t.Fatalf("status %d, want 400: %s", res.status, res.body)
+			}
+			if typ, _ := res.errorType(t); typ != "invalid_request_error" {
+				t.Errorf("type %q", typ)
+			}
+			if got := fieldOf(t, res); got != tt.field {
+				t.Errorf("field %q, want %q: %s", got, tt.field, res.body)
+			}
+		})
+	}
+	if n := len(s.history(key, sid)); n != 0 {
+		t.Errorf("refused executes stored %d messages", n)
+	}
+	// A proper surrogate pair is a character like any other.
+	res := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: `{"system_config":{"name":"Robot \ud83e\udd16"}}`})
+	if res.status != 201 {
+		t.Fatalf("surrogate pair: %d %s", res.status, res.body)
+	}
+	if a := res.json(t); a["name"] != "Robot 🤖" || a["agent_key"] != "robot" {
+		t.Errorf("name %q, agent_key %q", a["name"], a["agent_key"])
+	}
+}
+
+func TestAgentKeyTransliterates(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	for name, want := range map[string]string{"Ünïcödé Bot": "unicode-bot", "Straße Ærø": "strasse-aero", "助手": "agent"} {
+		res := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: map[string]any{"system_config": map[string]any{"name": name}}})
+		if got := res.json(t)["agent_key"]; got != want {
+			t.Errorf("%q: agent_key %v, want %q", name, got, want)
+		}
+	}
+}
+
+// TestUncleanPathsAreNotRedirected: ServeMux would answer these with a 307 text/html redirect.
+func TestUncleanPathsAreNotRedirected(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	for _, p := range []string{"//api/v1/agent/", "/api/v1/agent/./", "/api/v1/agent/.", "/api/v1//agent/", "/api/v1/agent//",
+		"/api/v1/agent/x/../", "/api/v1/agent/%2e%2e/", "/api/v1/sessions/./", "/api/v1/health/./"} {
+		res := s.do(req{method: "GET", path: p, key: key})
+		if res.status != 404 {
+			t.Errorf("GET %s: %d %s (Location %q)", p, res.status, res.body, res.header.Get("Location"))
+			continue
+		}
+		if ct := res.header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("GET %s: Content-Type %q", p, ct)
+		}
+		if typ, _ := res.errorType(t); typ != "not_found_error" {
+			t.Errorf("GET %s: type %q", p, typ)
+		}
+	}
+	// A single trailing slash, or none, is still the route.
+	for _, p := range []string{"/api/v1/agent/", "/api/v1/agent"} {
+		if res := s.do(req{method: "GET", path: p, key: key}); res.status != 200 {
+			t.Errorf("GET %s: %d", p, res.status)
+		}
+	}
+}
+
+// goTypeName matches what Go's %T and %v print for decoded JSON.
+var goTypeName = regexp.MustCompile(`interface \{\}|map\[|\[\]|float64|json\.Number|\bptr\b|\bslice\b`)
+
+func TestMessagesNameJSONTypes(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	sid := s.session(key, flatSession)
+	tests := []struct {
+		path, body, want string
+	}{
+		{"/api/v1/agent/", `{"system_config":[1,2]}`, "system_config: must be an object, not an array"},
+		{"/api/v1/agent/", `[1]`, "The request body must be an object, not an array"},
+		{"/api/v1/api-keys/", `{"scopes":{"a":1}}`, "scopes: must be an array"},
+		{"/api/v1/api-keys/", `{"expires_in":[1]}`, "expires_in: must be an integer"},
+		{"/api/v1/api-keys/", `{"name":{"a":[1]}}`, "name: must be a string"},
+		{"/api/v1/runtime/" + sid + "/execute/", `{"content":[{"type":{"a":1}}]}`, "content.0.type: must be a string (text, image_url or file), not an object"},
+		{"/api/v1/runtime/" + sid + "/execute/", `{"content":[{"type":[["text"]]}]}`, "content.0.type: must be a string (text, image_url or file), not an array"},
+	}
+	for _, tt := range tests {
+		res := s.do(req{method: "POST", path: tt.path, key: key, body: tt.body})
+		_, msg := res.errorType(t)
+		if res.status != 400 || msg != tt.want {
+			t.Errorf("%s %s: %d %q, want %q", tt.path, tt.body, res.status, msg, tt.want)
+		}
+		if goTypeName.MatchString(string(res.body)) {
+			t.Errorf("%s %s: a Go type in %s", tt.path, tt.body, res.body)
+		}
+	}
+}
+
+func TestAsyncParameter(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	sid := s.session(key, flatSession)
+	run := "/api/v1/runtime/" + sid + "/execute/"
+	for _, v := range []string{"true", "1", "TRUE", "yes", "On"} {
+		res := s.do(req{method: "POST", path: run + "?async=" + v, key: key, body: `{"content":"queued"}`})
+		if res.status != 202 {
+			t.Errorf("async=%s: %d %.200s", v, res.status, res.body)
+		}
+		waitExecution(t, s, key, res)
+	}
+	for _, v := range []string{"false", "0", "No", "OFF"} {
+		if res := s.do(req{method: "POST", path: run + "?async=" + v, key: key, body: `{"content":"now"}`}); res.status != 200 {
+			t.Errorf("async=%s: %d %.200s", v, res.status, res.body)
+		}
+	}
+	for _, v := range []string{"maybe", "", "2", "yes please"} {
+		res := s.do(req{method: "POST", path: run + "?async=" + strings.ReplaceAll(v, " ", "+"), key: key, body: `{"content":"never"}`})
+		if res.status != 400 || fieldOf(t, res) != "async" {
+			t.Errorf("async=%q: %d %s", v, res.status, res.body)
+		}
+	}
+	for _, m := range s.history(key, sid) {
+		if strings.Contains(m, "never") {
+			t.Errorf("a refused execute ran: %q", m)
+		}
+	}
+}
+
+// waitExecution polls a queued execution until it has finished, so the next execute finds the
+// session free.
+func waitExecution(t *testing.T, s *stack, key string, queued response) {
+	t.Helper()
+	loc := queued.header.Get("Location")
+	if loc == "" {
+		return
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		st := s.do(req{method: "GET", path: loc, key: key}).json(t)["status"]
+		if st == "completed" || st == "failed" {
+			return
+		}
+	}
+	t.Fatalf("%s did not finish", loc)
+}
+
+func TestPatchNullSystemConfig(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	a := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: supportConfig}).json(t)
+	path := "/api/v1/agent/" + a["id"].(string) + "/"
+	res := s.do(req{method: "PATCH", path: path, key: key, body: `{"system_config":null}`})
+	if res.status != 400 || fieldOf(t, res) != "system_config" {
+		t.Fatalf("PATCH system_config null: %d %s", res.status, res.body)
+	}
+	if res := s.do(req{method: "PUT", path: path, key: key, body: `{"system_config":null}`}); res.status != 400 || fieldOf(t, res) != "system_config" {
+		t.Errorf("PUT system_config null: %d %s", res.status, res.body)
+	}
+	// Flags alone still change without a configuration.
+	if res := s.do(req{method: "PATCH", path: path, key: key, body: `{"is_shared":true}`}); res.status != 200 || res.json(t)["is_shared"] != true {
+		t.Errorf("PATCH flags only: %d %s", res.status, res.body)
+	}
+	if got := s.do(req{method: "GET", path: path, key: key}).json(t); got["version_number"] != a["version_number"] || got["config_hash"] != a["config_hash"] {
+		t.Errorf("agent changed: %v %v", got["version_number"], got["config_hash"])
+	}
+}
+
+func TestConflictHasRetryAfter(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	sid := s.session(key, flatSession)
+	now := time.Now()
+	if _, err := s.app.Store.AcquireSession(context.Background(), domain.Principal{Owner: "alice", Company: "acme"}, sid, "someone-else", now.Add(time.Minute), now); err != nil {
+		t.Fatal(err)
+	}
+	res := s.do(req{method: "POST", path: "/api/v1/runtime/" + sid + "/execute/", key: key, body: `{"content":"blocked"}`})
+	if res.status != 409 {
+		t.Fatalf("execute on a leased session: %d %s", res.status, res.body)
+	}
+	if got := res.header.Get("Retry-After"); got != "1" {
+		t.Errorf("409 Retry-After %q, want 1", got)
+	}
+}

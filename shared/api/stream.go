@@ -1,0 +1,185 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/agentorch/agentorch/shared/runtime"
+	"github.com/agentorch/agentorch/shared/sessions"
+)
+
+// Names of the messages that end an event stream; exactly one of them is a stream's last message.
+const (
+	// StreamResult carries the execute result in the requested format.
+	StreamResult = "result"
+	// StreamFailed carries the error envelope of a run that failed after the stream began. It
+	// differs from the runtime's "error" events (a failed tool or node), which do not end it.
+	StreamFailed = "failed"
+)
+
+// deadlineMargin is how long before the request's deadline (the Lambda's) a run stops, so that
+// the client gets our answer instead of API Gateway's bare timeout.
+const deadlineMargin = 2 * time.Second
+
+// stream answers with server-sent events: each runtime event as it happens ("event: <type>"),
+// text as produced ("event: text"), then "event: result" with the execute result, or
+// "event: failed" with the error envelope. A failure before the first event is an ordinary
+// error response.
+//
+// The run's nodes emit from their own goroutines; they only queue messages, and this goroutine
+// alone writes the response. The run is detached from the client: a client that goes away
+// neither cancels it nor its commit, which end as without streaming, within the request's
+// deadline. The handler returns only when the run has ended (in Lambda, returning would freeze
+// the run).
+func (h *runtimeHandlers) stream(w http.ResponseWriter, r *http.Request, sid string, req sessions.ExecuteRequest, format string) error {
+	ctx, cancel := detach(r.Context())
+	defer cancel()
+	q := &sseQueue{ready: make(chan struct{}, 1)}
+	obs := sessions.Observer{
+		OnEvent: func(e runtime.Event) { q.push(e.Type, e) },
+		OnText:  func(node, delta string) { q.push("text", map[string]string{"node": node, "delta": delta}) },
+	}
+	type outcome struct {
+		res *sessions.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	p := principal(r)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				done <- outcome{err: fmt.Errorf("stream run panicked: %v\n%s", v, debug.Stack())}
+			}
+		}()
+		res, err := h.svc.Execute(ctx, p, sid, req, obs)
+		done <- outcome{res, err}
+	}()
+
+	sw := &sseWriter{w: w, rc: http.NewResponseController(w)}
+	for {
+		select {
+		case <-q.ready:
+			sw.send(q.take())
+		case out := <-done:
+			// Every event and text of the run was queued before Execute returned.
+			sw.send(q.take())
+			q.close()
+			if out.err != nil && !sw.started {
+				return out.err // nothing sent yet: a normal error response with its status
+			}
+			if out.err != nil {
+				_, body := envelope(r, h.g.opts.Log, out.err)
+				sw.send([]sseEvent{event(StreamFailed, body)})
+			} else {
+				sw.send([]sseEvent{event(StreamResult, resultView(out.res, format))})
+			}
+			if sw.err != nil {
+				h.g.opts.Log.InfoContext(ctx, "stream client gone; the run ended and was kept", "request_id", requestID(r), "err", sw.err)
+			}
+			return nil
+		}
+	}
+}
+
+// detach is a context for a run that outlives its request's cancellation (a client that goes
+// away) but not its deadline, less deadlineMargin.
+func detach(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx := context.WithoutCancel(parent)
+	if dl, ok := parent.Deadline(); ok {
+		return context.WithDeadline(ctx, dl.Add(-deadlineMargin))
+	}
+	return context.WithCancel(ctx)
+}
+
+// sseEvent is one server-sent event, its data already one line of JSON.
+type sseEvent struct {
+	name string
+	data []byte
+}
+
+// event encodes v as an event's data. The values streamed (runtime events, text, results,
+// envelopes) always encode; should one not, it is sent as JSON null rather than break the frame.
+func event(name string, v any) sseEvent {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte("null")
+	}
+	return sseEvent{name: name, data: b}
+}
+
+// sseQueue hands a run's events from the goroutines that emit them to the one that writes the
+// stream. push never blocks on the client.
+type sseQueue struct {
+	mu     sync.Mutex
+	events []sseEvent
+	closed bool
+	ready  chan struct{} // holds a token while events wait
+}
+
+func (q *sseQueue) push(name string, v any) {
+	e := event(name, v) // encoded now: the event is not touched once emitted
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return
+	}
+	q.events = append(q.events, e)
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the waiting events, oldest first, and empties the queue.
+func (q *sseQueue) take() []sseEvent {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.events
+	q.events = nil
+	return out
+}
+
+// close drops whatever is pushed later.
+func (q *sseQueue) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+}
+
+// sseWriter writes events to the response, the headers before the first. After a failed write
+// (the client went away) it writes nothing more.
+type sseWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	started bool
+	err     error
+}
+
+func (s *sseWriter) send(events []sseEvent) {
+	if len(events) == 0 || s.err != nil {
+		return
+	}
+	if !s.started {
+		h := s.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		s.w.WriteHeader(http.StatusOK)
+		s.started = true
+	}
+	for _, e := range events {
+		if _, err := fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", e.name, e.data); err != nil {
+			s.err = err
+			return
+		}
+	}
+	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		s.err = err
+	}
+}
