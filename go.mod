@@ -25,9 +25,9 @@ require (
 )
 
 require (
-	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
-	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0 // indirect
-	golang.org/x/net v0.62.0 // indirect
+	github.com/gabriel-vasile/mimetype v1.4.16
+	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
+	golang.org/x/net v0.62.0
 )
 
 require (

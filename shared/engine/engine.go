@@ -1,0 +1,323 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/google/uuid"
+)
+
+// Message is a stored conversation message; Role is RoleUser or RoleAssistant, Node the agent
+// that wrote an assistant message and Visible whether the user is shown it.
+type Message struct {
+	ID        string
+	Role      string
+	Node      string
+	Content   string
+	Visible   bool
+	CreatedAt time.Time
+}
+
+// Run is one execution: a new user message run through a graph after the earlier conversation.
+type Run struct {
+	Graph *Graph
+	// History holds the earlier messages, oldest first, visible or not.
+	History []Message
+	// Input is the new user message (text, image and document parts).
+	Input []domain.Part
+	// Variables fill the {{ variables.name }} placeholders of the system prompts.
+	Variables map[string]any
+	// Emit, when set, receives every event as it happens; the engine sets Event.Time.
+	Emit func(Event)
+	// OnText, when set, receives assistant text as models produce it. It includes a react
+	// agent's text before its tool calls, which is not part of its message.
+	//
+	// Emit and OnText are called one call at a time, the one never during the other, although
+	// the nodes of a step run concurrently: a consumer sees a single sequence of events and
+	// text, in the order it happened.
+	OnText func(node, delta string)
+	// NewID makes message ids; nil means random UUIDs.
+	NewID func() string
+}
+
+// Result is what an execution produced.
+type Result struct {
+	// Messages are the new assistant messages in the order produced: step by step, and within
+	// a step in configuration order.
+	Messages []Message
+	Usage    domain.Usage
+	// StopReason is end_turn when every node finished normally, else the stop reason of the
+	// last node that did not (max_iterations, max_tokens, content_filtered).
+	StopReason string
+	Steps      int // supersteps run
+	Events     int // events emitted
+}
+
+// StopMaxIterations is the stop reason of a react agent that used all its model calls without
+// reaching a final answer.
+const StopMaxIterations = "max_iterations"
+
+// Limits bound an execution; zero fields take their defaults.
+type Limits struct {
+	MaxIterations    int           // model calls per react node run, default 8
+	MaxNodeRuns      int           // agent runs per execution, default domain.MaxNodeRuns
+	MaxParallelTools int           // tool calls in flight per model turn, default 4
+	ToolTimeout      time.Duration // per tool call, default 20 s
+}
+
+// Default limits.
+const (
+	DefaultMaxIterations    = 8
+	DefaultMaxNodeRuns      = domain.MaxNodeRuns
+	DefaultMaxParallelTools = 4
+	DefaultToolTimeout      = 20 * time.Second
+)
+
+// NodeRunLimitError is returned before a step that would take an execution past MaxNodeRuns
+// agent runs (a graph that ParseGraph accepted stays within domain.MaxNodeRuns).
+type NodeRunLimitError struct{ Limit int }
+
+func (e *NodeRunLimitError) Error() string {
+	return fmt.Sprintf("the graph would run more than %d agents in one execution", e.Limit)
+}
+
+// Engine runs graphs of agents against models and tools. It holds no per-run state and is safe
+// for concurrent use.
+type Engine struct {
+	models Models
+	tools  Tools
+	limits Limits
+}
+
+// NewEngine returns an engine that resolves providers with models and tool names with tools
+// (which may be nil when no tools are offered).
+func NewEngine(models Models, tools Tools, limits Limits) *Engine {
+	if limits.MaxIterations <= 0 {
+		limits.MaxIterations = DefaultMaxIterations
+	}
+	if limits.MaxNodeRuns <= 0 {
+		limits.MaxNodeRuns = DefaultMaxNodeRuns
+	}
+	if limits.MaxParallelTools <= 0 {
+		limits.MaxParallelTools = DefaultMaxParallelTools
+	}
+	if limits.ToolTimeout <= 0 {
+		limits.ToolTimeout = DefaultToolTimeout
+	}
+	return &Engine{models: models, tools: tools, limits: limits}
+}
+
+// errSiblingFailed cancels the other nodes of a step when one fails.
+var errSiblingFailed = errors.New("another node of the step failed")
+
+// Run executes run.Graph in supersteps. The frontier starts with the successors of __start__;
+// each step runs all frontier nodes concurrently on the same conversation, then appends their
+// messages in configuration order; the next frontier is the union of their successors other than
+// __end__. It ends when the frontier is empty.
+//
+// On error the returned Result is still non-nil: it holds the messages of the steps that
+// completed and the usage and events so far, for callers that keep partial work.
+// Missing variables give a domain invalid-request error, a failing model the model's error
+// wrapped with the agent name, too many agent runs a *NodeRunLimitError.
+func (e *Engine) Run(ctx context.Context, run Run) (*Result, error) {
+	em := &emitter{emit: run.Emit, onText: run.OnText}
+	res := &Result{StopReason: domain.StopEndTurn}
+	defer func() { res.Events = em.count() }()
+	g := run.Graph
+	if g == nil {
+		return res, errors.New("run: no graph")
+	}
+	if len(run.Input) == 0 {
+		return res, domain.Errorf(domain.KindInvalid, "The message has no content")
+	}
+	systems, err := resolveSystems(g, run.Variables)
+	if err != nil {
+		return res, err
+	}
+	newID := run.NewID
+	if newID == nil {
+		newID = uuid.NewString
+	}
+	base := historyTurns(run.History)
+	base = appendTurn(base, domain.Turn{Role: domain.RoleUser, Parts: run.Input})
+
+	order := map[string]int{}
+	for i, name := range g.Order {
+		order[name] = i
+	}
+	frontier := e.next(g, []string{domain.NodeStart}, order)
+	runs := 0
+	for len(frontier) > 0 {
+		if runs+len(frontier) > e.limits.MaxNodeRuns {
+			return res, &NodeRunLimitError{Limit: e.limits.MaxNodeRuns}
+		}
+		runs += len(frontier)
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		res.Steps++
+		turns := slices.Clone(base)
+		for _, m := range res.Messages {
+			turns = appendTurn(turns, textTurn(domain.RoleAssistant, m.Content))
+		}
+		outs, err := e.step(ctx, g, frontier, systems, turns, em)
+		for i, o := range outs {
+			if o == nil {
+				continue
+			}
+			res.Usage.Add(o.usage)
+			if o.stopReason != domain.StopEndTurn {
+				res.StopReason = o.stopReason
+			}
+			if err == nil {
+				n := g.Nodes[frontier[i]]
+				res.Messages = append(res.Messages, Message{
+					ID: newID(), Role: domain.RoleAssistant, Node: n.Name, Content: o.text,
+					Visible: n.ShowOutput, CreatedAt: o.finished,
+				})
+			}
+		}
+		if err != nil {
+			return res, err
+		}
+		frontier = e.next(g, frontier, order)
+	}
+	return res, nil
+}
+
+// step runs the frontier nodes concurrently and waits for all of them. The outcomes are in
+// frontier order; on error the first failure is returned and the other nodes are cancelled.
+func (e *Engine) step(ctx context.Context, g *Graph, frontier []string, systems map[string]string, turns []domain.Turn, em *emitter) ([]*outcome, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	outs := make([]*outcome, len(frontier))
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	for i, name := range frontier {
+		wg.Go(func() {
+			n := g.Nodes[name]
+			o, err := e.runNode(ctx, n, systems[name], turns, em)
+			outs[i] = o
+			if err == nil {
+				return
+			}
+			if context.Cause(ctx) == errSiblingFailed {
+				return // cancelled because of another node's failure, which is reported
+			}
+			em.send(Event{Type: EventError, Node: name, Data: map[string]any{"message": err.Error()}})
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = err
+				cancel(errSiblingFailed)
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return outs, firstErr
+}
+
+// next returns the distinct successors of nodes other than __end__, in configuration order.
+func (e *Engine) next(g *Graph, nodes []string, order map[string]int) []string {
+	var out []string
+	for _, n := range nodes {
+		for _, s := range g.Successors(n) {
+			if s != domain.NodeEnd && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return order[a] - order[b] })
+	return out
+}
+
+// historyTurns turns stored messages into text turns, merging consecutive messages of one role
+// so that providers that require alternating roles accept them.
+func historyTurns(history []Message) []domain.Turn {
+	var turns []domain.Turn
+	for _, m := range history {
+		if m.Role != domain.RoleUser && m.Role != domain.RoleAssistant {
+			continue
+		}
+		turns = appendTurn(turns, textTurn(m.Role, m.Content))
+	}
+	return turns
+}
+
+// textTurn is a turn of one text part; the text is trimmed because some providers reject
+// trailing whitespace in a final assistant turn.
+func textTurn(role, text string) domain.Turn {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return domain.Turn{Role: role}
+	}
+	return domain.Turn{Role: role, Parts: []domain.Part{{Type: domain.PartText, Text: text}}}
+}
+
+// appendTurn appends t to turns, merging it into the last turn when both have the same role;
+// adjacent text parts are joined with a blank line. Turns without parts are dropped.
+func appendTurn(turns []domain.Turn, t domain.Turn) []domain.Turn {
+	if len(t.Parts) == 0 {
+		return turns
+	}
+	if len(turns) == 0 || turns[len(turns)-1].Role != t.Role {
+		return append(turns, domain.Turn{Role: t.Role, Parts: slices.Clone(t.Parts)})
+	}
+	last := &turns[len(turns)-1]
+	parts := slices.Clone(last.Parts)
+	for _, p := range t.Parts {
+		if k := len(parts) - 1; p.Type == domain.PartText && parts[k].Type == domain.PartText {
+			parts[k].Text += "\n\n" + p.Text
+			continue
+		}
+		parts = append(parts, p)
+	}
+	last.Parts = parts
+	return turns
+}
+
+// emitter serializes the event and text callbacks of concurrent nodes under one lock, so that
+// neither kind ever runs during the other, and counts the events.
+type emitter struct {
+	mu     sync.Mutex
+	emit   func(Event)
+	onText func(node, delta string)
+	n      int
+}
+
+func (em *emitter) send(ev Event) {
+	em.mu.Lock()
+	defer em.mu.Unlock()
+	ev.Time = time.Now().UTC()
+	em.n++
+	if em.emit != nil {
+		em.emit(ev)
+	}
+}
+
+func (em *emitter) count() int {
+	em.mu.Lock()
+	defer em.mu.Unlock()
+	return em.n
+}
+
+// textFunc returns the OnText callback for a node's model requests, or nil when none is wanted.
+func (em *emitter) textFunc(node string) func(string) {
+	if em.onText == nil {
+		return nil
+	}
+	return func(delta string) {
+		em.mu.Lock()
+		defer em.mu.Unlock()
+		em.onText(node, delta)
+	}
+}

@@ -1,0 +1,106 @@
+package extract
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Break strengths between two pieces of text, weakest first; the strongest one asked for between
+// two pieces wins.
+const (
+	breakNone = iota
+	breakSpace
+	breakCell // between table cells
+	breakLine
+	breakPara
+)
+
+var breakText = [...]string{breakSpace: " ", breakCell: " | ", breakLine: "\n", breakPara: "\n\n"}
+
+// layout assembles text from structured sources (HTML, DOCX): the source says where words, line
+// breaks and paragraph breaks go, layout makes sure each break is written once and none at the
+// start. It stops growing at limit bytes and remembers that it overflowed.
+type layout struct {
+	b        strings.Builder
+	pending  int
+	marker   string // a list marker waiting for its item's first text
+	limit    int
+	overflow bool
+}
+
+// mark puts a list marker ("- ", "3. ") before the next text; breaks asked for between the marker
+// and that text (an item's inner <p>) are dropped, so the marker stays on the item's line.
+func (l *layout) mark(s string) {
+	if l.marker == "" {
+		l.marker = s
+	}
+}
+
+// brk asks for a break of at least strength k before the next text.
+func (l *layout) brk(k int) {
+	if k > l.pending && l.marker == "" {
+		l.pending = k
+	}
+}
+
+// flow writes text whose whitespace is not significant (HTML outside <pre>): runs of whitespace
+// become one space.
+func (l *layout) flow(s string) {
+	if s == "" {
+		return
+	}
+	if r, _ := utf8.DecodeRuneInString(s); isHTMLSpace(r) {
+		l.brk(breakSpace)
+	}
+	for i, f := range strings.FieldsFunc(s, isHTMLSpace) {
+		if i > 0 {
+			l.brk(breakSpace)
+		}
+		l.write(f)
+	}
+	if r, _ := utf8.DecodeLastRuneInString(s); isHTMLSpace(r) {
+		l.brk(breakSpace)
+	}
+}
+
+// verbatim writes text whose whitespace is significant (<pre>, DOCX runs).
+func (l *layout) verbatim(s string) {
+	if s != "" {
+		l.write(s)
+	}
+}
+
+func (l *layout) write(s string) {
+	if l.overflow {
+		return
+	}
+	if l.b.Len() > 0 && l.pending > breakNone {
+		sep := breakText[l.pending]
+		if l.pending == breakSpace && endsInSpace(l.b.String()) {
+			sep = ""
+		}
+		l.b.WriteString(sep)
+	}
+	l.pending = breakNone
+	if l.marker != "" {
+		s, l.marker = l.marker+s, ""
+	}
+	if l.b.Len()+len(s) > l.limit {
+		l.overflow = true
+		return
+	}
+	l.b.WriteString(s)
+}
+
+func (l *layout) String() string { return l.b.String() }
+
+func endsInSpace(s string) bool {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return unicode.IsSpace(r)
+}
+
+// isHTMLSpace is ASCII whitespace as HTML defines it; a no-break space is content, not layout.
+func isHTMLSpace(r rune) bool {
+	return r == ' ' || r == '\t' || r == '\n' || r == '\f' || r == '\r'
+}
