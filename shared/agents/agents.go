@@ -18,7 +18,7 @@ import (
 // Store keeps agents and their versions.
 type Store interface {
 	// CreateAgent stores a new agent with its first version; it fails with a KindConflict error
-	// wrapping ErrKeyTaken when agent_key is already used.
+	// wrapping domain.ErrAgentKeyTaken when agent_key is already used.
 	CreateAgent(ctx context.Context, a *domain.Agent, v *domain.AgentVersion) error
 	GetAgent(ctx context.Context, id string) (*domain.Agent, error)
 	// ListAgents calls each with the company's agents, newest first, until it returns false.
@@ -32,9 +32,6 @@ type Store interface {
 	ListVersions(ctx context.Context, agentID string, offset, limit int) ([]*domain.AgentVersion, bool, error)
 	GetVersion(ctx context.Context, agentID string, seq int) (*domain.AgentVersion, error)
 }
-
-// ErrKeyTaken reports an agent_key already in use.
-var ErrKeyTaken = errors.New("agent key taken")
 
 const maxKeyAttempts = 10
 
@@ -84,7 +81,7 @@ func (s *Service) Create(ctx context.Context, p domain.Principal, cfg map[string
 		if err == nil {
 			return a, nil
 		}
-		if !errors.Is(err, ErrKeyTaken) {
+		if !errors.Is(err, domain.ErrAgentKeyTaken) {
 			return nil, fmt.Errorf("create agent: %w", err)
 		}
 	}

@@ -12,9 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/dynamo"
+	"github.com/agentorch/agentorch/shared/engine"
 	"github.com/agentorch/agentorch/shared/localmodel"
-	"github.com/agentorch/agentorch/shared/runtime"
 )
 
 // ddbMeter counts DynamoDB requests and the time spent in them, by a middleware on the real SDK
@@ -152,18 +151,18 @@ func BenchmarkExecuteHandWritten(b *testing.B) {
 		}
 		used := 0
 		hist, err := s.app.Store.History(ctx, sid, func(m domain.Message) bool {
-			used += runtime.EstimateTokens(m.Content)
-			return used <= runtime.LocalContextWindow/2-domain.DefaultMaxTokens
+			used += engine.EstimateTokens(m.Content)
+			return used <= engine.LocalContextWindow/2-domain.DefaultMaxTokens
 		})
 		if err != nil {
 			b.Fatal(err)
 		}
-		turns := make([]runtime.Turn, 0, len(hist)+1)
+		turns := make([]domain.Turn, 0, len(hist)+1)
 		for _, h := range hist {
-			turns = append(turns, runtime.Turn{Role: h.Role, Parts: []runtime.Part{{Type: runtime.PartText, Text: h.Content}}})
+			turns = append(turns, domain.Turn{Role: h.Role, Parts: []domain.Part{{Type: domain.PartText, Text: h.Content}}})
 		}
-		turns = append(turns, runtime.Turn{Role: runtime.RoleUser, Parts: []runtime.Part{{Type: runtime.PartText, Text: "hello there"}}})
-		out, err := model.Converse(ctx, runtime.ModelRequest{System: "You are terse.", Turns: turns})
+		turns = append(turns, domain.Turn{Role: domain.RoleUser, Parts: []domain.Part{{Type: domain.PartText, Text: "hello there"}}})
+		out, err := model.Converse(ctx, domain.ModelRequest{System: "You are terse.", Turns: turns})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -173,7 +172,7 @@ func BenchmarkExecuteHandWritten(b *testing.B) {
 			{ID: uuid.NewString(), Seq: sess.Messages - 1, Role: "user", Content: "hello there", Visible: true, CreatedAt: now},
 			{ID: uuid.NewString(), Seq: sess.Messages, Role: "assistant", Content: out.Text(), Visible: true, CreatedAt: now},
 		}
-		if err := s.app.Store.Commit(ctx, dynamo.Commit{Session: sess, LeaseID: lease, Messages: msgs}); err != nil {
+		if err := s.app.Store.Commit(ctx, domain.Commit{Session: sess, LeaseID: lease, Messages: msgs}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentorch/agentorch/shared/runtime"
+	"github.com/agentorch/agentorch/shared/engine"
 	"github.com/agentorch/agentorch/shared/sessions"
 )
 
@@ -42,7 +42,7 @@ func (h *runtimeHandlers) stream(w http.ResponseWriter, r *http.Request, sid str
 	defer cancel()
 	q := &sseQueue{ready: make(chan struct{}, 1)}
 	obs := sessions.Observer{
-		OnEvent: func(e runtime.Event) { q.push(e.Type, e) },
+		OnEvent: func(e engine.Event) { q.push(e.Type, e) },
 		OnText:  func(node, delta string) { q.push("text", map[string]string{"node": node, "delta": delta}) },
 	}
 	type outcome struct {

@@ -20,8 +20,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentorch/agentorch/shared/api"
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/engine"
 	"github.com/agentorch/agentorch/shared/localmodel"
-	"github.com/agentorch/agentorch/shared/runtime"
 	"github.com/agentorch/agentorch/shared/sessions"
 	"github.com/agentorch/agentorch/shared/tools"
 )
@@ -251,7 +252,7 @@ func eventCounts(t *testing.T, msgs []sseMessage) (byEvent map[string]int, start
 	for _, m := range msgs {
 		byEvent[m.Event]++
 		if m.Event == "node_started" {
-			var e runtime.Event
+			var e engine.Event
 			if err := json.Unmarshal(m.Data, &e); err != nil {
 				t.Fatal(err)
 			}
@@ -379,7 +380,7 @@ func TestStreamFailureIsTerminal(t *testing.T) {
 	}
 	for _, m := range res.msgs[:len(res.msgs)-1] {
 		if m.Event == "error" {
-			var e runtime.Event
+			var e engine.Event
 			if err := json.Unmarshal(m.Data, &e); err != nil || e.Type != "error" || e.Node != "broken" {
 				t.Errorf("runtime error event %s", m.Data)
 			}
@@ -400,7 +401,7 @@ type gateModel struct {
 	open chan struct{}
 }
 
-func (g gateModel) Converse(ctx context.Context, req runtime.ModelRequest) (*runtime.ModelResponse, error) {
+func (g gateModel) Converse(ctx context.Context, req domain.ModelRequest) (*domain.ModelResponse, error) {
 	select {
 	case <-g.open:
 	case <-ctx.Done():
@@ -414,9 +415,9 @@ func (g gateModel) Converse(ctx context.Context, req runtime.ModelRequest) (*run
 // them; requestGone is closed when the server sees the first streaming request's context end
 // (the client went away, or the handler returned) and handlerDone when that handler returned.
 func (s *stack) gatedServer(gate gateModel, wrap func(*http.Request) *http.Request) (srv *httptest.Server, requestGone, handlerDone chan struct{}) {
-	models := runtime.ModelSet{Default: "local", ByName: map[string]runtime.Model{"local": localmodel.Model{}, "gate": gate}}
+	models := engine.ModelSet{Default: "local", ByName: map[string]domain.Model{"local": localmodel.Model{}, "gate": gate}}
 	registry := tools.NewRegistry(tools.Builtins(tools.Options{})...)
-	svc := sessions.New(s.app.Store, s.app.Agents, runtime.NewEngine(models, registry, runtime.Limits{}), registry, tools.NewURLFetcher(tools.Options{}), sessions.Limits{})
+	svc := sessions.New(s.app.Store, s.app.Agents, engine.NewEngine(models, registry, engine.Limits{}), registry, tools.NewURLFetcher(tools.Options{}), sessions.Limits{})
 	rt := api.NewRuntime(svc, api.Options{Auth: s.app.Auth})
 	requestGone, handlerDone = make(chan struct{}), make(chan struct{})
 	var first sync.Once

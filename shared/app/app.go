@@ -22,11 +22,11 @@ import (
 	"github.com/agentorch/agentorch/shared/bedrock"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/dynamo"
+	"github.com/agentorch/agentorch/shared/engine"
 	"github.com/agentorch/agentorch/shared/images"
 	"github.com/agentorch/agentorch/shared/localmodel"
 	"github.com/agentorch/agentorch/shared/openai"
 	"github.com/agentorch/agentorch/shared/platform"
-	"github.com/agentorch/agentorch/shared/runtime"
 	"github.com/agentorch/agentorch/shared/s3"
 	"github.com/agentorch/agentorch/shared/sessions"
 	"github.com/agentorch/agentorch/shared/sqs"
@@ -77,7 +77,7 @@ func NewWithAWS(awsCfg aws.Config, cfg platform.Config, log *slog.Logger, extra 
 func (a *App) Sessions() *sessions.Service {
 	a.sessionsOnce.Do(func() {
 		registry := tools.NewRegistry(tools.Builtins(tools.Options{})...)
-		engine := runtime.NewEngine(models(a.awsCfg, a.Config), registry, runtime.Limits{})
+		engine := engine.NewEngine(models(a.awsCfg, a.Config), registry, engine.Limits{})
 		a.sessions = sessions.New(a.Store, a.Agents, engine, registry, tools.NewURLFetcher(tools.Options{}), sessions.Limits{})
 		a.sessions.SetImages(a.images())
 		if a.Config.ExecQueueURL != "" {
@@ -115,8 +115,8 @@ func (a *App) ProcessJob(ctx context.Context, body string) error {
 
 // models builds the providers: local always (the offline development model), bedrock (its
 // client makes no call until used) on AWS or with credentials, openai when a base URL is set.
-func models(awsCfg aws.Config, cfg platform.Config) runtime.ModelSet {
-	set := runtime.ModelSet{Default: cfg.ModelProvider, ByName: map[string]runtime.Model{"local": localmodel.Model{}}}
+func models(awsCfg aws.Config, cfg platform.Config) engine.ModelSet {
+	set := engine.ModelSet{Default: cfg.ModelProvider, ByName: map[string]domain.Model{"local": localmodel.Model{}}}
 	// Locally Bedrock is offered only with real AWS credentials in the environment; otherwise a
 	// configuration naming it gets a clear 400 rather than a failed call.
 	if cfg.InLambda || cfg.ModelProvider == "bedrock" || platform.HasAWSCredentials() {

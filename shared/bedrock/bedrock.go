@@ -1,4 +1,4 @@
-// Package bedrock adapts Amazon Bedrock Runtime's Converse API to runtime.Model: it maps the
+// Package bedrock adapts Amazon Bedrock Runtime's Converse API to domain.Model: it maps the
 // runtime's turns, tools and inference settings to a ConverseInput, maps the ConverseOutput back,
 // retries throttling within the context deadline and translates SDK errors to domain kinds.
 package bedrock
@@ -17,7 +17,6 @@ import (
 
 	"github.com/agentorch/agentorch/shared/backoff"
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/runtime"
 )
 
 // DefaultModel is the model used when neither the request nor Options name one: Claude Haiku 4.5
@@ -51,15 +50,15 @@ type Options struct {
 	BaseDelay time.Duration
 }
 
-// Model is a runtime.Model backed by Bedrock Converse.
+// Model is a domain.Model backed by Bedrock Converse.
 type Model struct {
 	client Converser
 	opts   Options
 }
 
 var (
-	_ Converser     = (*bedrockruntime.Client)(nil)
-	_ runtime.Model = (*Model)(nil)
+	_ Converser    = (*bedrockruntime.Client)(nil)
+	_ domain.Model = (*Model)(nil)
 )
 
 // New returns a Model calling client. The adapter owns retries: it turns the SDK's retryer off
@@ -83,11 +82,11 @@ func New(client Converser, opts Options) *Model {
 // Converse sends req to Bedrock and returns the model's answer. Throttling and unavailability
 // are retried with exponential backoff and jitter while the deadline allows; when they persist
 // the error is of kind overloaded. Requests Bedrock rejects as invalid are of kind invalid.
-func (m *Model) Converse(ctx context.Context, req runtime.ModelRequest) (*runtime.ModelResponse, error) {
-	if n := len(req.Turns); n > 0 && req.Turns[n-1].Role == runtime.RoleAssistant {
+func (m *Model) Converse(ctx context.Context, req domain.ModelRequest) (*domain.ModelResponse, error) {
+	if n := len(req.Turns); n > 0 && req.Turns[n-1].Role == domain.RoleAssistant {
 		// In a graph, a later node sees earlier nodes' output as the last (assistant) turn. Claude
 		// on Bedrock would take that as a prefill to continue, so the node is asked to answer.
-		req.Turns = append(req.Turns[:n:n], runtime.Turn{Role: runtime.RoleUser, Parts: []runtime.Part{{Type: runtime.PartText, Text: "Continue with your part of the task."}}})
+		req.Turns = append(req.Turns[:n:n], domain.Turn{Role: domain.RoleUser, Parts: []domain.Part{{Type: domain.PartText, Text: "Continue with your part of the task."}}})
 	}
 	in, err := buildInput(req, m.opts.DefaultModel)
 	if err != nil {

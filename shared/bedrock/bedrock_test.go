@@ -18,7 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentorch/agentorch/shared/bedrock"
-	"github.com/agentorch/agentorch/shared/runtime"
+	"github.com/agentorch/agentorch/shared/domain"
 )
 
 // reply is one answer of the fake Bedrock Runtime endpoint.
@@ -100,22 +100,22 @@ func parseJSON(t *testing.T, b []byte) any {
 func ptr[T any](v T) *T { return &v }
 
 // wireRequest is the conversation of the request in WIRE-FORMATS.md.
-func wireRequest() runtime.ModelRequest {
-	return runtime.ModelRequest{
+func wireRequest() domain.ModelRequest {
+	return domain.ModelRequest{
 		System: "You are a support agent.",
-		Turns: []runtime.Turn{
-			{Role: runtime.RoleUser, Parts: []runtime.Part{
-				{Type: runtime.PartText, Text: "What is the refund policy?"},
-				{Type: runtime.PartImage, Image: &runtime.Media{Format: "png", Data: []byte("\x89PNG\r\n\x1a\n")}},
+		Turns: []domain.Turn{
+			{Role: domain.RoleUser, Parts: []domain.Part{
+				{Type: domain.PartText, Text: "What is the refund policy?"},
+				{Type: domain.PartImage, Image: &domain.Media{Format: "png", Data: []byte("\x89PNG\r\n\x1a\n")}},
 			}},
-			{Role: runtime.RoleAssistant, Parts: []runtime.Part{
-				{Type: runtime.PartToolUse, ToolUse: &runtime.ToolUse{ID: "t1", Name: "search_docs", Input: map[string]any{"query": "refunds"}}},
+			{Role: domain.RoleAssistant, Parts: []domain.Part{
+				{Type: domain.PartToolUse, ToolUse: &domain.ToolUse{ID: "t1", Name: "search_docs", Input: map[string]any{"query": "refunds"}}},
 			}},
-			{Role: runtime.RoleUser, Parts: []runtime.Part{
-				{Type: runtime.PartToolResult, ToolResult: &runtime.ToolResult{ToolUseID: "t1", Content: `{"hits":["30-day refunds"]}`}},
+			{Role: domain.RoleUser, Parts: []domain.Part{
+				{Type: domain.PartToolResult, ToolResult: &domain.ToolResult{ToolUseID: "t1", Content: `{"hits":["30-day refunds"]}`}},
 			}},
 		},
-		Tools: []runtime.ToolSpec{{
+		Tools: []domain.ToolSpec{{
 			Name:        "search_docs",
 			Description: "Search the support documentation.",
 			Schema: map[string]any{
@@ -132,7 +132,7 @@ func wireRequest() runtime.ModelRequest {
 func TestConverseRequest(t *testing.T) {
 	tests := []struct {
 		name     string
-		req      runtime.ModelRequest
+		req      domain.ModelRequest
 		wantPath string
 		wantBody string
 	}{
@@ -144,22 +144,22 @@ func TestConverseRequest(t *testing.T) {
 		},
 		{
 			name: "documents, merged user turns, text and error results, schemaless tool",
-			req: runtime.ModelRequest{
+			req: domain.ModelRequest{
 				Model: "amazon.nova-lite-v1:0",
-				Turns: []runtime.Turn{
-					{Role: runtime.RoleUser, Parts: []runtime.Part{
-						{Type: runtime.PartText, Text: "Summarise"},
-						{Type: runtime.PartText, Text: "  "},
-						{Type: runtime.PartDocument, Document: &runtime.Media{Format: "PDF", Name: "Q3 report.final.pdf", Data: []byte("%PDF-1")}},
+				Turns: []domain.Turn{
+					{Role: domain.RoleUser, Parts: []domain.Part{
+						{Type: domain.PartText, Text: "Summarise"},
+						{Type: domain.PartText, Text: "  "},
+						{Type: domain.PartDocument, Document: &domain.Media{Format: "PDF", Name: "Q3 report.final.pdf", Data: []byte("%PDF-1")}},
 					}},
-					{Role: runtime.RoleUser, Parts: []runtime.Part{{Type: runtime.PartImage, Image: &runtime.Media{Format: "jpg", Data: []byte{0xff, 0xd8}}}}},
-					{Role: runtime.RoleAssistant, Parts: []runtime.Part{{Type: runtime.PartToolUse, ToolUse: &runtime.ToolUse{ID: "a", Name: "ping"}}}},
-					{Role: runtime.RoleUser, Parts: []runtime.Part{
-						{Type: runtime.PartToolResult, ToolResult: &runtime.ToolResult{ToolUseID: "a", Content: "pong"}},
-						{Type: runtime.PartToolResult, ToolResult: &runtime.ToolResult{ToolUseID: "b", Content: "boom", IsError: true}},
+					{Role: domain.RoleUser, Parts: []domain.Part{{Type: domain.PartImage, Image: &domain.Media{Format: "jpg", Data: []byte{0xff, 0xd8}}}}},
+					{Role: domain.RoleAssistant, Parts: []domain.Part{{Type: domain.PartToolUse, ToolUse: &domain.ToolUse{ID: "a", Name: "ping"}}}},
+					{Role: domain.RoleUser, Parts: []domain.Part{
+						{Type: domain.PartToolResult, ToolResult: &domain.ToolResult{ToolUseID: "a", Content: "pong"}},
+						{Type: domain.PartToolResult, ToolResult: &domain.ToolResult{ToolUseID: "b", Content: "boom", IsError: true}},
 					}},
 				},
-				Tools: []runtime.ToolSpec{{Name: "ping"}},
+				Tools: []domain.ToolSpec{{Name: "ping"}},
 				TopP:  ptr(0.5),
 			},
 			wantPath: "/model/amazon.nova-lite-v1%3A0/converse",
@@ -204,31 +204,31 @@ func TestConverseResponse(t *testing.T) {
 	tests := []struct {
 		name string
 		body string
-		want *runtime.ModelResponse
+		want *domain.ModelResponse
 	}{
 		{
 			name: "tool use",
 			body: readFile(t, "converse_response_tool_use.json"),
-			want: &runtime.ModelResponse{
-				Parts: []runtime.Part{
-					{Type: runtime.PartText, Text: "Let me check the refund policy."},
-					{Type: runtime.PartToolUse, ToolUse: &runtime.ToolUse{
+			want: &domain.ModelResponse{
+				Parts: []domain.Part{
+					{Type: domain.PartText, Text: "Let me check the refund policy."},
+					{Type: domain.PartToolUse, ToolUse: &domain.ToolUse{
 						ID:    "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q",
 						Name:  "search_docs",
 						Input: map[string]any{"query": "refund policy", "limit": 3.0, "filters": map[string]any{"lang": []any{"en"}}},
 					}},
 				},
-				StopReason: runtime.StopToolUse,
-				Usage:      runtime.Usage{InputTokens: 412, OutputTokens: 57},
+				StopReason: domain.StopToolUse,
+				Usage:      domain.Usage{InputTokens: 412, OutputTokens: 57},
 			},
 		},
 		{
 			name: "text",
 			body: readFile(t, "converse_response_text.json"),
-			want: &runtime.ModelResponse{
-				Parts:      []runtime.Part{{Type: runtime.PartText, Text: "Refunds are accepted within 30 days of purchase."}},
-				StopReason: runtime.StopEndTurn,
-				Usage:      runtime.Usage{InputTokens: 530, OutputTokens: 14},
+			want: &domain.ModelResponse{
+				Parts:      []domain.Part{{Type: domain.PartText, Text: "Refunds are accepted within 30 days of purchase."}},
+				StopReason: domain.StopEndTurn,
+				Usage:      domain.Usage{InputTokens: 530, OutputTokens: 14},
 			},
 		},
 	}
@@ -258,13 +258,13 @@ func TestConverseStopReason(t *testing.T) {
 		want    string
 		wantErr bool
 	}{
-		{"end_turn", runtime.StopEndTurn, false},
-		{"stop_sequence", runtime.StopEndTurn, false},
-		{"tool_use", runtime.StopToolUse, false},
-		{"max_tokens", runtime.StopMaxTokens, false},
-		{"model_context_window_exceeded", runtime.StopMaxTokens, false},
-		{"guardrail_intervened", runtime.StopFiltered, false},
-		{"content_filtered", runtime.StopFiltered, false},
+		{"end_turn", domain.StopEndTurn, false},
+		{"stop_sequence", domain.StopEndTurn, false},
+		{"tool_use", domain.StopToolUse, false},
+		{"max_tokens", domain.StopMaxTokens, false},
+		{"model_context_window_exceeded", domain.StopMaxTokens, false},
+		{"guardrail_intervened", domain.StopFiltered, false},
+		{"content_filtered", domain.StopFiltered, false},
 		{"malformed_tool_use", "", true},
 		{"malformed_model_output", "", true},
 	}

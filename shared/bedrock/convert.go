@@ -13,11 +13,10 @@ import (
 	smithydoc "github.com/aws/smithy-go/document"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/runtime"
 )
 
 // buildInput maps a runtime request to a Converse request.
-func buildInput(req runtime.ModelRequest, defaultModel string) (*bedrockruntime.ConverseInput, error) {
+func buildInput(req domain.ModelRequest, defaultModel string) (*bedrockruntime.ConverseInput, error) {
 	model := req.Model
 	if model == "" {
 		model = defaultModel
@@ -51,14 +50,14 @@ func buildInput(req runtime.ModelRequest, defaultModel string) (*bedrockruntime.
 
 // messages maps turns to Converse messages, merging consecutive turns of one role because
 // Converse requires the roles to alternate.
-func messages(turns []runtime.Turn) ([]types.Message, error) {
+func messages(turns []domain.Turn) ([]types.Message, error) {
 	var out []types.Message
 	for i, t := range turns {
 		var role types.ConversationRole
 		switch t.Role {
-		case runtime.RoleUser:
+		case domain.RoleUser:
 			role = types.ConversationRoleUser
-		case runtime.RoleAssistant:
+		case domain.RoleAssistant:
 			role = types.ConversationRoleAssistant
 		default:
 			return nil, domain.Errorf(domain.KindInvalid, "turns[%d]: unknown role %q", i, t.Role)
@@ -83,14 +82,14 @@ func messages(turns []runtime.Turn) ([]types.Message, error) {
 }
 
 // contentBlock maps one part; it returns nil for parts Converse would reject as blank.
-func contentBlock(p runtime.Part) (types.ContentBlock, error) {
+func contentBlock(p domain.Part) (types.ContentBlock, error) {
 	switch p.Type {
-	case runtime.PartText:
+	case domain.PartText:
 		if strings.TrimSpace(p.Text) == "" {
 			return nil, nil
 		}
 		return &types.ContentBlockMemberText{Value: p.Text}, nil
-	case runtime.PartImage:
+	case domain.PartImage:
 		if p.Image == nil {
 			return nil, fmt.Errorf("image part without an image")
 		}
@@ -105,7 +104,7 @@ func contentBlock(p runtime.Part) (types.ContentBlock, error) {
 			Format: format,
 			Source: &types.ImageSourceMemberBytes{Value: p.Image.Data},
 		}}, nil
-	case runtime.PartDocument:
+	case domain.PartDocument:
 		if p.Document == nil {
 			return nil, fmt.Errorf("document part without a document")
 		}
@@ -118,7 +117,7 @@ func contentBlock(p runtime.Part) (types.ContentBlock, error) {
 			Name:   aws.String(documentName(p.Document.Name)),
 			Source: &types.DocumentSourceMemberBytes{Value: p.Document.Data},
 		}}, nil
-	case runtime.PartToolUse:
+	case domain.PartToolUse:
 		if p.ToolUse == nil {
 			return nil, fmt.Errorf("tool_use part without a tool use")
 		}
@@ -131,7 +130,7 @@ func contentBlock(p runtime.Part) (types.ContentBlock, error) {
 			Name:      aws.String(p.ToolUse.Name),
 			Input:     document.NewLazyDocument(input),
 		}}, nil
-	case runtime.PartToolResult:
+	case domain.PartToolResult:
 		if p.ToolResult == nil {
 			return nil, fmt.Errorf("tool_result part without a tool result")
 		}
@@ -142,7 +141,7 @@ func contentBlock(p runtime.Part) (types.ContentBlock, error) {
 
 // toolResult sends a result that is a JSON object as a json block, which models read as
 // structure, and anything else as text.
-func toolResult(r *runtime.ToolResult) types.ContentBlock {
+func toolResult(r *domain.ToolResult) types.ContentBlock {
 	text := r.Content
 	if strings.TrimSpace(text) == "" {
 		text = "(no output)" // Converse rejects blank text
@@ -181,7 +180,7 @@ func documentName(name string) string {
 	return clean
 }
 
-func toolConfig(tools []runtime.ToolSpec) *types.ToolConfiguration {
+func toolConfig(tools []domain.ToolSpec) *types.ToolConfiguration {
 	cfg := &types.ToolConfiguration{ToolChoice: &types.ToolChoiceMemberAuto{}}
 	for _, t := range tools {
 		schema := t.Schema
@@ -201,16 +200,16 @@ func toolConfig(tools []runtime.ToolSpec) *types.ToolConfiguration {
 }
 
 // convertOutput maps a Converse response to the runtime's.
-func convertOutput(out *bedrockruntime.ConverseOutput) (*runtime.ModelResponse, error) {
+func convertOutput(out *bedrockruntime.ConverseOutput) (*domain.ModelResponse, error) {
 	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
 	if !ok {
 		return nil, fmt.Errorf("bedrock converse: response carries no message (%T)", out.Output)
 	}
-	resp := &runtime.ModelResponse{}
+	resp := &domain.ModelResponse{}
 	for _, b := range msg.Value.Content {
 		switch b := b.(type) {
 		case *types.ContentBlockMemberText:
-			resp.Parts = append(resp.Parts, runtime.Part{Type: runtime.PartText, Text: b.Value})
+			resp.Parts = append(resp.Parts, domain.Part{Type: domain.PartText, Text: b.Value})
 		case *types.ContentBlockMemberToolUse:
 			input := map[string]any{}
 			if b.Value.Input != nil {
@@ -218,7 +217,7 @@ func convertOutput(out *bedrockruntime.ConverseOutput) (*runtime.ModelResponse, 
 					return nil, fmt.Errorf("bedrock converse: tool input of %s: %w", aws.ToString(b.Value.Name), err)
 				}
 			}
-			resp.Parts = append(resp.Parts, runtime.Part{Type: runtime.PartToolUse, ToolUse: &runtime.ToolUse{
+			resp.Parts = append(resp.Parts, domain.Part{Type: domain.PartToolUse, ToolUse: &domain.ToolUse{
 				ID:    aws.ToString(b.Value.ToolUseId),
 				Name:  aws.ToString(b.Value.Name),
 				Input: plainNumbers(input).(map[string]any),
@@ -230,7 +229,7 @@ func convertOutput(out *bedrockruntime.ConverseOutput) (*runtime.ModelResponse, 
 		return nil, err
 	}
 	if u := out.Usage; u != nil {
-		resp.Usage = runtime.Usage{InputTokens: int(aws.ToInt32(u.InputTokens)), OutputTokens: int(aws.ToInt32(u.OutputTokens))}
+		resp.Usage = domain.Usage{InputTokens: int(aws.ToInt32(u.InputTokens)), OutputTokens: int(aws.ToInt32(u.OutputTokens))}
 	}
 	return resp, nil
 }
@@ -239,16 +238,16 @@ func convertOutput(out *bedrockruntime.ConverseOutput) (*runtime.ModelResponse, 
 func stopReason(r types.StopReason) (string, error) {
 	switch r {
 	case types.StopReasonToolUse:
-		return runtime.StopToolUse, nil
+		return domain.StopToolUse, nil
 	case types.StopReasonMaxTokens, types.StopReasonModelContextWindowExceeded:
-		return runtime.StopMaxTokens, nil
+		return domain.StopMaxTokens, nil
 	case types.StopReasonGuardrailIntervened, types.StopReasonContentFiltered:
-		return runtime.StopFiltered, nil
+		return domain.StopFiltered, nil
 	case types.StopReasonMalformedModelOutput, types.StopReasonMalformedToolUse:
 		return "", domain.Wrap(domain.KindInternal, fmt.Errorf("bedrock converse: stop reason %s", r),
 			"The model produced malformed output")
 	}
-	return runtime.StopEndTurn, nil // end_turn, stop_sequence and reasons this SDK does not know
+	return domain.StopEndTurn, nil // end_turn, stop_sequence and reasons this SDK does not know
 }
 
 // plainNumbers replaces the document.Number values the Smithy decoder produces with float64, so

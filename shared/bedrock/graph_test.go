@@ -4,11 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
-
-	"github.com/agentorch/agentorch/shared/runtime"
 )
 
 type captureConverser struct{ in *bedrockruntime.ConverseInput }
@@ -26,11 +25,11 @@ func (c *captureConverser) Converse(_ context.Context, in *bedrockruntime.Conver
 // must still end with a user turn, or Claude would continue that text instead of answering.
 func TestTrailingAssistantTurnGetsAUserTurn(t *testing.T) {
 	c := &captureConverser{}
-	turns := []runtime.Turn{
-		{Role: runtime.RoleUser, Parts: []runtime.Part{{Type: runtime.PartText, Text: "write a haiku"}}},
-		{Role: runtime.RoleAssistant, Parts: []runtime.Part{{Type: runtime.PartText, Text: "draft"}}},
+	turns := []domain.Turn{
+		{Role: domain.RoleUser, Parts: []domain.Part{{Type: domain.PartText, Text: "write a haiku"}}},
+		{Role: domain.RoleAssistant, Parts: []domain.Part{{Type: domain.PartText, Text: "draft"}}},
 	}
-	if _, err := New(c, Options{}).Converse(context.Background(), runtime.ModelRequest{Turns: turns}); err != nil {
+	if _, err := New(c, Options{}).Converse(context.Background(), domain.ModelRequest{Turns: turns}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := c.in.Messages

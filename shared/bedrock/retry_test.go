@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentorch/agentorch/shared/bedrock"
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/runtime"
 )
 
 func apiError(status int, errorType, message string) reply {
@@ -111,17 +110,17 @@ func TestConverseDeadline(t *testing.T) {
 func TestConverseInvalidRequest(t *testing.T) {
 	tests := []struct {
 		name string
-		part runtime.Part
+		part domain.Part
 	}{
-		{"image format", runtime.Part{Type: runtime.PartImage, Image: &runtime.Media{Format: "bmp", Data: []byte{1}}}},
-		{"document format", runtime.Part{Type: runtime.PartDocument, Document: &runtime.Media{Format: "exe", Data: []byte{1}}}},
-		{"part type", runtime.Part{Type: "audio"}},
-		{"image missing", runtime.Part{Type: runtime.PartImage}},
+		{"image format", domain.Part{Type: domain.PartImage, Image: &domain.Media{Format: "bmp", Data: []byte{1}}}},
+		{"document format", domain.Part{Type: domain.PartDocument, Document: &domain.Media{Format: "exe", Data: []byte{1}}}},
+		{"part type", domain.Part{Type: "audio"}},
+		{"image missing", domain.Part{Type: domain.PartImage}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			client, fake := newClient(t, reply{status: 500, body: `{}`})
-			req := runtime.ModelRequest{Turns: []runtime.Turn{{Role: runtime.RoleUser, Parts: []runtime.Part{tt.part}}}}
+			req := domain.ModelRequest{Turns: []domain.Turn{{Role: domain.RoleUser, Parts: []domain.Part{tt.part}}}}
 			_, err := bedrock.New(client, bedrock.Options{}).Converse(context.Background(), req)
 			if k := domain.KindOf(err); k != domain.KindInvalid {
 				t.Errorf("kind = %v, want invalid (err %v)", k, err)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -237,3 +238,6 @@ func MergePatch(dst, patch map[string]any) map[string]any {
 	}
 	return out
 }
+
+// ErrAgentKeyTaken is what an agent store reports (wrapped) when agent_key is already used.
+var ErrAgentKeyTaken = errors.New("agent key taken")

@@ -77,3 +77,13 @@ type Feedback struct {
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
+
+// Commit is what one execution writes: its messages, its record, and the session's new
+// checkpoint, with the lease released. The store writes it in one transaction that fails with a
+// conflict if the lease was lost meanwhile.
+type Commit struct {
+	Session   *Session
+	LeaseID   string
+	Messages  []Message
+	Execution *Execution
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/agentorch/agentorch/shared/agents"
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
@@ -78,7 +77,7 @@ func (st *Store) CreateAgent(ctx context.Context, a *domain.Agent, v *domain.Age
 		{Put: vp},
 	}})
 	if cancelledAt(err, 0) {
-		return fmt.Errorf("agent_key %q: %w", a.AgentKey, agents.ErrKeyTaken)
+		return fmt.Errorf("agent_key %q: %w", a.AgentKey, domain.ErrAgentKeyTaken)
 	}
 	if err != nil {
 		return fmt.Errorf("create agent %s: %w", a.ID, translate(err))

@@ -254,18 +254,9 @@ func rawItem(pk, sk string, v any) (map[string]types.AttributeValue, error) {
 	return it, nil
 }
 
-// Commit is what one execution writes: its messages, its record, and the session's new
-// checkpoint, with the lease released.
-type Commit struct {
-	Session   *domain.Session
-	LeaseID   string
-	Messages  []domain.Message
-	Execution *domain.Execution
-}
-
 // Commit writes a finished execution in one transaction; it fails with a conflict if the lease
 // was lost (expired and taken) meanwhile.
-func (st *Store) Commit(ctx context.Context, c Commit) error {
+func (st *Store) Commit(ctx context.Context, c domain.Commit) error {
 	var writes []types.TransactWriteItem
 	for i := range c.Messages {
 		it, err := messageItem(c.Session.ID, &c.Messages[i])

@@ -46,7 +46,7 @@ func commit(t *testing.T, st *dynamo.Store, sess *domain.Session, lease string, 
 			ExecutionID: execID, CreatedAt: time.Now().UTC()})
 	}
 	exec := &domain.Execution{ID: execID, SessionID: sess.ID, Status: domain.ExecCompleted, Events: []map[string]any{}, CreatedAt: time.Now().UTC()}
-	if err := st.Commit(ctx, dynamo.Commit{Session: sess, LeaseID: lease, Messages: msgs, Execution: exec}); err != nil {
+	if err := st.Commit(ctx, domain.Commit{Session: sess, LeaseID: lease, Messages: msgs, Execution: exec}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()

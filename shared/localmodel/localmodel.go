@@ -22,7 +22,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/agentorch/agentorch/shared/runtime"
+	"github.com/agentorch/agentorch/shared/domain"
 )
 
 // Model is the offline development model; the zero value is ready to use and safe for
@@ -30,13 +30,13 @@ import (
 type Model struct{}
 
 // Converse answers req as the package documentation describes. It fails only when ctx is done.
-func (Model) Converse(ctx context.Context, req runtime.ModelRequest) (*runtime.ModelResponse, error) {
+func (Model) Converse(ctx context.Context, req domain.ModelRequest) (*domain.ModelResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	history, user := latestUser(req.Turns)
 	text := userText(user)
-	resp := &runtime.ModelResponse{Usage: runtime.Usage{InputTokens: inputWords(req)}}
+	resp := &domain.ModelResponse{Usage: domain.Usage{InputTokens: inputWords(req)}}
 
 	if results := lastToolResults(req.Turns); len(results) > 0 {
 		lines := make([]string, 0, len(results)+2)
@@ -53,11 +53,11 @@ func (Model) Converse(ctx context.Context, req runtime.ModelRequest) (*runtime.M
 
 	if calls := toolCalls(text, req.Tools); len(calls) > 0 {
 		for _, c := range calls {
-			resp.Parts = append(resp.Parts, runtime.Part{Type: runtime.PartToolUse, ToolUse: &c})
+			resp.Parts = append(resp.Parts, domain.Part{Type: domain.PartToolUse, ToolUse: &c})
 			b, _ := json.Marshal(c.Input) // a map decoded from JSON always encodes
 			resp.Usage.OutputTokens += len(strings.Fields(string(b)))
 		}
-		resp.StopReason = runtime.StopToolUse
+		resp.StopReason = domain.StopToolUse
 		return resp, nil
 	}
 
@@ -70,9 +70,9 @@ func (Model) Converse(ctx context.Context, req runtime.ModelRequest) (*runtime.M
 }
 
 // reply completes resp as a single text answer and hands the text to req.OnText.
-func reply(req runtime.ModelRequest, resp *runtime.ModelResponse, text string) *runtime.ModelResponse {
-	resp.Parts = []runtime.Part{{Type: runtime.PartText, Text: text}}
-	resp.StopReason = runtime.StopEndTurn
+func reply(req domain.ModelRequest, resp *domain.ModelResponse, text string) *domain.ModelResponse {
+	resp.Parts = []domain.Part{{Type: domain.PartText, Text: text}}
+	resp.StopReason = domain.StopEndTurn
 	resp.Usage.OutputTokens = len(strings.Fields(text))
 	if req.OnText != nil {
 		req.OnText(text)
@@ -82,13 +82,13 @@ func reply(req runtime.ModelRequest, resp *runtime.ModelResponse, text string) *
 
 // latestUser finds the last user turn with at least one text part and the number of turns
 // before it. Without one, every turn counts as history and the turn is nil.
-func latestUser(turns []runtime.Turn) (int, *runtime.Turn) {
+func latestUser(turns []domain.Turn) (int, *domain.Turn) {
 	for i := len(turns) - 1; i >= 0; i-- {
-		if turns[i].Role != runtime.RoleUser {
+		if turns[i].Role != domain.RoleUser {
 			continue
 		}
 		for _, p := range turns[i].Parts {
-			if p.Type == runtime.PartText {
+			if p.Type == domain.PartText {
 				return i, &turns[i]
 			}
 		}
@@ -97,13 +97,13 @@ func latestUser(turns []runtime.Turn) (int, *runtime.Turn) {
 }
 
 // userText joins the text parts of t, one per line.
-func userText(t *runtime.Turn) string {
+func userText(t *domain.Turn) string {
 	if t == nil {
 		return ""
 	}
 	var texts []string
 	for _, p := range t.Parts {
-		if p.Type == runtime.PartText {
+		if p.Type == domain.PartText {
 			texts = append(texts, p.Text)
 		}
 	}
@@ -111,13 +111,13 @@ func userText(t *runtime.Turn) string {
 }
 
 // lastToolResults returns the tool results the last turn carries.
-func lastToolResults(turns []runtime.Turn) []runtime.ToolResult {
+func lastToolResults(turns []domain.Turn) []domain.ToolResult {
 	if len(turns) == 0 {
 		return nil
 	}
-	var out []runtime.ToolResult
+	var out []domain.ToolResult
 	for _, p := range turns[len(turns)-1].Parts {
-		if p.Type == runtime.PartToolResult && p.ToolResult != nil {
+		if p.Type == domain.PartToolResult && p.ToolResult != nil {
 			out = append(out, *p.ToolResult)
 		}
 	}
@@ -125,16 +125,16 @@ func lastToolResults(turns []runtime.Turn) []runtime.ToolResult {
 }
 
 // attachments acknowledges the images and documents of t without reading them: "[1 image]".
-func attachments(t *runtime.Turn) string {
+func attachments(t *domain.Turn) string {
 	if t == nil {
 		return ""
 	}
 	var images, docs int
 	for _, p := range t.Parts {
 		switch p.Type {
-		case runtime.PartImage:
+		case domain.PartImage:
 			images++
-		case runtime.PartDocument:
+		case domain.PartDocument:
 			docs++
 		}
 	}
@@ -156,14 +156,14 @@ func count(n int, noun string) string {
 }
 
 // inputWords counts the words of the system prompt, every text part and every tool result.
-func inputWords(req runtime.ModelRequest) int {
+func inputWords(req domain.ModelRequest) int {
 	n := len(strings.Fields(req.System))
 	for _, t := range req.Turns {
 		for _, p := range t.Parts {
 			switch {
-			case p.Type == runtime.PartText:
+			case p.Type == domain.PartText:
 				n += len(strings.Fields(p.Text))
-			case p.Type == runtime.PartToolResult && p.ToolResult != nil:
+			case p.Type == domain.PartToolResult && p.ToolResult != nil:
 				n += len(strings.Fields(p.ToolResult.Content))
 			}
 		}
@@ -174,8 +174,8 @@ func inputWords(req runtime.ModelRequest) int {
 // toolCalls finds, left to right, each tool name of tools in text that is followed (after
 // optional whitespace and an optional ':') by a valid JSON object. Where names overlap at one
 // position ("search" and "search_docs"), the longest wins.
-func toolCalls(text string, tools []runtime.ToolSpec) []runtime.ToolUse {
-	var calls []runtime.ToolUse
+func toolCalls(text string, tools []domain.ToolSpec) []domain.ToolUse {
+	var calls []domain.ToolUse
 	for i := 0; i < len(text); {
 		name := longestNameAt(text[i:], tools)
 		if name == "" {
@@ -187,7 +187,7 @@ func toolCalls(text string, tools []runtime.ToolSpec) []runtime.ToolUse {
 			i++
 			continue
 		}
-		calls = append(calls, runtime.ToolUse{
+		calls = append(calls, domain.ToolUse{
 			ID:    fmt.Sprintf("local-%d", len(calls)+1),
 			Name:  name,
 			Input: input,
@@ -197,7 +197,7 @@ func toolCalls(text string, tools []runtime.ToolSpec) []runtime.ToolUse {
 	return calls
 }
 
-func longestNameAt(s string, tools []runtime.ToolSpec) string {
+func longestNameAt(s string, tools []domain.ToolSpec) string {
 	var best string
 	for _, t := range tools {
 		if t.Name != "" && len(t.Name) > len(best) && strings.HasPrefix(s, t.Name) {

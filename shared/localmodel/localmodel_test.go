@@ -9,20 +9,20 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/localmodel"
-	"github.com/agentorch/agentorch/shared/runtime"
 )
 
 // testCase is one entry of testdata/cases.json: a request and the exact response it must get.
 type testCase struct {
-	Name   string         `json:"name"`
-	System string         `json:"system"`
-	Tools  []string       `json:"tools"`
-	Turns  []runtime.Turn `json:"turns"`
+	Name   string        `json:"name"`
+	System string        `json:"system"`
+	Tools  []string      `json:"tools"`
+	Turns  []domain.Turn `json:"turns"`
 	Want   struct {
-		Parts      []runtime.Part `json:"parts"`
-		StopReason string         `json:"stop_reason"`
-		Usage      runtime.Usage  `json:"usage"`
+		Parts      []domain.Part `json:"parts"`
+		StopReason string        `json:"stop_reason"`
+		Usage      domain.Usage  `json:"usage"`
 	} `json:"want"`
 }
 
@@ -45,15 +45,15 @@ func loadCases(t *testing.T) []testCase {
 func TestConverse(t *testing.T) {
 	for _, tc := range loadCases(t) {
 		t.Run(tc.Name, func(t *testing.T) {
-			req := runtime.ModelRequest{System: tc.System, Turns: tc.Turns}
+			req := domain.ModelRequest{System: tc.System, Turns: tc.Turns}
 			for _, name := range tc.Tools {
-				req.Tools = append(req.Tools, runtime.ToolSpec{Name: name, Schema: map[string]any{"type": "object"}})
+				req.Tools = append(req.Tools, domain.ToolSpec{Name: name, Schema: map[string]any{"type": "object"}})
 			}
 			got, err := localmodel.Model{}.Converse(context.Background(), req)
 			if err != nil {
 				t.Fatalf("Converse: %v", err)
 			}
-			want := &runtime.ModelResponse{Parts: tc.Want.Parts, StopReason: tc.Want.StopReason, Usage: tc.Want.Usage}
+			want := &domain.ModelResponse{Parts: tc.Want.Parts, StopReason: tc.Want.StopReason, Usage: tc.Want.Usage}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("response mismatch (-want +got):\n%s", diff)
 			}
@@ -73,10 +73,10 @@ func TestConverseOnText(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			req := runtime.ModelRequest{
+			req := domain.ModelRequest{
 				System: "sys",
-				Turns:  []runtime.Turn{{Role: runtime.RoleUser, Parts: []runtime.Part{{Type: runtime.PartText, Text: tt.text}}}},
-				Tools:  []runtime.ToolSpec{{Name: "calc"}},
+				Turns:  []domain.Turn{{Role: domain.RoleUser, Parts: []domain.Part{{Type: domain.PartText, Text: tt.text}}}},
+				Tools:  []domain.ToolSpec{{Name: "calc"}},
 				OnText: func(d string) { got = append(got, d) },
 			}
 			resp, err := localmodel.Model{}.Converse(context.Background(), req)
@@ -96,7 +96,7 @@ func TestConverseOnText(t *testing.T) {
 func TestConverseCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := localmodel.Model{}.Converse(ctx, runtime.ModelRequest{})
+	_, err := localmodel.Model{}.Converse(ctx, domain.ModelRequest{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -104,6 +104,6 @@ func TestConverseCanceled(t *testing.T) {
 
 // The model must satisfy the runtime's interface both as a value and as a pointer.
 var (
-	_ runtime.Model = localmodel.Model{}
-	_ runtime.Model = (*localmodel.Model)(nil)
+	_ domain.Model = localmodel.Model{}
+	_ domain.Model = (*localmodel.Model)(nil)
 )

@@ -1,5 +1,5 @@
 // Package openai adapts OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp
-// server; anything taking a bearer key at {BaseURL}/chat/completions) to runtime.Model over plain
+// server; anything taking a bearer key at {BaseURL}/chat/completions) to domain.Model over plain
 // net/http. It retries rate limits and server errors within the context deadline and translates
 // failures to domain kinds; the API key is sent only in the Authorization header and never
 // appears in errors.
@@ -19,7 +19,6 @@ import (
 
 	"github.com/agentorch/agentorch/shared/backoff"
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/runtime"
 )
 
 // Defaults for Options left at their zero value. The default model accepts max_tokens and
@@ -56,12 +55,12 @@ type Options struct {
 	BaseDelay time.Duration
 }
 
-// Model is a runtime.Model backed by an OpenAI-compatible chat completions endpoint.
+// Model is a domain.Model backed by an OpenAI-compatible chat completions endpoint.
 type Model struct {
 	opts Options
 }
 
-var _ runtime.Model = (*Model)(nil)
+var _ domain.Model = (*Model)(nil)
 
 // New returns a Model for opts, with zero fields set to their defaults.
 func New(opts Options) *Model {
@@ -90,7 +89,7 @@ func New(opts Options) *Model {
 // Converse sends req as one chat completion and returns the model's answer. Rate limits (429)
 // and server errors (5xx) are retried with backoff, honouring Retry-After, while the deadline
 // allows; a persistent 429 or 503 is of kind overloaded, a rejected request of kind invalid.
-func (m *Model) Converse(ctx context.Context, req runtime.ModelRequest) (*runtime.ModelResponse, error) {
+func (m *Model) Converse(ctx context.Context, req domain.ModelRequest) (*domain.ModelResponse, error) {
 	body, err := buildRequest(req, m.opts.DefaultModel)
 	if err != nil {
 		return nil, err

@@ -14,7 +14,6 @@ import (
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/openai"
-	"github.com/agentorch/agentorch/shared/runtime"
 )
 
 const testKey = "sk-test-0123456789abcdef"
@@ -111,33 +110,33 @@ func TestConverseToolRoundTrip(t *testing.T) {
 	m, fake := newModel(t, openai.Options{},
 		reply{status: 200, body: readFile(t, "chat_response_tool_calls.json")},
 		reply{status: 200, body: readFile(t, "chat_response_text.json")})
-	req := runtime.ModelRequest{
+	req := domain.ModelRequest{
 		System:      "You are a support agent.",
-		Turns:       []runtime.Turn{{Role: runtime.RoleUser, Parts: []runtime.Part{{Type: runtime.PartText, Text: "What is the refund policy?"}}}},
-		Tools:       []runtime.ToolSpec{{Name: "search_docs", Description: "Search the support documentation.", Schema: map[string]any{"type": "object"}}},
+		Turns:       []domain.Turn{{Role: domain.RoleUser, Parts: []domain.Part{{Type: domain.PartText, Text: "What is the refund policy?"}}}},
+		Tools:       []domain.ToolSpec{{Name: "search_docs", Description: "Search the support documentation.", Schema: map[string]any{"type": "object"}}},
 		MaxTokens:   512,
 		Temperature: ptr(0.2),
 	}
 	steps := []struct {
 		wantRequest string
-		want        *runtime.ModelResponse
+		want        *domain.ModelResponse
 	}{
 		{
 			wantRequest: "chat_request_first.json",
-			want: &runtime.ModelResponse{
-				Parts: []runtime.Part{{Type: runtime.PartToolUse, ToolUse: &runtime.ToolUse{
+			want: &domain.ModelResponse{
+				Parts: []domain.Part{{Type: domain.PartToolUse, ToolUse: &domain.ToolUse{
 					ID: "call_1", Name: "search_docs", Input: map[string]any{"query": "refunds"},
 				}}},
-				StopReason: runtime.StopToolUse,
-				Usage:      runtime.Usage{InputTokens: 82, OutputTokens: 17},
+				StopReason: domain.StopToolUse,
+				Usage:      domain.Usage{InputTokens: 82, OutputTokens: 17},
 			},
 		},
 		{
 			wantRequest: "chat_request.json",
-			want: &runtime.ModelResponse{
-				Parts:      []runtime.Part{{Type: runtime.PartText, Text: "I found no refund policy in the documentation."}},
-				StopReason: runtime.StopEndTurn,
-				Usage:      runtime.Usage{InputTokens: 112, OutputTokens: 10},
+			want: &domain.ModelResponse{
+				Parts:      []domain.Part{{Type: domain.PartText, Text: "I found no refund policy in the documentation."}},
+				StopReason: domain.StopEndTurn,
+				Usage:      domain.Usage{InputTokens: 112, OutputTokens: 10},
 			},
 		},
 	}
@@ -160,11 +159,11 @@ func TestConverseToolRoundTrip(t *testing.T) {
 			t.Errorf("step %d: OnText deltas (-want +got):\n%s", i, diff)
 		}
 		// Carry the conversation on as the runtime does: the answer, then the tool's result.
-		req.Turns = append(req.Turns, runtime.Turn{Role: runtime.RoleAssistant, Parts: got.Parts})
+		req.Turns = append(req.Turns, domain.Turn{Role: domain.RoleAssistant, Parts: got.Parts})
 		for _, p := range got.Parts {
-			if p.Type == runtime.PartToolUse {
-				req.Turns = append(req.Turns, runtime.Turn{Role: runtime.RoleUser, Parts: []runtime.Part{{
-					Type: runtime.PartToolResult, ToolResult: &runtime.ToolResult{ToolUseID: p.ToolUse.ID, Content: `{"hits":[]}`},
+			if p.Type == domain.PartToolUse {
+				req.Turns = append(req.Turns, domain.Turn{Role: domain.RoleUser, Parts: []domain.Part{{
+					Type: domain.PartToolResult, ToolResult: &domain.ToolResult{ToolUseID: p.ToolUse.ID, Content: `{"hits":[]}`},
 				}}})
 			}
 		}
@@ -174,16 +173,16 @@ func TestConverseToolRoundTrip(t *testing.T) {
 func TestConverseRequestMapping(t *testing.T) {
 	tests := []struct {
 		name     string
-		req      runtime.ModelRequest
+		req      domain.ModelRequest
 		wantBody string
 	}{
 		{
 			name: "images, documents and several text parts",
-			req: runtime.ModelRequest{Model: "llama3.2", Turns: []runtime.Turn{{Role: runtime.RoleUser, Parts: []runtime.Part{
-				{Type: runtime.PartText, Text: "Compare"},
-				{Type: runtime.PartImage, Image: &runtime.Media{Format: "jpg", Data: []byte{0xff, 0xd8}}},
-				{Type: runtime.PartDocument, Document: &runtime.Media{Format: "pdf", Name: "a.pdf", Data: []byte("%PDF-1")}},
-				{Type: runtime.PartDocument, Document: &runtime.Media{Format: "md", Name: "notes.md", Data: []byte("# Notes")}},
+			req: domain.ModelRequest{Model: "llama3.2", Turns: []domain.Turn{{Role: domain.RoleUser, Parts: []domain.Part{
+				{Type: domain.PartText, Text: "Compare"},
+				{Type: domain.PartImage, Image: &domain.Media{Format: "jpg", Data: []byte{0xff, 0xd8}}},
+				{Type: domain.PartDocument, Document: &domain.Media{Format: "pdf", Name: "a.pdf", Data: []byte("%PDF-1")}},
+				{Type: domain.PartDocument, Document: &domain.Media{Format: "md", Name: "notes.md", Data: []byte("# Notes")}},
 			}}}, TopP: ptr(0.9)},
 			wantBody: `{"model":"llama3.2","stream":false,"top_p":0.9,"messages":[{"role":"user","content":[
 			  {"type":"text","text":"Compare"},
@@ -193,16 +192,16 @@ func TestConverseRequestMapping(t *testing.T) {
 		},
 		{
 			name: "tool results precede the user's text; errors are marked; text and calls together",
-			req: runtime.ModelRequest{Turns: []runtime.Turn{
-				{Role: runtime.RoleAssistant, Parts: []runtime.Part{
-					{Type: runtime.PartText, Text: "Checking."},
-					{Type: runtime.PartToolUse, ToolUse: &runtime.ToolUse{ID: "c1", Name: "ping"}},
+			req: domain.ModelRequest{Turns: []domain.Turn{
+				{Role: domain.RoleAssistant, Parts: []domain.Part{
+					{Type: domain.PartText, Text: "Checking."},
+					{Type: domain.PartToolUse, ToolUse: &domain.ToolUse{ID: "c1", Name: "ping"}},
 				}},
-				{Role: runtime.RoleUser, Parts: []runtime.Part{
-					{Type: runtime.PartText, Text: "and hurry"},
-					{Type: runtime.PartToolResult, ToolResult: &runtime.ToolResult{ToolUseID: "c1", Content: "timeout", IsError: true}},
+				{Role: domain.RoleUser, Parts: []domain.Part{
+					{Type: domain.PartText, Text: "and hurry"},
+					{Type: domain.PartToolResult, ToolResult: &domain.ToolResult{ToolUseID: "c1", Content: "timeout", IsError: true}},
 				}},
-			}, Tools: []runtime.ToolSpec{{Name: "ping"}}},
+			}, Tools: []domain.ToolSpec{{Name: "ping"}}},
 			wantBody: `{"model":"gpt-4.1-mini","stream":false,"tool_choice":"auto",
 			  "tools":[{"type":"function","function":{"name":"ping","parameters":{"type":"object","properties":{}}}}],
 			  "messages":[
@@ -226,23 +225,23 @@ func TestConverseResponseMapping(t *testing.T) {
 	tests := []struct {
 		name     string
 		choice   string // JSON of choices[0]
-		want     []runtime.Part
+		want     []domain.Part
 		wantStop string
 		wantKind domain.Kind // checked when wantErr
 		wantErr  bool
 	}{
 		{name: "length", choice: `{"message":{"content":"cut"},"finish_reason":"length"}`,
-			want: []runtime.Part{{Type: runtime.PartText, Text: "cut"}}, wantStop: runtime.StopMaxTokens},
+			want: []domain.Part{{Type: domain.PartText, Text: "cut"}}, wantStop: domain.StopMaxTokens},
 		{name: "content filter", choice: `{"message":{"content":null},"finish_reason":"content_filter"}`,
-			wantStop: runtime.StopFiltered},
+			wantStop: domain.StopFiltered},
 		{name: "refusal", choice: `{"message":{"content":null,"refusal":"I can't help with that."},"finish_reason":"stop"}`,
-			want: []runtime.Part{{Type: runtime.PartText, Text: "I can't help with that."}}, wantStop: runtime.StopFiltered},
+			want: []domain.Part{{Type: domain.PartText, Text: "I can't help with that."}}, wantStop: domain.StopFiltered},
 		{name: "content as parts", choice: `{"message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},"finish_reason":"stop"}`,
-			want: []runtime.Part{{Type: runtime.PartText, Text: "ab"}}, wantStop: runtime.StopEndTurn},
+			want: []domain.Part{{Type: domain.PartText, Text: "ab"}}, wantStop: domain.StopEndTurn},
 		{name: "tool calls reported as stop, arguments as an object", choice: `{"message":{"content":"","tool_calls":[{"id":"x","type":"function","function":{"name":"f","arguments":{"n":1}}}]},"finish_reason":"stop"}`,
-			want: []runtime.Part{{Type: runtime.PartToolUse, ToolUse: &runtime.ToolUse{ID: "x", Name: "f", Input: map[string]any{"n": 1.0}}}}, wantStop: runtime.StopToolUse},
+			want: []domain.Part{{Type: domain.PartToolUse, ToolUse: &domain.ToolUse{ID: "x", Name: "f", Input: map[string]any{"n": 1.0}}}}, wantStop: domain.StopToolUse},
 		{name: "empty arguments", choice: `{"message":{"tool_calls":[{"id":"x","type":"function","function":{"name":"f","arguments":""}}]},"finish_reason":"tool_calls"}`,
-			want: []runtime.Part{{Type: runtime.PartToolUse, ToolUse: &runtime.ToolUse{ID: "x", Name: "f", Input: map[string]any{}}}}, wantStop: runtime.StopToolUse},
+			want: []domain.Part{{Type: domain.PartToolUse, ToolUse: &domain.ToolUse{ID: "x", Name: "f", Input: map[string]any{}}}}, wantStop: domain.StopToolUse},
 		{name: "malformed arguments", choice: `{"message":{"tool_calls":[{"id":"x","type":"function","function":{"name":"f","arguments":"{\"n\":"}}]},"finish_reason":"tool_calls"}`,
 			wantErr: true, wantKind: domain.KindInternal},
 	}
@@ -250,7 +249,7 @@ func TestConverseResponseMapping(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			body := `{"choices":[` + tt.choice + `],"usage":{"prompt_tokens":5,"completion_tokens":2}}`
 			m, _ := newModel(t, openai.Options{}, reply{status: 200, body: body})
-			got, err := m.Converse(context.Background(), runtime.ModelRequest{})
+			got, err := m.Converse(context.Background(), domain.ModelRequest{})
 			if tt.wantErr {
 				if err == nil || domain.KindOf(err) != tt.wantKind {
 					t.Fatalf("err = %v, want kind %v", err, tt.wantKind)
@@ -260,7 +259,7 @@ func TestConverseResponseMapping(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Converse: %v", err)
 			}
-			want := &runtime.ModelResponse{Parts: tt.want, StopReason: tt.wantStop, Usage: runtime.Usage{InputTokens: 5, OutputTokens: 2}}
+			want := &domain.ModelResponse{Parts: tt.want, StopReason: tt.wantStop, Usage: domain.Usage{InputTokens: 5, OutputTokens: 2}}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("response (-want +got):\n%s", diff)
 			}

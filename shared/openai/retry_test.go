@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/openai"
-	"github.com/agentorch/agentorch/shared/runtime"
 )
 
 func errorReply(status int, message, code string, header map[string]string) reply {
@@ -18,7 +17,7 @@ func errorReply(status int, message, code string, header map[string]string) repl
 		`{"error":{"message":%q,"type":"invalid_request_error","param":null,"code":%q}}`, message, code)}
 }
 
-var question = runtime.ModelRequest{Turns: []runtime.Turn{{Role: runtime.RoleUser, Parts: []runtime.Part{{Type: runtime.PartText, Text: "hi"}}}}}
+var question = domain.ModelRequest{Turns: []domain.Turn{{Role: domain.RoleUser, Parts: []domain.Part{{Type: domain.PartText, Text: "hi"}}}}}
 
 func TestConverseErrors(t *testing.T) {
 	ok := reply{status: 200, body: `{"choices":[{"message":{"content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`}
@@ -150,17 +149,17 @@ func TestConverseRetryAfter(t *testing.T) {
 func TestConverseInvalidRequest(t *testing.T) {
 	tests := []struct {
 		name string
-		turn runtime.Turn
+		turn domain.Turn
 	}{
-		{"image format", runtime.Turn{Role: runtime.RoleUser, Parts: []runtime.Part{{Type: runtime.PartImage, Image: &runtime.Media{Format: "tiff"}}}}},
-		{"document format", runtime.Turn{Role: runtime.RoleUser, Parts: []runtime.Part{{Type: runtime.PartDocument, Document: &runtime.Media{Format: "docx"}}}}},
-		{"role", runtime.Turn{Role: "system", Parts: []runtime.Part{{Type: runtime.PartText, Text: "x"}}}},
-		{"image in an assistant turn", runtime.Turn{Role: runtime.RoleAssistant, Parts: []runtime.Part{{Type: runtime.PartImage, Image: &runtime.Media{Format: "png"}}}}},
+		{"image format", domain.Turn{Role: domain.RoleUser, Parts: []domain.Part{{Type: domain.PartImage, Image: &domain.Media{Format: "tiff"}}}}},
+		{"document format", domain.Turn{Role: domain.RoleUser, Parts: []domain.Part{{Type: domain.PartDocument, Document: &domain.Media{Format: "docx"}}}}},
+		{"role", domain.Turn{Role: "system", Parts: []domain.Part{{Type: domain.PartText, Text: "x"}}}},
+		{"image in an assistant turn", domain.Turn{Role: domain.RoleAssistant, Parts: []domain.Part{{Type: domain.PartImage, Image: &domain.Media{Format: "png"}}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m, fake := newModel(t, openai.Options{}, reply{status: 500})
-			_, err := m.Converse(context.Background(), runtime.ModelRequest{Turns: []runtime.Turn{tt.turn}})
+			_, err := m.Converse(context.Background(), domain.ModelRequest{Turns: []domain.Turn{tt.turn}})
 			if k := domain.KindOf(err); k != domain.KindInvalid {
 				t.Errorf("kind = %v, want invalid (err %v)", k, err)
 			}

@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/runtime"
 )
 
 // chatRequest is the body of POST /chat/completions.
@@ -94,7 +93,7 @@ var imageMIME = map[string]string{"png": "image/png", "jpeg": "image/jpeg", "jpg
 var inlineDocs = map[string]bool{"txt": true, "md": true, "csv": true, "html": true}
 
 // buildRequest maps a runtime request to a chat completion request.
-func buildRequest(req runtime.ModelRequest, defaultModel string) (*chatRequest, error) {
+func buildRequest(req domain.ModelRequest, defaultModel string) (*chatRequest, error) {
 	out := &chatRequest{Model: req.Model, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP}
 	if out.Model == "" {
 		out.Model = defaultModel
@@ -124,16 +123,16 @@ func buildRequest(req runtime.ModelRequest, defaultModel string) (*chatRequest, 
 
 // turnMessages maps one turn. A user turn's tool results become tool messages placed first, as
 // they must directly follow the assistant message that called the tools.
-func turnMessages(t runtime.Turn) ([]message, error) {
+func turnMessages(t domain.Turn) ([]message, error) {
 	switch t.Role {
-	case runtime.RoleAssistant:
+	case domain.RoleAssistant:
 		var text strings.Builder
 		var calls []toolCall
 		for _, p := range t.Parts {
 			switch {
-			case p.Type == runtime.PartText:
+			case p.Type == domain.PartText:
 				text.WriteString(p.Text)
-			case p.Type == runtime.PartToolUse && p.ToolUse != nil:
+			case p.Type == domain.PartToolUse && p.ToolUse != nil:
 				args, err := json.Marshal(p.ToolUse.Input)
 				if err != nil || p.ToolUse.Input == nil {
 					args = []byte("{}")
@@ -149,11 +148,11 @@ func turnMessages(t runtime.Turn) ([]message, error) {
 			m.Content = text.String()
 		}
 		return []message{m}, nil
-	case runtime.RoleUser:
+	case domain.RoleUser:
 		var out []message
 		var parts []contentPart
 		for _, p := range t.Parts {
-			if p.Type == runtime.PartToolResult && p.ToolResult != nil {
+			if p.Type == domain.PartToolResult && p.ToolResult != nil {
 				content := p.ToolResult.Content
 				if p.ToolResult.IsError {
 					content = "Error: " + content
@@ -179,17 +178,17 @@ func turnMessages(t runtime.Turn) ([]message, error) {
 }
 
 // userPart maps a text, image or document part of a user turn.
-func userPart(p runtime.Part) (contentPart, error) {
+func userPart(p domain.Part) (contentPart, error) {
 	switch {
-	case p.Type == runtime.PartText:
+	case p.Type == domain.PartText:
 		return contentPart{Type: "text", Text: p.Text}, nil
-	case p.Type == runtime.PartImage && p.Image != nil:
+	case p.Type == domain.PartImage && p.Image != nil:
 		mime, ok := imageMIME[strings.ToLower(p.Image.Format)]
 		if !ok {
 			return contentPart{}, fmt.Errorf("image format %q is not one of png, jpeg, gif, webp", p.Image.Format)
 		}
 		return contentPart{Type: "image_url", ImageURL: &imageURL{URL: dataURL(mime, p.Image.Data)}}, nil
-	case p.Type == runtime.PartDocument && p.Document != nil:
+	case p.Type == domain.PartDocument && p.Document != nil:
 		format, name := strings.ToLower(p.Document.Format), p.Document.Name
 		if name == "" {
 			name = "document." + format
@@ -210,7 +209,7 @@ func dataURL(mime string, data []byte) string {
 }
 
 // parseResponse maps the first choice of a chat completion to the runtime's response.
-func parseResponse(body []byte) (*runtime.ModelResponse, error) {
+func parseResponse(body []byte) (*domain.ModelResponse, error) {
 	var cr chatResponse
 	if err := json.Unmarshal(body, &cr); err != nil {
 		return nil, fmt.Errorf("openai chat completions: decode response: %w", err)
@@ -219,13 +218,13 @@ func parseResponse(body []byte) (*runtime.ModelResponse, error) {
 		return nil, fmt.Errorf("openai chat completions: response has no choices")
 	}
 	choice := cr.Choices[0]
-	resp := &runtime.ModelResponse{Usage: runtime.Usage{InputTokens: cr.Usage.PromptTokens, OutputTokens: cr.Usage.CompletionTokens}}
+	resp := &domain.ModelResponse{Usage: domain.Usage{InputTokens: cr.Usage.PromptTokens, OutputTokens: cr.Usage.CompletionTokens}}
 	text := contentText(choice.Message.Content)
 	if text == "" {
 		text = choice.Message.Refusal
 	}
 	if text != "" {
-		resp.Parts = append(resp.Parts, runtime.Part{Type: runtime.PartText, Text: text})
+		resp.Parts = append(resp.Parts, domain.Part{Type: domain.PartText, Text: text})
 	}
 	for _, c := range choice.Message.ToolCalls {
 		input, err := parseArguments(c.Function.Arguments)
@@ -233,17 +232,17 @@ func parseResponse(body []byte) (*runtime.ModelResponse, error) {
 			return nil, domain.Wrap(domain.KindInternal, fmt.Errorf("openai chat completions: arguments of %s: %w", c.Function.Name, err),
 				"The model produced malformed tool arguments")
 		}
-		resp.Parts = append(resp.Parts, runtime.Part{Type: runtime.PartToolUse, ToolUse: &runtime.ToolUse{ID: c.ID, Name: c.Function.Name, Input: input}})
+		resp.Parts = append(resp.Parts, domain.Part{Type: domain.PartToolUse, ToolUse: &domain.ToolUse{ID: c.ID, Name: c.Function.Name, Input: input}})
 	}
 	switch {
 	case len(choice.Message.ToolCalls) > 0:
-		resp.StopReason = runtime.StopToolUse // some servers report "stop" alongside tool calls
+		resp.StopReason = domain.StopToolUse // some servers report "stop" alongside tool calls
 	case choice.FinishReason == "length":
-		resp.StopReason = runtime.StopMaxTokens
+		resp.StopReason = domain.StopMaxTokens
 	case choice.FinishReason == "content_filter", choice.Message.Refusal != "":
-		resp.StopReason = runtime.StopFiltered
+		resp.StopReason = domain.StopFiltered
 	default:
-		resp.StopReason = runtime.StopEndTurn
+		resp.StopReason = domain.StopEndTurn
 	}
 	return resp, nil
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/images"
-	"github.com/agentorch/agentorch/shared/runtime"
 )
 
 // Fetcher downloads a user-supplied public URL, refusing private addresses (SSRF guard).
@@ -39,7 +38,7 @@ var documentFormats = map[string]string{
 
 // parseContent turns the execute body's content (a string or content blocks) into model parts
 // and the text stored as the user message.
-func (s *Service) parseContent(ctx context.Context, content any) ([]runtime.Part, string, error) {
+func (s *Service) parseContent(ctx context.Context, content any) ([]domain.Part, string, error) {
 	switch c := content.(type) {
 	case string:
 		if strings.TrimSpace(c) == "" {
@@ -48,7 +47,7 @@ func (s *Service) parseContent(ctx context.Context, content any) ([]runtime.Part
 		if len(c) > MaxTextBytes {
 			return nil, "", field("content", fmt.Sprintf("must be at most %d bytes", MaxTextBytes))
 		}
-		return []runtime.Part{{Type: runtime.PartText, Text: c}}, c, nil
+		return []domain.Part{{Type: domain.PartText, Text: c}}, c, nil
 	case []any:
 		if len(c) == 0 {
 			return nil, "", field("content", "must not be empty")
@@ -56,7 +55,7 @@ func (s *Service) parseContent(ctx context.Context, content any) ([]runtime.Part
 		if len(c) > MaxContentBlocks {
 			return nil, "", field("content", fmt.Sprintf("must have at most %d blocks", MaxContentBlocks))
 		}
-		var parts []runtime.Part
+		var parts []domain.Part
 		var text []string
 		hasText := false
 		textBytes := 0
@@ -67,7 +66,7 @@ func (s *Service) parseContent(ctx context.Context, content any) ([]runtime.Part
 			}
 			parts = append(parts, p)
 			text = append(text, label)
-			hasText = hasText || (p.Type == runtime.PartText && strings.TrimSpace(p.Text) != "")
+			hasText = hasText || (p.Type == domain.PartText && strings.TrimSpace(p.Text) != "")
 			if textBytes += len(p.Text); textBytes > MaxTextBytes {
 				return nil, "", field("content", fmt.Sprintf("the text blocks must be at most %d bytes together", MaxTextBytes))
 			}
@@ -82,50 +81,50 @@ func (s *Service) parseContent(ctx context.Context, content any) ([]runtime.Part
 	return nil, "", field("content", "must be a string or an array of content blocks")
 }
 
-func (s *Service) block(ctx context.Context, b any, at string) (runtime.Part, string, error) {
+func (s *Service) block(ctx context.Context, b any, at string) (domain.Part, string, error) {
 	m, ok := b.(map[string]any)
 	if !ok {
-		return runtime.Part{}, "", field(at, "must be an object")
+		return domain.Part{}, "", field(at, "must be an object")
 	}
 	switch m["type"] {
 	case "text":
 		t, ok := m["text"].(string)
 		if !ok || strings.TrimSpace(t) == "" {
-			return runtime.Part{}, "", field(at+".text", "must be a non-empty string")
+			return domain.Part{}, "", field(at+".text", "must be a non-empty string")
 		}
-		return runtime.Part{Type: runtime.PartText, Text: t}, t, nil
+		return domain.Part{Type: domain.PartText, Text: t}, t, nil
 	case "image_url":
 		iu, ok := m["image_url"].(map[string]any)
 		if !ok {
-			return runtime.Part{}, "", field(at+".image_url", "must be an object with url")
+			return domain.Part{}, "", field(at+".image_url", "must be an object with url")
 		}
 		u, ok := iu["url"].(string)
 		if !ok || u == "" {
-			return runtime.Part{}, "", field(at+".image_url.url", "must be a URL string")
+			return domain.Part{}, "", field(at+".image_url.url", "must be a URL string")
 		}
 		data, format, err := s.load(ctx, u, at+".image_url.url", imageFormats, MaxImageBytes)
 		if err != nil {
-			return runtime.Part{}, "", err
+			return domain.Part{}, "", err
 		}
-		return runtime.Part{Type: runtime.PartImage, Image: &runtime.Media{Format: format, Data: data}}, "[image]", nil
+		return domain.Part{Type: domain.PartImage, Image: &domain.Media{Format: format, Data: data}}, "[image]", nil
 	case "file":
 		u, ok := m["file_url"].(string)
 		if !ok || u == "" {
-			return runtime.Part{}, "", field(at+".file_url", "must be a URL string")
+			return domain.Part{}, "", field(at+".file_url", "must be a URL string")
 		}
 		data, format, err := s.load(ctx, u, at+".file_url", documentFormats, MaxDocumentBytes)
 		if err != nil {
-			return runtime.Part{}, "", err
+			return domain.Part{}, "", err
 		}
 		name := documentName(u, format)
-		return runtime.Part{Type: runtime.PartDocument, Document: &runtime.Media{Format: format, Name: name, Data: data}}, "[file: " + name + "]", nil
+		return domain.Part{Type: domain.PartDocument, Document: &domain.Media{Format: format, Name: name, Data: data}}, "[file: " + name + "]", nil
 	case nil:
-		return runtime.Part{}, "", field(at+".type", "is required: text, image_url or file")
+		return domain.Part{}, "", field(at+".type", "is required: text, image_url or file")
 	}
 	if t, ok := m["type"].(string); ok {
-		return runtime.Part{}, "", field(at+".type", fmt.Sprintf("unknown content block type %q: use text, image_url or file", t))
+		return domain.Part{}, "", field(at+".type", fmt.Sprintf("unknown content block type %q: use text, image_url or file", t))
 	}
-	return runtime.Part{}, "", field(at+".type", fmt.Sprintf("must be a string (text, image_url or file), not %s", domain.JSONType(m["type"])))
+	return domain.Part{}, "", field(at+".type", fmt.Sprintf("must be a string (text, image_url or file), not %s", domain.JSONType(m["type"])))
 }
 
 // load reads a data URL or fetches a public http(s) URL, checking type and size.

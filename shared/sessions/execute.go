@@ -12,8 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/dynamo"
-	"github.com/agentorch/agentorch/shared/runtime"
+	"github.com/agentorch/agentorch/shared/engine"
 )
 
 // Size limits that keep a session's records inside DynamoDB's 400 KB items.
@@ -33,7 +32,7 @@ type ExecuteRequest struct {
 // goroutines call it one call at a time, in the order things happened, and wait for each call:
 // a consumer that writes to a client should queue rather than block the run.
 type Observer struct {
-	OnEvent func(runtime.Event)
+	OnEvent func(engine.Event)
 	OnText  func(node, delta string)
 }
 
@@ -119,19 +118,19 @@ func (s *Service) acquire(ctx context.Context, p domain.Principal, id, leaseID s
 	}
 }
 
-func (s *Service) run(ctx context.Context, sess *domain.Session, leaseID, execID string, parts []runtime.Part, userText string, req ExecuteRequest, obs Observer) (*Result, error) {
-	g, errs := runtime.ParseGraph(sess.Config, s.tools)
+func (s *Service) run(ctx context.Context, sess *domain.Session, leaseID, execID string, parts []domain.Part, userText string, req ExecuteRequest, obs Observer) (*Result, error) {
+	g, errs := engine.ParseGraph(sess.Config, s.tools)
 	if len(errs) > 0 {
 		return nil, domain.Invalid(errs)
 	}
 	vars := map[string]any{}
-	var history []runtime.Message
+	var history []engine.Message
 	if g.PersistentState {
 		for k, v := range sess.Variables {
 			vars[k] = v
 		}
 		var err error
-		if history, err = s.history(ctx, sess.ID, runtime.HistoryBudget(g)); err != nil {
+		if history, err = s.history(ctx, sess.ID, engine.HistoryBudget(g)); err != nil {
 			return nil, err
 		}
 	}
@@ -156,9 +155,9 @@ func (s *Service) run(ctx context.Context, sess *domain.Session, leaseID, execID
 	start := s.now().UTC()
 	var events []map[string]any
 	var calls []ToolCall
-	run := runtime.Run{
+	run := engine.Run{
 		Graph: g, History: history, Input: parts, Variables: vars,
-		Emit: func(e runtime.Event) {
+		Emit: func(e engine.Event) {
 			events = append(events, eventRecord(e, execID, req.CorrelationID, len(events)))
 			calls = collectToolCall(calls, e)
 			if obs.OnEvent != nil {
@@ -173,7 +172,7 @@ func (s *Service) run(ctx context.Context, sess *domain.Session, leaseID, execID
 	}
 	done := s.now().UTC()
 
-	user := domain.Message{ID: uuid.NewString(), Role: runtime.RoleUser, Content: userText, Visible: true, ExecutionID: execID, CreatedAt: start}
+	user := domain.Message{ID: uuid.NewString(), Role: domain.RoleUser, Content: userText, Visible: true, ExecutionID: execID, CreatedAt: start}
 	msgs := []domain.Message{user}
 	for _, m := range out.Messages {
 		dm := domain.Message{ID: m.ID, Role: m.Role, Node: m.Node, Content: m.Content, Visible: m.Visible, ExecutionID: execID, CreatedAt: done}
@@ -205,7 +204,7 @@ func (s *Service) run(ctx context.Context, sess *domain.Session, leaseID, execID
 	next := *sess
 	next.UpdatedAt = done
 	next.Executions++
-	commit := dynamo.Commit{Session: &next, LeaseID: leaseID}
+	commit := domain.Commit{Session: &next, LeaseID: leaseID}
 	if g.PersistentState {
 		next.Variables = vars
 	}
@@ -259,9 +258,9 @@ func capEvents(events []map[string]any, limit int) []map[string]any {
 	return events
 }
 
-func missingVariables(g *runtime.Graph, vars map[string]any) []string {
+func missingVariables(g *engine.Graph, vars map[string]any) []string {
 	var missing []string
-	for _, name := range runtime.Variables(g) {
+	for _, name := range engine.Variables(g) {
 		if _, ok := vars[name]; !ok {
 			missing = append(missing, name)
 		}
@@ -271,8 +270,8 @@ func missingVariables(g *runtime.Graph, vars map[string]any) []string {
 
 // engineError maps engine failures to client-facing kinds.
 func engineError(err error) error {
-	var nl *runtime.NodeRunLimitError
-	var up *runtime.UnknownProviderError
+	var nl *engine.NodeRunLimitError
+	var up *engine.UnknownProviderError
 	switch {
 	case errors.As(err, &nl):
 		return &domain.Error{Kind: domain.KindInvalid, Message: "The configuration cannot run: " + nl.Error(), Err: err}
@@ -284,7 +283,7 @@ func engineError(err error) error {
 	return err
 }
 
-func eventRecord(e runtime.Event, execID string, correlation *string, seq int) map[string]any {
+func eventRecord(e engine.Event, execID string, correlation *string, seq int) map[string]any {
 	r := map[string]any{"sequence": seq, "type": e.Type, "timestamp": e.Time.UTC().Format(time.RFC3339Nano), "execution_id": execID, "correlation_id": correlation}
 	if e.Node != "" {
 		r["node"] = e.Node
@@ -295,14 +294,14 @@ func eventRecord(e runtime.Event, execID string, correlation *string, seq int) m
 	return r
 }
 
-func collectToolCall(calls []ToolCall, e runtime.Event) []ToolCall {
+func collectToolCall(calls []ToolCall, e engine.Event) []ToolCall {
 	id, _ := e.Data["tool_use_id"].(string)
 	switch e.Type {
-	case runtime.EventToolCall:
+	case engine.EventToolCall:
 		name, _ := e.Data["tool"].(string)
 		in, _ := e.Data["input"].(map[string]any)
 		return append(calls, ToolCall{ID: id, Name: name, Input: in})
-	case runtime.EventToolResult:
+	case engine.EventToolResult:
 		for i := range calls {
 			if calls[i].ID == id {
 				calls[i].Output, _ = e.Data["output"].(string)

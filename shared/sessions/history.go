@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/runtime"
+	"github.com/agentorch/agentorch/shared/engine"
 )
 
 // Limits on the assistant messages one execution stores. Its commit is one DynamoDB transaction
@@ -26,21 +26,21 @@ const (
 // messages, the oldest dropped first, starting with a user message because providers refuse a
 // conversation that opens with an assistant turn. Reading stops at the first message that does
 // not fit, so a long session costs no more than its budget.
-func (s *Service) history(ctx context.Context, sessionID string, budget int) ([]runtime.Message, error) {
+func (s *Service) history(ctx context.Context, sessionID string, budget int) ([]engine.Message, error) {
 	used := 0
 	msgs, err := s.store.History(ctx, sessionID, func(m domain.Message) bool {
-		used += runtime.EstimateTokens(m.Content)
+		used += engine.EstimateTokens(m.Content)
 		return used <= budget
 	})
 	if err != nil {
 		return nil, fmt.Errorf("history of %s: %w", sessionID, err)
 	}
-	for len(msgs) > 0 && msgs[0].Role != runtime.RoleUser {
+	for len(msgs) > 0 && msgs[0].Role != domain.RoleUser {
 		msgs = msgs[1:]
 	}
-	out := make([]runtime.Message, len(msgs))
+	out := make([]engine.Message, len(msgs))
 	for i, m := range msgs {
-		out[i] = runtime.Message{ID: m.ID, Role: m.Role, Node: m.Node, Content: m.Content, Visible: m.Visible, CreatedAt: m.CreatedAt}
+		out[i] = engine.Message{ID: m.ID, Role: m.Role, Node: m.Node, Content: m.Content, Visible: m.Visible, CreatedAt: m.CreatedAt}
 	}
 	return out, nil
 }

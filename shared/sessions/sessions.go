@@ -12,8 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/dynamo"
-	"github.com/agentorch/agentorch/shared/runtime"
+	"github.com/agentorch/agentorch/shared/engine"
 )
 
 // Store keeps sessions, their messages, executions and feedback.
@@ -27,7 +26,7 @@ type Store interface {
 	AcquireSession(ctx context.Context, p domain.Principal, id, leaseID string, until, now time.Time) (*domain.Session, error)
 	ReleaseSession(ctx context.Context, id, leaseID string) error
 	History(ctx context.Context, id string, take func(domain.Message) bool) ([]domain.Message, error)
-	Commit(ctx context.Context, c dynamo.Commit) error
+	Commit(ctx context.Context, c domain.Commit) error
 	PutExecution(ctx context.Context, e *domain.Execution) error
 	GetExecution(ctx context.Context, sessionID, id string) (*domain.Execution, error)
 	Executions(ctx context.Context, sessionID string) ([]*domain.Execution, error)
@@ -46,8 +45,8 @@ type Dispatcher interface {
 	Dispatch(ctx context.Context, sessionID, executionID string) error
 }
 
-// Limits of the session runtime. The history an execution gives the models is bounded by the
-// models' token budget (runtime.HistoryBudget), not by a count of messages.
+// Limits of the session engine. The history an execution gives the models is bounded by the
+// models' token budget (engine.HistoryBudget), not by a count of messages.
 type Limits struct {
 	LeaseTTL  time.Duration // how long an execution holds its session (default 5 min)
 	LeaseWait time.Duration // how long a second execute waits for the lease before 409 (default 2 s)
@@ -57,8 +56,8 @@ type Limits struct {
 type Service struct {
 	store    Store
 	agents   Agents
-	engine   *runtime.Engine
-	tools    runtime.Tools
+	engine   *engine.Engine
+	tools    engine.Tools
 	fetch    Fetcher
 	dispatch Dispatcher
 	images   Images
@@ -67,7 +66,7 @@ type Service struct {
 }
 
 // New builds the sessions service.
-func New(store Store, agents Agents, engine *runtime.Engine, tools runtime.Tools, fetch Fetcher, limits Limits) *Service {
+func New(store Store, agents Agents, engine *engine.Engine, tools engine.Tools, fetch Fetcher, limits Limits) *Service {
 	if limits.LeaseTTL <= 0 {
 		limits.LeaseTTL = 5 * time.Minute
 	}
@@ -90,7 +89,7 @@ func (s *Service) SetDispatcher(d Dispatcher) { s.dispatch = d }
 
 // Create validates an inline configuration (either shape) and opens a session for it.
 func (s *Service) Create(ctx context.Context, p domain.Principal, cfg map[string]any) (*domain.Session, error) {
-	if _, errs := runtime.ParseGraph(cfg, s.tools); len(errs) > 0 {
+	if _, errs := engine.ParseGraph(cfg, s.tools); len(errs) > 0 {
 		return nil, domain.Invalid(errs)
 	}
 	sess := s.newSession(p, cfg)
@@ -106,7 +105,7 @@ func (s *Service) FromAgent(ctx context.Context, p domain.Principal, agentKey st
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, errs := runtime.ParseGraph(a.SystemConfig, s.tools); len(errs) > 0 {
+	if _, errs := engine.ParseGraph(a.SystemConfig, s.tools); len(errs) > 0 {
 		return nil, nil, domain.Invalid(errs)
 	}
 	sess := s.newSession(p, a.SystemConfig)

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/runtime"
 )
 
 func zipWith(t *testing.T, names ...string) []byte {
@@ -98,7 +97,7 @@ func TestDataURLJudgedByBytes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got *runtime.Media
+			var got *domain.Media
 			if len(parts) == 1 {
 				got = parts[0].Image
 				if got == nil {

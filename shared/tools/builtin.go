@@ -12,7 +12,7 @@ import (
 	// The zone database is embedded: Lambda's minimal images have no /usr/share/zoneinfo.
 	_ "time/tzdata"
 
-	"github.com/agentorch/agentorch/shared/runtime"
+	"github.com/agentorch/agentorch/shared/domain"
 )
 
 // Names of the built-in tools, as agents list them in system_config.tools.
@@ -68,9 +68,9 @@ func (o Options) withDefaults() Options {
 }
 
 // Builtins returns the built-in tools: calculator, current_time and http_request.
-func Builtins(opts Options) []runtime.Tool {
+func Builtins(opts Options) []domain.Tool {
 	opts = opts.withDefaults()
-	return []runtime.Tool{
+	return []domain.Tool{
 		calculator{},
 		clock{now: opts.Now},
 		newFetcher(opts),
@@ -82,8 +82,8 @@ type clock struct {
 	now func() time.Time
 }
 
-func (clock) Spec() runtime.ToolSpec {
-	return runtime.ToolSpec{
+func (clock) Spec() domain.ToolSpec {
+	return domain.ToolSpec{
 		Name: NameCurrentTime,
 		Description: "Returns the current date and time as RFC 3339 with the day of the week, " +
 			"e.g. \"2026-11-22T18:00:00Z (Sunday)\". Use it whenever the answer depends on today's " +

@@ -7,14 +7,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentorch/agentorch/shared/runtime"
+	"github.com/agentorch/agentorch/shared/domain"
 )
 
 // calculator is the calculator tool: arithmetic by a recursive-descent parser, no code runs.
 type calculator struct{}
 
-func (calculator) Spec() runtime.ToolSpec {
-	return runtime.ToolSpec{
+func (calculator) Spec() domain.ToolSpec {
+	return domain.ToolSpec{
 		Name: NameCalculator,
 		Description: "Evaluates an arithmetic expression exactly as written and returns the number. " +
 			"Operators: + - * / % (remainder) ^ (power, also **; right-associative, -2^2 = -4), " +

@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentorch/agentorch/shared/runtime"
+	"github.com/agentorch/agentorch/shared/domain"
 )
 
 // Limits of http_request beyond Options.
@@ -64,8 +64,8 @@ func newFetcher(o Options) *fetcher {
 	return &fetcher{client: &c, policy: p, maxBody: o.MaxResponseBytes, timeout: o.Timeout}
 }
 
-func (f *fetcher) Spec() runtime.ToolSpec {
-	return runtime.ToolSpec{
+func (f *fetcher) Spec() domain.ToolSpec {
+	return domain.ToolSpec{
 		Name: NameHTTPRequest,
 		Description: fmt.Sprintf("Sends an HTTP GET or POST request to a public http(s) URL and returns "+
 			"\"HTTP <status>\", the content type and the body as text. Internal, private and cloud "+

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/agentorch/agentorch/shared/runtime"
+	"github.com/agentorch/agentorch/shared/domain"
 )
 
 var (
@@ -30,14 +30,14 @@ var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // Registry is the set of tools agents may bind, by name. It is safe for concurrent use.
 type Registry struct {
 	mu    sync.RWMutex
-	tools map[string]runtime.Tool
+	tools map[string]domain.Tool
 }
 
 // NewRegistry returns a registry of the given tools. It is meant for known-good sets such as
 // Builtins: a tool Register would refuse (nil, a bad or taken name) is left out, so callers
 // that need to know use Register.
-func NewRegistry(tools ...runtime.Tool) *Registry {
-	r := &Registry{tools: make(map[string]runtime.Tool, len(tools))}
+func NewRegistry(tools ...domain.Tool) *Registry {
+	r := &Registry{tools: make(map[string]domain.Tool, len(tools))}
 	for _, t := range tools {
 		_ = r.Register(t)
 	}
@@ -45,7 +45,7 @@ func NewRegistry(tools ...runtime.Tool) *Registry {
 }
 
 // Register adds a tool; a nil tool, an invalid name or one already registered is refused.
-func (r *Registry) Register(t runtime.Tool) error {
+func (r *Registry) Register(t domain.Tool) error {
 	if t == nil {
 		return fmt.Errorf("register: %w: nil tool", ErrInvalidTool)
 	}
@@ -56,7 +56,7 @@ func (r *Registry) Register(t runtime.Tool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.tools == nil {
-		r.tools = make(map[string]runtime.Tool)
+		r.tools = make(map[string]domain.Tool)
 	}
 	if _, ok := r.tools[name]; ok {
 		return fmt.Errorf("register %q: %w", name, ErrDuplicateTool)
@@ -66,7 +66,7 @@ func (r *Registry) Register(t runtime.Tool) error {
 }
 
 // Tool returns the tool registered under name.
-func (r *Registry) Tool(name string) (runtime.Tool, bool) {
+func (r *Registry) Tool(name string) (domain.Tool, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	t, ok := r.tools[name]

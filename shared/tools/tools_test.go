@@ -8,14 +8,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentorch/agentorch/shared/runtime"
+	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/google/go-cmp/cmp"
 )
 
 // named is a minimal tool for registry tests.
 type named string
 
-func (n named) Spec() runtime.ToolSpec { return runtime.ToolSpec{Name: string(n)} }
+func (n named) Spec() domain.ToolSpec { return domain.ToolSpec{Name: string(n)} }
 func (n named) Call(context.Context, map[string]any) (string, error) {
 	return string(n), nil
 }
@@ -46,7 +46,7 @@ func TestRegistry(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		tool runtime.Tool
+		tool domain.Tool
 		want error
 	}{
 		{named("calculator"), ErrDuplicateTool},

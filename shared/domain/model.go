@@ -1,12 +1,10 @@
-// Package runtime executes agents: one model call for an llm_agent, the model → tools → model
-// loop for a react_agent, and multi-node graphs of them. It declares the model and tool
-// interfaces its adapters implement (bedrock, openai, localmodel, tools).
-package runtime
+package domain
 
-import (
-	"context"
-	"time"
-)
+import "context"
+
+// The model-facing types: what the engine sends a language model and gets back, and what a tool
+// is. They live here, with no dependency, so that the model adapters (bedrock, openai, localmodel)
+// and the tools implement them without importing the engine.
 
 // Roles of conversation turns.
 const (
@@ -127,61 +125,9 @@ type Model interface {
 	Converse(ctx context.Context, req ModelRequest) (*ModelResponse, error)
 }
 
-// Models resolves llm_config.provider ("" = the deployment default) to a model.
-type Models interface {
-	Model(provider string) (Model, error)
-}
-
 // Tool is a callable tool. Call returns the result text for the model; an error is reported to
 // the model as an error result and never ends the run.
 type Tool interface {
 	Spec() ToolSpec
 	Call(ctx context.Context, input map[string]any) (string, error)
 }
-
-// Tools is the registry of tools an agent may bind by name.
-type Tools interface {
-	Tool(name string) (Tool, bool)
-	Names() []string
-}
-
-// Event kinds recorded for each execution.
-const (
-	EventNodeStarted  = "node_started"
-	EventNodeFinished = "node_finished"
-	EventModelCall    = "model_call"
-	EventToolCall     = "tool_call"
-	EventToolResult   = "tool_result"
-	EventError        = "error"
-)
-
-// Event is one observable step of an execution.
-type Event struct {
-	Type string         `json:"type"`
-	Node string         `json:"node,omitempty"`
-	Time time.Time      `json:"timestamp"`
-	Data map[string]any `json:"data,omitempty"`
-}
-
-// ModelSet is the deployment's models by provider name, with a default for configurations that
-// name none.
-type ModelSet struct {
-	Default string
-	ByName  map[string]Model
-}
-
-// Model implements Models.
-func (m ModelSet) Model(provider string) (Model, error) {
-	if provider == "" {
-		provider = m.Default
-	}
-	if mm, ok := m.ByName[provider]; ok {
-		return mm, nil
-	}
-	return nil, &UnknownProviderError{Provider: provider}
-}
-
-// UnknownProviderError reports a provider the deployment does not offer.
-type UnknownProviderError struct{ Provider string }
-
-func (e *UnknownProviderError) Error() string { return "unknown model provider " + e.Provider }
