@@ -80,8 +80,8 @@ func TestQueuesFromTemplate(t *testing.T) {
 	env := localstack.NewTestEnv(t)
 	ctx := context.Background()
 	q, dlq := env.Resources.Queues["IngestQueue"], env.Resources.Queues["IngestDeadLetterQueue"]
-	if q == "" || dlq == "" || q != env.Config.QueueURL {
-		t.Fatalf("queues %v, config queue %q", env.Resources.Queues, env.Config.QueueURL)
+	if q == "" || dlq == "" || q != env.Config.IngestQueueURL {
+		t.Fatalf("queues %v, config queue %q", env.Resources.Queues, env.Config.IngestQueueURL)
 	}
 	attrs := func(url string) map[string]string {
 		out, err := env.SQS().GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{

@@ -134,7 +134,7 @@ func NewTestEnv(tb testing.TB) *TestEnv {
 		tb.Fatalf("localstack: %v", err)
 	}
 	cfg.Region = Region
-	cfg.Table, cfg.Bucket, cfg.QueueURL = names.Table, names.Bucket, names.QueueURL
+	cfg.Table, cfg.Bucket, cfg.IngestQueueURL = names.Table, names.Bucket, names.QueueURL
 	cfg.DynamoEndpoint, cfg.S3Endpoint, cfg.SQSEndpoint = ep.DynamoDB, ep.S3, ep.SQS
 	cfg.TokenSecret, cfg.TokenSecretARN = TestTokenSecret, ""
 	cfg.InLambda = false

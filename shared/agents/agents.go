@@ -105,7 +105,7 @@ func (s *Service) Get(ctx context.Context, p domain.Principal, id string) (*doma
 // may not read answers exactly like an unknown key (404), so that keys of other companies'
 // private agents cannot be probed.
 func (s *Service) GetByKey(ctx context.Context, p domain.Principal, agentKey string) (*domain.Agent, error) {
-	notFound := domain.Errorf(domain.KindNotFound, "Agent with agent_key %q not found", truncate(agentKey, 64))
+	notFound := domain.Errorf(domain.KindNotFound, "Agent with agent_key %q not found", domain.Clip(agentKey, 64))
 	if agentKey == "" || len(agentKey) > 128 {
 		return nil, notFound
 	}
@@ -247,8 +247,8 @@ func (s *Service) Versions(ctx context.Context, p domain.Principal, id string, o
 }
 
 func (s *Service) load(ctx context.Context, id string) (*domain.Agent, error) {
-	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
-		return nil, domain.Errorf(domain.KindNotFound, "Agent %q not found: the id must be a UUID", truncate(id, 64))
+	if !domain.IsID(id) {
+		return nil, domain.Errorf(domain.KindNotFound, "Agent %q not found: the id must be a UUID", domain.Clip(id, 64))
 	}
 	a, err := s.store.GetAgent(ctx, strings.ToLower(id))
 	if errors.Is(err, domain.ErrNotFound) {
@@ -303,11 +303,4 @@ func keySuffix() string {
 		b[i] = alphabet[rand.IntN(len(alphabet))]
 	}
 	return string(b)
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }

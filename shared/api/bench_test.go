@@ -166,11 +166,11 @@ func BenchmarkExecuteHandWritten(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		sess.Messages += 2
-		sess.Visible += 2
+		sess.MessageCount += 2
+		sess.VisibleCount += 2
 		msgs := []domain.Message{
-			{ID: uuid.NewString(), Seq: sess.Messages - 1, Role: "user", Content: "hello there", Visible: true, CreatedAt: now},
-			{ID: uuid.NewString(), Seq: sess.Messages, Role: "assistant", Content: out.Text(), Visible: true, CreatedAt: now},
+			{ID: uuid.NewString(), Seq: sess.MessageCount - 1, Role: "user", Content: "hello there", Visible: true, CreatedAt: now},
+			{ID: uuid.NewString(), Seq: sess.MessageCount, Role: "assistant", Content: out.Text(), Visible: true, CreatedAt: now},
 		}
 		if err := s.app.Store.Commit(ctx, domain.Commit{Session: sess, LeaseID: lease, Messages: msgs}); err != nil {
 			b.Fatal(err)

@@ -47,7 +47,7 @@ type imageHandlers struct {
 }
 
 func (h *imageHandlers) upload(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeSessions); err != nil {
+	if err := require(r, domain.ScopeSessionsWrite); err != nil {
 		return err
 	}
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))

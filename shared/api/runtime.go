@@ -46,7 +46,7 @@ type executeBody struct {
 }
 
 func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeSessions); err != nil {
+	if err := require(r, domain.ScopeSessionsWrite); err != nil {
 		return err
 	}
 	body, err := decodeObject(w, r, max(h.g.opts.MaxBodyBytes, ExecuteMaxBodyBytes))

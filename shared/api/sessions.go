@@ -42,7 +42,7 @@ type sessionView struct {
 
 func viewSession(s *domain.Session) sessionView {
 	v := sessionView{ID: s.ID, Name: s.Name, ConfigHash: s.ConfigHash, Config: s.Config, Variables: s.Variables,
-		MessageCount: s.Visible, Executions: s.Executions, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+		MessageCount: s.VisibleCount, Executions: s.Executions, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
 	if s.AgentID != "" {
 		v.AgentID = &s.AgentID
 	}
@@ -53,7 +53,7 @@ func viewSession(s *domain.Session) sessionView {
 }
 
 func (h *sessionHandlers) create(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeSessions); err != nil {
+	if err := require(r, domain.ScopeSessionsWrite); err != nil {
 		return err
 	}
 	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
@@ -69,7 +69,7 @@ func (h *sessionHandlers) create(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *sessionHandlers) fromAgent(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeSessions); err != nil {
+	if err := require(r, domain.ScopeSessionsWrite); err != nil {
 		return err
 	}
 	key := r.URL.Query().Get("agent_key")
@@ -91,7 +91,7 @@ type feedbackRequest struct {
 }
 
 func (h *sessionHandlers) feedback(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeSessions); err != nil {
+	if err := require(r, domain.ScopeSessionsWrite); err != nil {
 		return err
 	}
 	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
@@ -145,7 +145,7 @@ func (h *sessionHandlers) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *sessionHandlers) delete(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeSessions); err != nil {
+	if err := require(r, domain.ScopeSessionsWrite); err != nil {
 		return err
 	}
 	if err := h.svc.Delete(r.Context(), principal(r), r.PathValue("id")); err != nil {

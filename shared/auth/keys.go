@@ -204,7 +204,7 @@ func (s *Service) RevokeKeyAs(ctx context.Context, p domain.Principal, id string
 func notFound(id string) error { return domain.Errorf(domain.KindNotFound, "API key %q not found", id) }
 
 func (s *Service) findKey(ctx context.Context, company, id string) (*domain.APIKey, error) {
-	if _, err := uuid.Parse(id); err != nil {
+	if !domain.IsID(id) {
 		return nil, notFound(id)
 	}
 	k, err := s.keys.GetKey(ctx, company, id)

@@ -165,7 +165,7 @@ func TestCreateKeyAsBounds(t *testing.T) {
 	}{
 		{name: "longer than its creator", by: limited, in: NewKey{TTL: 11 * 24 * time.Hour, RateLimit: 10}, field: "expires_in", message: "at most 864000 seconds (10 days)"},
 		{name: "expiring after its creator", by: limited, in: NewKey{ExpiresAt: now.Add(20 * 24 * time.Hour), RateLimit: 10}, field: "expires_at", message: "must not be after " + now.Add(10*24*time.Hour).Format(time.RFC3339)},
-		{name: "a scope its creator lacks", by: limited, in: NewKey{Scopes: []string{domain.ScopeSessions}, RateLimit: 10}, field: "scopes.0", message: `does not hold scope "sessions:write"`},
+		{name: "a scope its creator lacks", by: limited, in: NewKey{Scopes: []string{domain.ScopeSessionsWrite}, RateLimit: 10}, field: "scopes.0", message: `does not hold scope "sessions:write"`},
 		{name: "admin from a non-admin", by: unscoped, in: NewKey{Scopes: []string{ScopeAdmin}}, field: "scopes.0", message: `"admin"`},
 		{name: "no rate limit under a limited creator", by: limited, in: NewKey{RateLimit: 0}, field: "rate_limit", message: "between 1 and 10"},
 		{name: "a higher rate limit", by: limited, in: NewKey{RateLimit: 11}, field: "rate_limit", message: "between 1 and 10"},

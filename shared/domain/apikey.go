@@ -10,18 +10,18 @@ import (
 // Scopes a key may be limited to. A key with no scopes may do everything its company may, except
 // what needs ScopeAdmin.
 const (
-	ScopeAgentsRead  = "agents:read"
-	ScopeAgentsWrite = "agents:write"
-	ScopeKeysManage  = "keys:manage"
-	ScopeSessions    = "sessions:write"
-	ScopeSessionRead = "sessions:read"
+	ScopeAgentsRead    = "agents:read"
+	ScopeAgentsWrite   = "agents:write"
+	ScopeKeysManage    = "keys:manage"
+	ScopeSessionsWrite = "sessions:write"
+	ScopeSessionRead   = "sessions:read"
 	// ScopeAdmin manages the keys of every owner of the company and includes every other scope.
 	// Only a key that lists it explicitly holds it.
 	ScopeAdmin = "admin"
 )
 
 // KnownScopes lists every scope a key may carry.
-var KnownScopes = []string{ScopeAgentsRead, ScopeAgentsWrite, ScopeKeysManage, ScopeSessionRead, ScopeSessions, ScopeAdmin}
+var KnownScopes = []string{ScopeAgentsRead, ScopeAgentsWrite, ScopeKeysManage, ScopeSessionRead, ScopeSessionsWrite, ScopeAdmin}
 
 // identifierRE is what owners and companies look like: they become parts of storage keys, so no
 // separators, spaces or control characters.

@@ -15,7 +15,7 @@ func TestPrincipalCan(t *testing.T) {
 		{nil, ScopeKeysManage, true},
 		{nil, ScopeAdmin, false}, // an unscoped key is no admin
 		{[]string{ScopeAdmin}, ScopeAdmin, true},
-		{[]string{ScopeAdmin}, ScopeSessions, true},
+		{[]string{ScopeAdmin}, ScopeSessionsWrite, true},
 		{[]string{ScopeAgentsWrite}, ScopeAgentsRead, true},
 		{[]string{ScopeAgentsRead}, ScopeAgentsWrite, false},
 		{[]string{ScopeKeysManage}, ScopeAdmin, false},

@@ -5,20 +5,20 @@ import "time"
 // Session is one conversation with a configuration (inline, or an agent's current version) and
 // its checkpoint: the variables kept between executions and the count of stored messages.
 type Session struct {
-	ID         string         `json:"id"`
-	Name       string         `json:"name"`
-	Owner      string         `json:"owner"`
-	Company    string         `json:"company"`
-	Config     map[string]any `json:"config"`
-	ConfigHash string         `json:"config_hash"`
-	AgentID    string         `json:"agent_id,omitempty"`
-	AgentName  string         `json:"agent_name,omitempty"`
-	Variables  map[string]any `json:"variables"`
-	Messages   int            `json:"message_count"`
-	Visible    int            `json:"visible_message_count"`
-	Executions int            `json:"execution_count"`
-	CreatedAt  time.Time      `json:"created_at"`
-	UpdatedAt  time.Time      `json:"updated_at"`
+	ID           string         `json:"id"`
+	Name         string         `json:"name"`
+	Owner        string         `json:"owner"`
+	Company      string         `json:"company"`
+	Config       map[string]any `json:"config"`
+	ConfigHash   string         `json:"config_hash"`
+	AgentID      string         `json:"agent_id,omitempty"`
+	AgentName    string         `json:"agent_name,omitempty"`
+	Variables    map[string]any `json:"variables"`
+	MessageCount int            `json:"message_count"`
+	VisibleCount int            `json:"visible_message_count"`
+	Executions   int            `json:"execution_count"`
+	CreatedAt    time.Time      `json:"created_at"`
+	UpdatedAt    time.Time      `json:"updated_at"`
 }
 
 // CanAccess reports whether p may use the session: sessions belong to the key owner that made them.

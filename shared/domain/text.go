@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -93,4 +94,38 @@ var translit = map[rune]string{
 	'щ': "shch", 'ъ': "", 'ы': "y", 'ь': "", 'э': "e", 'ю': "yu", 'я': "ya", 'і': "i",
 	'є': "ye", 'ґ': "g", 'ђ': "dj", 'ј': "j", 'љ': "lj", 'њ': "nj", 'ћ': "c", 'џ': "dz",
 	'ѕ': "dz",
+}
+
+// Clip shortens s to at most n bytes without splitting a UTF-8 character, marking a cut with "…"
+// (so a clipped string is at most n+3 bytes). Messages quote client input through it.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// IsID reports whether s is an identifier in the form the service generates: a UUID of 36
+// characters. uuid.Parse alone also takes braces, urn: prefixes and no hyphens, which would name
+// the same record differently.
+func IsID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f', 'A' <= c && c <= 'F':
+		default:
+			return false
+		}
+	}
+	return true
 }

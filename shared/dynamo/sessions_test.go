@@ -41,8 +41,8 @@ func commit(t *testing.T, st *dynamo.Store, sess *domain.Session, lease string, 
 	execID := uuid.NewString()
 	var msgs []domain.Message
 	for _, c := range contents {
-		sess.Messages++
-		msgs = append(msgs, domain.Message{ID: uuid.NewString(), Seq: sess.Messages, Role: "user", Content: c, Visible: true,
+		sess.MessageCount++
+		msgs = append(msgs, domain.Message{ID: uuid.NewString(), Seq: sess.MessageCount, Role: "user", Content: c, Visible: true,
 			ExecutionID: execID, CreatedAt: time.Now().UTC()})
 	}
 	exec := &domain.Execution{ID: execID, SessionID: sess.ID, Status: domain.ExecCompleted, Events: []map[string]any{}, CreatedAt: time.Now().UTC()}

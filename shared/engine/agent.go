@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentorch/agentorch/shared/domain"
 )
@@ -195,7 +194,7 @@ func (c *call) runTools(ctx context.Context, uses []*domain.ToolUse) []domain.Pa
 			results[i] = domain.Part{Type: domain.PartToolResult, ToolResult: &domain.ToolResult{ToolUseID: u.ID, Content: out, IsError: err != nil}}
 			c.em.send(Event{Type: EventToolResult, Node: c.node.Name, Data: map[string]any{
 				"tool": u.Name, "tool_use_id": u.ID, "is_error": err != nil,
-				"output": truncate(out, maxEventOutput), "duration_ms": time.Since(start).Milliseconds(),
+				"output": domain.Clip(out, maxEventOutput), "duration_ms": time.Since(start).Milliseconds(),
 			}})
 			if err != nil {
 				c.em.send(Event{Type: EventError, Node: c.node.Name, Data: map[string]any{
@@ -244,15 +243,4 @@ func (c *call) callTool(ctx context.Context, u *domain.ToolUse) (string, error) 
 		return "", fmt.Errorf("tool %q timed out after %s", u.Name, c.e.limits.ToolTimeout)
 	}
 	return r.out, r.err
-}
-
-// truncate shortens s to at most n bytes without splitting a UTF-8 character.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

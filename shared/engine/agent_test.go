@@ -230,8 +230,8 @@ func TestTruncate(t *testing.T) {
 		{"aé", 2, "a…"}, // é is two bytes; it is not split
 	}
 	for _, tt := range tests {
-		if got := truncate(tt.in, tt.n); got != tt.want {
-			t.Errorf("truncate(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		if got := domain.Clip(tt.in, tt.n); got != tt.want {
+			t.Errorf("domain.Clip(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
 		}
 	}
 }

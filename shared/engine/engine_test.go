@@ -41,9 +41,9 @@ func TestRunFlatLLM(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Result{
-		Messages:     []Message{{ID: "m1", Role: domain.RoleAssistant, Node: "bot", Content: "Hello, Ada.", Visible: true}},
-		Usage: domain.Usage{InputTokens: 10, OutputTokens: 2},
-		StopReason:   domain.StopEndTurn, Steps: 1, Events: 3,
+		Messages:   []Message{{ID: "m1", Role: domain.RoleAssistant, Node: "bot", Content: "Hello, Ada.", Visible: true}},
+		Usage:      domain.Usage{InputTokens: 10, OutputTokens: 2},
+		StopReason: domain.StopEndTurn, Steps: 1, Events: 3,
 	}
 	if diff := cmp.Diff(want, res, ignoreTime); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)

@@ -86,7 +86,7 @@ func (s *Service) Upload(ctx context.Context, data []byte) (*Uploaded, error) {
 // Open reads an uploaded image by name; unknown, malformed and expired names are not found.
 func (s *Service) Open(ctx context.Context, name string) ([]byte, string, error) {
 	if !nameRE.MatchString(name) {
-		return nil, "", domain.Errorf(domain.KindNotFound, "Image %q not found", clip(name))
+		return nil, "", domain.Errorf(domain.KindNotFound, "Image %q not found", domain.Clip(name, 64))
 	}
 	data, mt, err := s.blobs.Get(ctx, keyPrefix+name, MaxBytes)
 	if domain.KindOf(err) == domain.KindNotFound {
@@ -114,11 +114,4 @@ func sniff(data []byte) string {
 		mt = mt[:i]
 	}
 	return mt
-}
-
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }

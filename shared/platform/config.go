@@ -32,7 +32,7 @@ type Config struct {
 	Region         string
 	Table          string
 	Bucket         string
-	QueueURL       string
+	IngestQueueURL string
 	DynamoEndpoint string // empty on AWS: the SDK resolves it
 	S3Endpoint     string
 	SQSEndpoint    string
@@ -66,7 +66,7 @@ func LoadConfig() (Config, error) {
 		Region:         env("AWS_REGION", "us-east-1"),
 		Table:          env("TABLE_NAME", LocalTable),
 		Bucket:         env("BUCKET_NAME", LocalBucket),
-		QueueURL:       env("INGEST_QUEUE_URL", ""),
+		IngestQueueURL: env("INGEST_QUEUE_URL", ""),
 		DynamoEndpoint: env("AWS_ENDPOINT_URL_DYNAMODB", local(LocalDynamoEndpoint)),
 		S3Endpoint:     env("AWS_ENDPOINT_URL_S3", local(LocalS3Endpoint)),
 		SQSEndpoint:    env("AWS_ENDPOINT_URL_SQS", local(LocalSQSEndpoint)),

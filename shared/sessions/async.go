@@ -117,8 +117,8 @@ func (s *Service) GetExecution(ctx context.Context, p domain.Principal, sessionI
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if _, err := uuid.Parse(execID); err != nil {
-		return nil, nil, nil, domain.Errorf(domain.KindNotFound, "Execution %q not found", clip(execID, 64))
+	if !domain.IsID(execID) {
+		return nil, nil, nil, domain.Errorf(domain.KindNotFound, "Execution %q not found", domain.Clip(execID, 64))
 	}
 	e, err := s.store.GetExecution(ctx, sessionID, execID)
 	if err != nil {

@@ -211,7 +211,7 @@ func documentName(u, format string) string {
 	if b.Len() == 0 || strings.HasPrefix(u, "data:") {
 		return "document-" + format
 	}
-	return clip(b.String(), maxDocumentName)
+	return domain.Clip(b.String(), maxDocumentName)
 }
 
 func field(name, msg string) error {

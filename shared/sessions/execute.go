@@ -61,8 +61,8 @@ func (s *Service) Execute(ctx context.Context, p domain.Principal, sessionID str
 }
 
 func (s *Service) execute(ctx context.Context, p domain.Principal, sessionID, execID string, req ExecuteRequest, obs Observer) (*Result, error) {
-	if _, err := uuid.Parse(sessionID); err != nil || len(sessionID) != 36 {
-		return nil, domain.Errorf(domain.KindNotFound, "Session %q not found", clip(sessionID, 64))
+	if !domain.IsID(sessionID) {
+		return nil, domain.Errorf(domain.KindNotFound, "Session %q not found", domain.Clip(sessionID, 64))
 	}
 	if req.CorrelationID != nil && len(*req.CorrelationID) > 256 {
 		return nil, field("correlation_id", "must be at most 256 characters")
@@ -210,10 +210,10 @@ func (s *Service) run(ctx context.Context, sess *domain.Session, leaseID, execID
 	}
 	if g.SaveMessages {
 		for i := range msgs {
-			next.Messages++
-			msgs[i].Seq = next.Messages
+			next.MessageCount++
+			msgs[i].Seq = next.MessageCount
 			if msgs[i].Visible {
-				next.Visible++
+				next.VisibleCount++
 			}
 		}
 		commit.Messages, commit.Execution = msgs, exec
@@ -322,7 +322,7 @@ func (s *Service) Messages(ctx context.Context, p domain.Principal, sessionID st
 	if err != nil {
 		return nil, 0, false, err
 	}
-	return msgs, sess.Visible, more, nil
+	return msgs, sess.VisibleCount, more, nil
 }
 
 // Events lists a session's recorded events, filtered by correlation or execution id.

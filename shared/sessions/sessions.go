@@ -128,8 +128,8 @@ func (s *Service) newSession(p domain.Principal, cfg map[string]any) *domain.Ses
 
 // Get returns a session the caller owns: 404 when it does not exist, 403 when it is another's.
 func (s *Service) Get(ctx context.Context, p domain.Principal, id string) (*domain.Session, error) {
-	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
-		return nil, domain.Errorf(domain.KindNotFound, "Session %q not found", clip(id, 64))
+	if !domain.IsID(id) {
+		return nil, domain.Errorf(domain.KindNotFound, "Session %q not found", domain.Clip(id, 64))
 	}
 	sess, err := s.store.GetSession(ctx, id)
 	if errors.Is(err, domain.ErrNotFound) {
@@ -171,7 +171,7 @@ func (s *Service) Delete(ctx context.Context, p domain.Principal, id string) err
 // only moves updated_at.
 func (s *Service) Feedback(ctx context.Context, p domain.Principal, messageID string, rating *int, comment *string) (*domain.Feedback, error) {
 	var errs []domain.FieldError
-	if _, err := uuid.Parse(messageID); err != nil {
+	if !domain.IsID(messageID) {
 		errs = append(errs, domain.FieldError{Field: "message", Message: "must be a message UUID"})
 	}
 	if rating != nil && *rating != 1 && *rating != -1 {
@@ -200,11 +200,4 @@ func (s *Service) Feedback(ctx context.Context, p domain.Principal, messageID st
 	f := &domain.Feedback{ID: uuid.NewString(), MessageID: msg.ID, SessionID: sessionID, User: p.Owner,
 		Rating: rating, Comment: comment, CreatedAt: now, UpdatedAt: now}
 	return s.store.PutFeedback(ctx, f)
-}
-
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }

@@ -3,8 +3,6 @@ package sqs
 import (
 	"encoding/json"
 
-	"github.com/google/uuid"
-
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
@@ -33,7 +31,7 @@ func ParseJob(body string) (sessionID, executionID string, err error) {
 		switch {
 		case f.v == "":
 			bad = append(bad, domain.FieldError{Field: f.name, Message: "is required"})
-		case !canonicalUUID(f.v):
+		case !domain.IsID(f.v):
 			bad = append(bad, domain.FieldError{Field: f.name, Message: "must be a UUID"})
 		}
 	}
@@ -41,11 +39,4 @@ func ParseJob(body string) (sessionID, executionID string, err error) {
 		return "", "", domain.Invalid(bad)
 	}
 	return j.SessionID, j.ExecutionID, nil
-}
-
-// canonicalUUID accepts the 36-character form the service generates; uuid.Parse alone also takes
-// braces, urn: prefixes and no hyphens, which would name the same record differently.
-func canonicalUUID(s string) bool {
-	_, err := uuid.Parse(s)
-	return err == nil && len(s) == 36
 }
