@@ -12,22 +12,11 @@ import (
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
 
 	"github.com/agentorch/agentorch/shared/backoff"
+	"github.com/agentorch/agentorch/shared/domain"
 )
 
 // Chunk is one indexed piece of a file in a knowledge base.
-type Chunk struct {
-	KBID       string
-	Company    string
-	FileID     string
-	FileName   string
-	ChunkIndex int
-	Text       string
-	Tags       []string
-	// ContentHash identifies the file content the chunk was cut from, so a sync can tell
-	// whether a file changed without re-reading its chunks.
-	ContentHash string
-	Vector      []float32
-}
+type Chunk = domain.Chunk
 
 // document is a chunk as stored (the index mapping's fields).
 type document struct {

@@ -12,58 +12,30 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-// Strategy is how Search ranks chunks.
-type Strategy string
+// Strategy is how Search ranks chunks (the domain's retrieval strategies; scores per strategy
+// are documented there and in infra/README.md).
+type Strategy = domain.RetrievalStrategy
 
 // The retrieval strategies of a knowledge base.
 const (
-	// Dense is k-NN on the embedding (the default). Score: cosinesimil's (1 + cos)/2, 0..1.
-	Dense Strategy = "dense"
-	// BM25 is full-text relevance of the chunk text. Score: BM25, unbounded (0 to ~20).
-	BM25 Strategy = "bm25"
-	// Hybrid runs BM25 and k-NN in one hybrid query whose pipeline min-max normalises each
-	// list and takes the weighted mean (0.3 BM25, 0.7 k-NN). Score: 0..1, relative to the
-	// candidates (the best of each list is 1).
-	Hybrid Strategy = "hybrid"
-	// HybridRRF fuses the same two lists by reciprocal rank, Σ 1/(60 + rank). Score: at most
-	// 2/61 ≈ 0.033, meaningful only as an order.
-	HybridRRF Strategy = "hybrid_rrf"
+	Dense     = domain.StrategyDense
+	BM25      = domain.StrategyBM25
+	Hybrid    = domain.StrategyHybrid
+	HybridRRF = domain.StrategyHybridRRF
 )
 
 // Strategies lists the valid strategies, the default first.
-var Strategies = []Strategy{Dense, BM25, Hybrid, HybridRRF}
+var Strategies = domain.Strategies
 
 // MaxTopK is the k-NN query's limit on k.
 const MaxTopK = 10000
 
-// Query is one search of one or more knowledge bases that share an index.
-type Query struct {
-	KBIDs    []string // at least one
-	Company  string   // required: every query is confined to one company
-	Vector   []float32
-	Text     string
-	TopK     int
-	Strategy Strategy // "" is Dense
-	// MinScore drops hits scoring below it, where scores are on a 0..1 scale: Dense (so 0.75
-	// keeps cos ≥ 0.5) and Hybrid. BM25 and RRF scores are not on that scale, and a 0..1
-	// threshold would keep everything (BM25) or nothing (RRF): for them it is ignored. Fewer
-	// than TopK hits may remain.
-	MinScore *float64
-	FileIDs  []string // only these files, if any
-	Tags     []string // only chunks with at least one of these tags, if any
-}
+// Query is one search of one or more knowledge bases that share an index (domain.VectorQuery:
+// the knowledge feature declares the index interface in domain terms).
+type Query = domain.VectorQuery
 
 // Hit is one chunk found, best first.
-type Hit struct {
-	ID         string
-	KBID       string
-	FileID     string
-	FileName   string
-	ChunkIndex int
-	Text       string
-	Tags       []string
-	Score      float64
-}
+type Hit = domain.Hit
 
 // sourceFields are the stored fields a search returns (never the vector).
 var sourceFields = []string{"kb_id", "file_id", "file_name", "chunk_index", "text", "tags"}
@@ -184,6 +156,12 @@ func (s *Store) searchBody(q Query) ([]byte, string, error) {
 		clauses = append(clauses, terms("tags", q.Tags))
 	}
 	filter := filters(clauses...)
+	if len(q.ExcludeFileIDs) > 0 {
+		// Archived and deleting files: out of every answer even before the index forgets them.
+		not := terms("file_id", q.ExcludeFileIDs)
+		filter["bool"].(map[string]any)["must_not"] = []any{not}
+		clauses = append(clauses, map[string]any{"bool": map[string]any{"must_not": []any{not}}})
+	}
 	knn := map[string]any{"knn": map[string]any{fieldEmbedding: map[string]any{
 		"vector": q.Vector, "k": q.TopK, "filter": filter}}}
 	match := map[string]any{"bool": map[string]any{

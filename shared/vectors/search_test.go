@@ -297,3 +297,28 @@ func TestSearchRejectsInvalidQueries(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchExcludesFiles: archived or deleting files are out of every strategy's answer.
+func TestSearchExcludesFiles(t *testing.T) {
+	s := newStand(t)
+	ix := s.ensure(t, "m", 4)
+	putCorpus(t, s, ix, "acme", "kb1", "f1")
+	putCorpus(t, s, ix, "acme", "kb1", "f2")
+	s.refresh(t, ix)
+	if err := s.store.EnsurePipelines(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, strat := range vectors.Strategies {
+		q := vectors.Query{KBIDs: []string{"kb1"}, Company: "acme", TopK: 8, Strategy: strat,
+			Vector: unit(1, 0, 0, 0), Text: "cat mat", ExcludeFileIDs: []string{"f1"}}
+		hits := s.search(t, ix, q)
+		if len(hits) == 0 {
+			t.Errorf("%s: no hits", strat)
+		}
+		for _, h := range hits {
+			if h.FileID != "f2" {
+				t.Errorf("%s: hit of excluded file %s", strat, h.FileID)
+			}
+		}
+	}
+}

@@ -1,0 +1,262 @@
+package domain
+
+import "time"
+
+// Knowledge: files, collections of files, and knowledge bases built from them (chunked, embedded
+// and indexed in OpenSearch k-NN by the ingestion worker). All three belong to a company: every
+// key of the company may read and change them (a team's shared knowledge), and lists show the
+// company's records. Another company's ids answer 404, never 403, so ids cannot be probed.
+
+// File statuses. A file is `uploading` from a presigned upload's start until `complete`,
+// `active` once its bytes are stored, `archived` when taken out of search (its chunks stay
+// indexed but every search filters it out; `change_status` to `active` brings it back), and
+// `error` when a presigned upload completed with bytes that cannot be kept.
+const (
+	FileUploading = "uploading"
+	FileActive    = "active"
+	FileArchived  = "archived"
+	FileError     = "error"
+)
+
+// FileStatuses lists the statuses a list filter may name.
+var FileStatuses = []string{FileUploading, FileActive, FileArchived, FileError}
+
+// FileTypes are the classes of file_type (Atthene's).
+var FileTypes = []string{"document", "image", "video", "audio", "archive", "code", "data", "other"}
+
+// File is an uploaded file. Its bytes are in S3 under ObjectKey.
+type File struct {
+	ID          string    `json:"id"`
+	Company     string    `json:"company"`
+	Owner       string    `json:"owner"`
+	Name        string    `json:"original_filename"`
+	FileType    string    `json:"file_type"`
+	MediaType   string    `json:"media_type"`
+	Size        int64     `json:"size_bytes"`
+	Status      string    `json:"status"`
+	Tags        []string  `json:"tags"`
+	ContentHash string    `json:"content_hash"` // hex SHA-256 of the bytes; "" until stored
+	ObjectKey   string    `json:"object_key"`
+	Error       string    `json:"error,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// Collection statuses (derived from the files on read: `pending` while empty or while a file is
+// still uploading, `completed` when every file is stored, `failed` when a file is in error).
+const (
+	CollectionPending   = "pending"
+	CollectionRunning   = "running"
+	CollectionCompleted = "completed"
+	CollectionFailed    = "failed"
+)
+
+// Collection is a named set of files.
+type Collection struct {
+	ID          string    `json:"id"`
+	Company     string    `json:"company"`
+	Owner       string    `json:"owner"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	FileIDs     []string  `json:"file_ids"`
+	TotalSize   int64     `json:"total_size"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// Knowledge base statuses: pending → running → completed | failed. A sync or a resumed run goes
+// from completed or failed back to running.
+const (
+	KBPending   = "pending"
+	KBRunning   = "running"
+	KBCompleted = "completed"
+	KBFailed    = "failed"
+)
+
+// KBStatuses lists the statuses a list filter may name.
+var KBStatuses = []string{KBPending, KBRunning, KBCompleted, KBFailed}
+
+// EngineOpenSearch is the one processing_engine.
+const EngineOpenSearch = "opensearch"
+
+// Ingestion statuses of one datasource of a knowledge base.
+const (
+	IngestPending   = "pending"   // queued, not yet attempted
+	IngestRunning   = "running"   // a worker is on it (attempt counts up on redelivery)
+	IngestIngested  = "ingested"  // its chunks are indexed
+	IngestUnchanged = "unchanged" // a sync found the same content hash and kept its chunks
+	IngestFailed    = "failed"    // Error says why, in words a user can act on
+	IngestRemoved   = "removed"   // the file left the sources (or was deleted); its chunks are gone
+)
+
+// Chunking is a knowledge base's chunking_strategy.
+type Chunking struct {
+	Strategy            string   `json:"strategy"`
+	ChunkSize           int      `json:"chunk_size"`
+	ChunkOverlap        int      `json:"chunk_overlap"`
+	SplitBy             string   `json:"split_by"`
+	RecursiveSeparators []string `json:"recursive_separators"`
+}
+
+// Embedding is a knowledge base's embedding_config.
+type Embedding struct {
+	Provider   string `json:"provider"`
+	Model      string `json:"model"`
+	Dimensions int    `json:"dimensions"`
+}
+
+// Datasource is one file of a knowledge base and what its latest ingestion made of it.
+type Datasource struct {
+	FileID      string     `json:"file_id"`
+	Name        string     `json:"name"`
+	Status      string     `json:"status"` // Ingest*
+	Error       string     `json:"error,omitempty"`
+	ContentHash string     `json:"content_hash,omitempty"` // of the ingested content
+	Chunks      int        `json:"chunks"`
+	Attempts    int        `json:"attempts"`
+	UpdatedAt   *time.Time `json:"updated_at,omitempty"`
+}
+
+// Done reports whether the datasource reached a terminal status in the current run.
+func (d *Datasource) Done() bool {
+	switch d.Status {
+	case IngestIngested, IngestUnchanged, IngestFailed, IngestRemoved:
+		return true
+	}
+	return false
+}
+
+// ProcessingMetadata reports a run's progress (all zero when idle).
+type ProcessingMetadata struct {
+	Phase           string `json:"phase,omitempty"`
+	TotalChunks     int    `json:"total_chunks,omitempty"`
+	ProcessedChunks int    `json:"processed_chunks,omitempty"`
+	Message         string `json:"message,omitempty"`
+}
+
+// KnowledgeBase is a searchable index of files. Its chunks live in one OpenSearch index per
+// embedding space (Index), filtered by the knowledge base's id.
+type KnowledgeBase struct {
+	ID          string    `json:"id"`
+	Company     string    `json:"company"`
+	Owner       string    `json:"owner"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	Engine      string    `json:"processing_engine"`
+	Collections []string  `json:"selected_collections"`
+	Files       []string  `json:"selected_datasources"`
+	Chunking    Chunking  `json:"chunking_strategy"`
+	Embedding   Embedding `json:"embedding_config"`
+	Index       string    `json:"index"` // the OpenSearch index of its embedding space
+	Status      string    `json:"status"`
+	// Sources are the datasources of the current (or last) run, by file id.
+	Sources  map[string]*Datasource `json:"sources"`
+	Metadata ProcessingMetadata     `json:"processing_metadata"`
+	// RunID names the current run; workers write only while it is theirs. RunDeadline is when
+	// a run that has not finished is settled as failed (the worker died past every redelivery).
+	RunID       string     `json:"run_id"`
+	RunStarted  *time.Time `json:"run_started,omitempty"`
+	RunDeadline *time.Time `json:"run_deadline,omitempty"`
+	// Completed is when a run last completed: a search before the first is a 409.
+	Completed *time.Time `json:"completed,omitempty"`
+	Error     string     `json:"error,omitempty"` // why the run failed as a whole
+	// StatusChanged is when Status last changed (check_status's status_updated compares it).
+	StatusChanged time.Time `json:"status_changed"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
+}
+
+// Progress is the share of datasources of the run that reached a terminal status, 0–100.
+func (kb *KnowledgeBase) Progress() int {
+	if kb.Status == KBCompleted {
+		return 100
+	}
+	total, done := 0, 0
+	for _, d := range kb.Sources {
+		if d.Status == IngestRemoved {
+			continue
+		}
+		total++
+		if d.Done() {
+			done++
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return done * 100 / total
+}
+
+// SuccessRate is the ingested (or unchanged) share of the datasources in percent.
+func (kb *KnowledgeBase) SuccessRate() int {
+	total, ok := 0, 0
+	for _, d := range kb.Sources {
+		if d.Status == IngestRemoved {
+			continue
+		}
+		total++
+		if d.Status == IngestIngested || d.Status == IngestUnchanged {
+			ok++
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return ok * 100 / total
+}
+
+// RetrievalStrategy is how a search ranks chunks.
+type RetrievalStrategy string
+
+// The retrieval strategies.
+const (
+	StrategyDense     RetrievalStrategy = "dense"      // k-NN on the embedding (default); score (1+cos)/2
+	StrategyBM25      RetrievalStrategy = "bm25"       // BM25 over the chunk text; unbounded score
+	StrategyHybrid    RetrievalStrategy = "hybrid"     // min-max normalised BM25 and k-NN, weighted mean; 0..1
+	StrategyHybridRRF RetrievalStrategy = "hybrid_rrf" // reciprocal rank fusion; ≤ 2/61
+)
+
+// Strategies lists the valid strategies, the default first.
+var Strategies = []RetrievalStrategy{StrategyDense, StrategyBM25, StrategyHybrid, StrategyHybridRRF}
+
+// Chunk is one indexed piece of a file in a knowledge base.
+type Chunk struct {
+	KBID        string
+	Company     string
+	FileID      string
+	FileName    string
+	ChunkIndex  int
+	Text        string
+	Tags        []string
+	ContentHash string // of the file content the chunk was cut from
+	Vector      []float32
+}
+
+// VectorQuery is one search of one or more knowledge bases that share an index.
+type VectorQuery struct {
+	KBIDs    []string // at least one
+	Company  string   // required: every query is confined to one company
+	Vector   []float32
+	Text     string
+	TopK     int
+	Strategy RetrievalStrategy // "" is dense
+	// MinScore drops hits below it where scores are on a 0..1 scale (dense, hybrid); it is
+	// ignored for bm25 and hybrid_rrf.
+	MinScore *float64
+	FileIDs  []string // only these files, if any
+	Tags     []string // only chunks with one of these tags, if any
+	// ExcludeFileIDs are left out (archived or deleting files), whatever the index holds.
+	ExcludeFileIDs []string
+}
+
+// Hit is one chunk found, best first.
+type Hit struct {
+	ID         string
+	KBID       string
+	FileID     string
+	FileName   string
+	ChunkIndex int
+	Text       string
+	Tags       []string
+	Score      float64
+}
