@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentorch/agentorch/shared/agents"
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/tools"
 )
 
 // allowAll lets every request in; the limits under test act before and around authentication.
@@ -46,7 +48,7 @@ func startServer(t *testing.T, lim serverLimits) (addr string, slowCtxErr chan e
 	}
 	slowCtxErr = make(chan error, 1)
 	mux := http.NewServeMux()
-	mux.Handle("/api/", api.NewAgents(nil, api.Options{Auth: allowAll{}}))
+	mux.Handle("/api/", api.NewAgents(agents.NewService(nil, tools.NewRegistry(tools.Builtins(tools.Options{})...)), api.Options{Auth: allowAll{}}))
 	mux.HandleFunc("/slow/", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.ReadAll(r.Body)
 		select {

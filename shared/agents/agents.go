@@ -38,12 +38,13 @@ const maxKeyAttempts = 10
 // Service implements the agent use cases.
 type Service struct {
 	store Store
+	tools domain.ToolCatalog
 	now   func() time.Time
 }
 
 // NewService builds the agents service.
-func NewService(store Store) *Service {
-	return &Service{store: store, now: time.Now}
+func NewService(store Store, tools domain.ToolCatalog) *Service {
+	return &Service{store: store, tools: tools, now: time.Now}
 }
 
 // Flags are the top-level fields of create and update bodies beside system_config.
@@ -53,14 +54,16 @@ type Flags struct {
 	OriginURL *string
 }
 
-// Validate checks a flat configuration without storing it.
-func (s *Service) Validate(cfg map[string]any) []domain.FieldError {
-	return domain.ValidateAgentConfig(cfg, "")
+// Validate checks a configuration without storing it, by the rules session creation applies
+// (domain.ParseConfig, with the deployment's tools); prefix is "" or "system_config".
+func (s *Service) Validate(cfg map[string]any, prefix string) []domain.FieldError {
+	_, errs := domain.ParseConfig(cfg, s.tools, prefix)
+	return errs
 }
 
 // Create validates and stores a new agent owned by p.
 func (s *Service) Create(ctx context.Context, p domain.Principal, cfg map[string]any, f Flags) (*domain.Agent, error) {
-	if errs := domain.ValidateAgentConfig(cfg, "system_config"); len(errs) > 0 {
+	if errs := s.Validate(cfg, "system_config"); len(errs) > 0 {
 		return nil, domain.Invalid(errs)
 	}
 	now := s.now().UTC()
@@ -172,7 +175,7 @@ func (s *Service) Update(ctx context.Context, p domain.Principal, id string, cfg
 		if merge {
 			next = domain.MergePatch(a.Explicit, cfg)
 		}
-		if errs := domain.ValidateAgentConfig(next, "system_config"); len(errs) > 0 {
+		if errs := s.Validate(next, "system_config"); len(errs) > 0 {
 			return nil, domain.Invalid(errs)
 		}
 	}

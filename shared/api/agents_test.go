@@ -268,3 +268,33 @@ func TestTenantIsolation(t *testing.T) {
 		t.Errorf("list sizes alice/carol/mallory = %v, want [3 2 0]", got)
 	}
 }
+
+// TestAgentToolsCheckedLikeSessions: agent create, validate, PATCH and PUT apply the rules of
+// session creation, so an unknown tool is refused when the agent is stored, not later.
+func TestAgentToolsCheckedLikeSessions(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	bad := `{"name":"toolbot","agent_type":"react_agent","tools":["calculator","teleport"]}`
+	res := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: `{"system_config":` + bad + `}`})
+	if res.status != 400 || !strings.Contains(string(res.body), "system_config.tools.1") || !strings.Contains(string(res.body), "teleport") {
+		t.Fatalf("create with an unknown tool: %d %s", res.status, res.body)
+	}
+	res = s.do(req{method: "POST", path: "/api/v1/agent/validate/", key: key, body: bad})
+	if res.status != 200 || res.json(t)["valid"] != false || !strings.Contains(string(res.body), `"tools.1"`) {
+		t.Fatalf("validate with an unknown tool: %d %s", res.status, res.body)
+	}
+	sess := s.do(req{method: "POST", path: "/api/v1/sessions/", key: key, body: bad})
+	if sess.status != 400 || !strings.Contains(string(sess.body), "tools.1") {
+		t.Fatalf("session with an unknown tool: %d %s", sess.status, sess.body)
+	}
+	good := s.do(req{method: "POST", path: "/api/v1/agent/", key: key,
+		body: `{"system_config":{"name":"toolbot","agent_type":"react_agent","tools":["calculator"]}}`})
+	if good.status != 201 {
+		t.Fatalf("create: %d %s", good.status, good.body)
+	}
+	id := good.json(t)["id"].(string)
+	res = s.do(req{method: "PATCH", path: "/api/v1/agent/" + id + "/", key: key, body: `{"system_config":{"tools":["teleport"]}}`})
+	if res.status != 400 || !strings.Contains(string(res.body), "system_config.tools.0") {
+		t.Fatalf("patch with an unknown tool: %d %s", res.status, res.body)
+	}
+}

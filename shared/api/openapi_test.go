@@ -19,9 +19,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 
+	"github.com/agentorch/agentorch/shared/agents"
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/tools"
 )
 
 // TestOpenAPIDocument checks that the document loads and validates as OpenAPI 3.1 and that every
@@ -166,7 +168,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 	}
 	var served []string
 	groups := []*api.Group{
-		api.NewMeta(api.Options{}), api.NewAgents(nil, api.Options{}), api.NewAuth(nil, api.Options{}),
+		api.NewMeta(api.Options{}), api.NewAgents(agents.NewService(nil, tools.NewRegistry(tools.Builtins(tools.Options{})...)), api.Options{}), api.NewAuth(nil, api.Options{}),
 		api.NewSessions(nil, api.Options{}), api.NewRuntime(nil, api.Options{}), api.NewImages(nil, nil, api.Options{}),
 	}
 	for _, g := range groups {
@@ -336,7 +338,7 @@ func TestOpenAPIRealResponses(t *testing.T) {
 			var h http.Handler
 			switch {
 			case strings.HasPrefix(tt.path, "/api/v1/agent"):
-				h = api.NewAgents(nil, opts)
+				h = api.NewAgents(agents.NewService(nil, tools.NewRegistry(tools.Builtins(tools.Options{})...)), opts)
 			case strings.HasPrefix(tt.path, "/api/v1/auth"), strings.HasPrefix(tt.path, "/api/v1/api-keys"):
 				h = api.NewAuth(nil, opts)
 			case strings.HasPrefix(tt.path, "/api/v1/sessions"):

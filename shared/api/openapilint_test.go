@@ -13,8 +13,10 @@ import (
 
 	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/infra/openapilint"
+	"github.com/agentorch/agentorch/shared/agents"
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/tools"
 )
 
 // TestOpenAPILint runs two validators independent of the one the other tests use (kin-openapi):
@@ -63,7 +65,7 @@ func TestOpenAPIValidateWrongMethod(t *testing.T) {
 	}
 	want, _ := strconv.Atoi(m[1])
 	p := domain.Principal{KeyID: "k1", Owner: "o1", Company: "c1", ExpiresAt: time.Now().Add(time.Hour)}
-	h := api.NewAgents(nil, api.Options{Auth: openapiAuth{p: p}})
+	h := api.NewAgents(agents.NewService(nil, tools.NewRegistry(tools.Builtins(tools.Options{})...)), api.Options{Auth: openapiAuth{p: p}})
 	r := httptest.NewRequest(http.MethodGet, "/api/v1/agent/validate/", nil)
 	r.Header.Set("x-api-key", "ak_x")
 	w := httptest.NewRecorder()

@@ -45,6 +45,7 @@ type App struct {
 	Agents *agents.Service
 
 	awsCfg       aws.Config
+	tools        *tools.Registry
 	sessionsOnce sync.Once
 	sessions     *sessions.Service
 }
@@ -67,7 +68,10 @@ func NewWithAWS(awsCfg aws.Config, cfg platform.Config, log *slog.Logger, extra 
 	}
 	tokens := auth.NewTokens(secret, cfg.TokenTTL)
 	a := &App{Config: cfg, Log: log, Store: store, Auth: auth.NewService(store, store, tokens, cfg.KeyCacheTTL)}
-	a.Agents = agents.NewService(store)
+	// One tool registry: agent validation and session creation check tool names against it,
+	// and the engine binds each node's built-in tools from it.
+	a.tools = tools.NewRegistry(tools.Builtins(tools.Options{})...)
+	a.Agents = agents.NewService(store, a.tools)
 	a.awsCfg = awsCfg
 	return a
 }
@@ -76,9 +80,8 @@ func NewWithAWS(awsCfg aws.Config, cfg platform.Config, log *slog.Logger, extra 
 // on first use, so functions that serve no sessions neither build nor link it.
 func (a *App) Sessions() *sessions.Service {
 	a.sessionsOnce.Do(func() {
-		registry := tools.NewRegistry(tools.Builtins(tools.Options{})...)
-		engine := engine.NewEngine(models(a.awsCfg, a.Config), registry, engine.Limits{})
-		a.sessions = sessions.New(a.Store, a.Agents, engine, registry, tools.NewURLFetcher(tools.Options{}), sessions.Limits{})
+		engine := engine.NewEngine(models(a.awsCfg, a.Config), a.tools, engine.Limits{})
+		a.sessions = sessions.New(a.Store, a.Agents, engine, a.tools, tools.NewURLFetcher(tools.Options{}), sessions.Limits{})
 		a.sessions.SetImages(a.images())
 		if a.Config.ExecQueueURL != "" {
 			a.sessions.SetDispatcher(sqs.NewDispatcher(platform.SQSClient(a.awsCfg, a.Config), a.Config.ExecQueueURL))

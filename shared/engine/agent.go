@@ -24,7 +24,7 @@ type outcome struct {
 
 // runNode runs one node on the conversation turns and returns its final text. turns is shared
 // with the other nodes of the step and is not modified.
-func (e *Engine) runNode(ctx context.Context, n *Node, system string, turns []domain.Turn, em *emitter) (o *outcome, err error) {
+func (e *Engine) runNode(ctx context.Context, p domain.Principal, n *Node, system string, turns []domain.Turn, em *emitter) (o *outcome, err error) {
 	start := time.Now()
 	em.send(Event{Type: EventNodeStarted, Node: n.Name, Data: map[string]any{"agent_type": n.AgentType}})
 	o = &outcome{}
@@ -52,6 +52,20 @@ func (e *Engine) runNode(ctx context.Context, n *Node, system string, turns []do
 		c.req.MaxTokens = domain.DefaultMaxTokens
 	}
 	if n.AgentType == domain.AgentTypeReact {
+		if e.tools != nil {
+			bound, err := e.tools.Bind(ctx, p, n)
+			if err != nil {
+				return o, fmt.Errorf("agent %q: tools: %w", n.Name, err)
+			}
+			c.tools = make(map[string]domain.Tool, len(bound))
+			for _, t := range bound {
+				name := t.Spec().Name
+				if _, dup := c.tools[name]; !dup {
+					c.tools[name] = t
+					c.req.Tools = append(c.req.Tools, t.Spec())
+				}
+			}
+		}
 		err = c.react(ctx, o)
 	} else {
 		err = c.llm(ctx, o)
@@ -69,6 +83,7 @@ type call struct {
 	model domain.Model
 	em    *emitter
 	req   domain.ModelRequest
+	tools map[string]domain.Tool // bound for this run (react agents)
 }
 
 // llm makes the single model call of an llm_agent, without tools.
@@ -85,11 +100,6 @@ func (c *call) llm(ctx context.Context, o *outcome) error {
 // tool, or until MaxIterations model calls.
 func (c *call) react(ctx context.Context, o *outcome) error {
 	var last string
-	for _, name := range c.node.Tools {
-		if t, ok := c.toolsLookup(name); ok {
-			c.req.Tools = append(c.req.Tools, t.Spec())
-		}
-	}
 	for i := 1; i <= c.e.limits.MaxIterations; i++ {
 		resp, err := c.converse(ctx, o, i)
 		if err != nil {
@@ -159,10 +169,8 @@ func stopReason(resp *domain.ModelResponse) string {
 }
 
 func (c *call) toolsLookup(name string) (domain.Tool, bool) {
-	if c.e.tools == nil || !slices.Contains(c.node.Tools, name) {
-		return nil, false
-	}
-	return c.e.tools.Tool(name)
+	t, ok := c.tools[name]
+	return t, ok
 }
 
 // runTools runs the tool calls of one model turn concurrently, at most MaxParallelTools at a

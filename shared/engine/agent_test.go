@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -233,5 +234,47 @@ func TestTruncate(t *testing.T) {
 		if got := domain.Clip(tt.in, tt.n); got != tt.want {
 			t.Errorf("domain.Clip(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
 		}
+	}
+}
+
+// tenantBinder binds one tool that answers with the tenant it was bound for, and records binds.
+type tenantBinder struct {
+	mu    sync.Mutex
+	binds []string
+}
+
+func (b *tenantBinder) Bind(_ context.Context, p domain.Principal, n *Node) ([]domain.Tool, error) {
+	b.mu.Lock()
+	b.binds = append(b.binds, n.Name+"@"+p.Company+"/"+p.Owner)
+	b.mu.Unlock()
+	who := p.Company + "/" + p.Owner
+	return []domain.Tool{constTool("whoami", who)}, nil
+}
+
+// TestToolsBoundPerRunAndTenant: a node's tools are bound for each run, for the run's caller,
+// passed explicitly; the tool the model calls is the one bound for that caller.
+func TestToolsBoundPerRunAndTenant(t *testing.T) {
+	b := &tenantBinder{}
+	g := mustGraph(t, `{"name":"r","agent_type":"react_agent"}`, nil)
+	for _, p := range []domain.Principal{{Company: "acme", Owner: "alice"}, {Company: "globex", Owner: "bob"}} {
+		model := script(toolCalls("", "t1", "whoami"))
+		rec := &recorder{}
+		_, err := NewEngine(models(model), b, Limits{}).
+			Run(context.Background(), Run{Graph: g, Principal: p, Input: userInput("who?"), Emit: rec.emit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out any
+		for _, ev := range rec.events {
+			if ev.Type == EventToolResult {
+				out = ev.Data["output"]
+			}
+		}
+		if want := p.Company + "/" + p.Owner; out != want {
+			t.Errorf("tool result %v, want %q (events %v)", out, want, rec.types())
+		}
+	}
+	if diff := cmp.Diff([]string{"r@acme/alice", "r@globex/bob"}, b.binds); diff != "" {
+		t.Errorf("binds (-want +got):\n%s", diff)
 	}
 }

@@ -27,6 +27,8 @@ type Message struct {
 // Run is one execution: a new user message run through a graph after the earlier conversation.
 type Run struct {
 	Graph *Graph
+	// Principal is the caller the run is for: tools are bound for it.
+	Principal domain.Principal
 	// History holds the earlier messages, oldest first, visible or not.
 	History []Message
 	// Input is the new user message (text, image and document parts).
@@ -80,7 +82,7 @@ const (
 )
 
 // NodeRunLimitError is returned before a step that would take an execution past MaxNodeRuns
-// agent runs (a graph that ParseGraph accepted stays within domain.MaxNodeRuns).
+// agent runs (a configuration that domain.ParseConfig accepted stays within domain.MaxNodeRuns).
 type NodeRunLimitError struct{ Limit int }
 
 func (e *NodeRunLimitError) Error() string {
@@ -91,13 +93,13 @@ func (e *NodeRunLimitError) Error() string {
 // for concurrent use.
 type Engine struct {
 	models Models
-	tools  Tools
+	tools  ToolBinder
 	limits Limits
 }
 
-// NewEngine returns an engine that resolves providers with models and tool names with tools
-// (which may be nil when no tools are offered).
-func NewEngine(models Models, tools Tools, limits Limits) *Engine {
+// NewEngine returns an engine that resolves providers with models and binds each node's tools for
+// each run with tools (nil when no tools are offered).
+func NewEngine(models Models, tools ToolBinder, limits Limits) *Engine {
 	if limits.MaxIterations <= 0 {
 		limits.MaxIterations = DefaultMaxIterations
 	}
@@ -166,7 +168,7 @@ func (e *Engine) Run(ctx context.Context, run Run) (*Result, error) {
 		for _, m := range res.Messages {
 			turns = appendTurn(turns, textTurn(domain.RoleAssistant, m.Content))
 		}
-		outs, err := e.step(ctx, g, frontier, systems, turns, em)
+		outs, err := e.step(ctx, run.Principal, g, frontier, systems, turns, em)
 		for i, o := range outs {
 			if o == nil {
 				continue
@@ -193,7 +195,7 @@ func (e *Engine) Run(ctx context.Context, run Run) (*Result, error) {
 
 // step runs the frontier nodes concurrently and waits for all of them. The outcomes are in
 // frontier order; on error the first failure is returned and the other nodes are cancelled.
-func (e *Engine) step(ctx context.Context, g *Graph, frontier []string, systems map[string]string, turns []domain.Turn, em *emitter) ([]*outcome, error) {
+func (e *Engine) step(ctx context.Context, p domain.Principal, g *Graph, frontier []string, systems map[string]string, turns []domain.Turn, em *emitter) ([]*outcome, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	outs := make([]*outcome, len(frontier))
@@ -205,7 +207,7 @@ func (e *Engine) step(ctx context.Context, g *Graph, frontier []string, systems 
 	for i, name := range frontier {
 		wg.Go(func() {
 			n := g.Nodes[name]
-			o, err := e.runNode(ctx, n, systems[name], turns, em)
+			o, err := e.runNode(ctx, p, n, systems[name], turns, em)
 			outs[i] = o
 			if err == nil {
 				return

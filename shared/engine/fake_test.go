@@ -87,7 +87,18 @@ func (t fakeTool) Call(ctx context.Context, input map[string]any) (string, error
 // toolSet is an in-memory tool registry.
 type toolSet map[string]domain.Tool
 
-func (s toolSet) Tool(name string) (domain.Tool, bool) { t, ok := s[name]; return t, ok }
+func (s toolSet) Has(name string) bool { _, ok := s[name]; return ok }
+
+// Bind binds the node's tools in its order; a nil set binds none. It records the tenant.
+func (s toolSet) Bind(_ context.Context, p domain.Principal, n *Node) ([]domain.Tool, error) {
+	var out []domain.Tool
+	for _, name := range n.Tools {
+		if t, ok := s[name]; ok {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
 
 func (s toolSet) Names() []string {
 	var names []string
@@ -146,11 +157,15 @@ func mustConfig(t *testing.T, s string) map[string]any {
 }
 
 // mustGraph parses a configuration that the test expects to be valid.
-func mustGraph(t *testing.T, cfg string, tools Tools) *Graph {
+func mustGraph(t *testing.T, cfg string, tools toolSet) *Graph {
 	t.Helper()
-	g, errs := ParseGraph(mustConfig(t, cfg), tools)
+	var catalog domain.ToolCatalog
+	if tools != nil {
+		catalog = tools
+	}
+	g, errs := domain.ParseConfig(mustConfig(t, cfg), catalog, "")
 	if len(errs) > 0 {
-		t.Fatalf("ParseGraph: %v", errs)
+		t.Fatalf("ParseConfig: %v", errs)
 	}
 	return g
 }

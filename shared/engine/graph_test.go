@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/agentorch/agentorch/shared/domain"
@@ -12,6 +13,15 @@ func testTools() toolSet {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// parseGraph parses as sessions do: domain.ParseConfig with the tool catalog (none when nil).
+func parseGraph(cfg map[string]any, tools toolSet) (*Graph, []domain.FieldError) {
+	var catalog domain.ToolCatalog
+	if tools != nil {
+		catalog = tools
+	}
+	return domain.ParseConfig(cfg, catalog, "")
+}
 
 func TestParseGraph(t *testing.T) {
 	tests := []struct {
@@ -29,8 +39,24 @@ func TestParseGraph(t *testing.T) {
 					Provider: "fake", Model: "m1", MaxTokens: 100, Temperature: ptr(0.2), TopP: ptr(0.9),
 					Tools: []string{"calc"}, ShowOutput: true}},
 				Order: []string{"bot"},
-				Edges: []Edge{{"__start__", "bot"}, {"bot", "__end__"}},
+				Edges: []Edge{{From: "__start__", To: "bot"}, {From: "bot", To: "__end__"}},
 				Entry: "bot", SaveMessages: true, PersistentState: true,
+			},
+		},
+		{
+			name: "knowledge bases are typed",
+			cfg: `{"name":"kb","knowledge_bases":[{"name":"docs","knowledge_base_type":"opensearch","knowledge_base_id":"k1",
+				"enabled":false,"retrieval_config":{"top_k":3}},{"name":"faq","knowledge_base_id":"k2"}]}`,
+			want: &Graph{
+				Name: "kb",
+				Nodes: map[string]*Node{"kb": {Name: "kb", AgentType: domain.AgentTypeLLM, MaxTokens: domain.DefaultMaxTokens, ShowOutput: true,
+					KnowledgeBases: []domain.KnowledgeBaseRef{
+						{Name: "docs", Type: "opensearch", ID: "k1", Enabled: false, Retrieval: map[string]any{"top_k": json.Number("3")}},
+						{Name: "faq", Type: "opensearch", ID: "k2", Enabled: true},
+					}}},
+				Order: []string{"kb"},
+				Edges: []Edge{{From: "__start__", To: "kb"}, {From: "kb", To: "__end__"}},
+				Entry: "kb", SaveMessages: true, PersistentState: true,
 			},
 		},
 		{
@@ -45,7 +71,7 @@ func TestParseGraph(t *testing.T) {
 					"b": {Name: "b", AgentType: domain.AgentTypeLLM, MaxTokens: domain.DefaultMaxTokens, ShowOutput: true},
 				},
 				Order: []string{"a", "b"},
-				Edges: []Edge{{"__start__", "a"}, {"a", "b"}, {"b", "__end__"}},
+				Edges: []Edge{{From: "__start__", To: "a"}, {From: "a", To: "b"}, {From: "b", To: "__end__"}},
 				Entry: "a",
 			},
 		},
@@ -60,14 +86,14 @@ func TestParseGraph(t *testing.T) {
 					"b": {Name: "b", AgentType: domain.AgentTypeLLM, MaxTokens: domain.DefaultMaxTokens, ShowOutput: true},
 				},
 				Order: []string{"a", "b"},
-				Edges: []Edge{{"__start__", "b"}, {"b", "a"}, {"a", "__end__"}},
+				Edges: []Edge{{From: "__start__", To: "b"}, {From: "b", To: "a"}, {From: "a", To: "__end__"}},
 				Entry: "b", SaveMessages: true, PersistentState: true,
 			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, errs := ParseGraph(mustConfig(t, tt.cfg), testTools())
+			got, errs := parseGraph(mustConfig(t, tt.cfg), testTools())
 			if errs != nil {
 				t.Fatalf("errors: %v", errs)
 			}
@@ -108,7 +134,7 @@ func TestParseGraphErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, errs := ParseGraph(mustConfig(t, tt.cfg), testTools())
+			g, errs := parseGraph(mustConfig(t, tt.cfg), testTools())
 			if g != nil {
 				t.Errorf("graph = %+v, want nil", g)
 			}
@@ -120,7 +146,7 @@ func TestParseGraphErrors(t *testing.T) {
 }
 
 func TestParseGraphWithoutToolRegistry(t *testing.T) {
-	_, errs := ParseGraph(mustConfig(t, `{"name":"a","tools":["calc"]}`), nil)
+	_, errs := parseGraph(mustConfig(t, `{"name":"a","tools":["calc"]}`), nil)
 	want := []domain.FieldError{{Field: "tools.0", Message: `unknown tool "calc"; available: none`}}
 	if diff := cmp.Diff(want, errs); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)

@@ -4,6 +4,7 @@
 package engine
 
 import (
+	"context"
 	"time"
 
 	"github.com/agentorch/agentorch/shared/domain"
@@ -14,10 +15,29 @@ type Models interface {
 	Model(provider string) (domain.Model, error)
 }
 
-// Tools is the registry of tools an agent may bind by name.
-type Tools interface {
-	Tool(name string) (domain.Tool, bool)
-	Names() []string
+// ToolBinder resolves the tools of a node for each run, from the node's configuration and the
+// caller; the engine holds no process-wide tool list.
+type ToolBinder interface {
+	// Bind returns the tools node may call in one run for the tenant p (company and owner,
+	// passed explicitly). A feature's binder returns only tools the node's configuration
+	// asks for (its tools, or a tool its knowledge_bases imply).
+	Bind(ctx context.Context, p domain.Principal, node *Node) ([]domain.Tool, error)
+}
+
+// Binders binds the tools of several binders, in order.
+type Binders []ToolBinder
+
+// Bind implements ToolBinder.
+func (bs Binders) Bind(ctx context.Context, p domain.Principal, node *Node) ([]domain.Tool, error) {
+	var out []domain.Tool
+	for _, b := range bs {
+		ts, err := b.Bind(ctx, p, node)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ts...)
+	}
+	return out, nil
 }
 
 // Event kinds recorded for each execution.

@@ -119,9 +119,9 @@ func (s *Service) acquire(ctx context.Context, p domain.Principal, id, leaseID s
 }
 
 func (s *Service) run(ctx context.Context, sess *domain.Session, leaseID, execID string, parts []domain.Part, userText string, req ExecuteRequest, obs Observer) (*Result, error) {
-	g, errs := engine.ParseGraph(sess.Config, s.tools)
-	if len(errs) > 0 {
-		return nil, domain.Invalid(errs)
+	g, err := s.parsed(sess)
+	if err != nil {
+		return nil, err
 	}
 	vars := map[string]any{}
 	var history []engine.Message
@@ -156,7 +156,8 @@ func (s *Service) run(ctx context.Context, sess *domain.Session, leaseID, execID
 	var events []map[string]any
 	var calls []ToolCall
 	run := engine.Run{
-		Graph: g, History: history, Input: parts, Variables: vars,
+		Graph: g, Principal: domain.Principal{Company: sess.Company, Owner: sess.Owner},
+		History: history, Input: parts, Variables: vars,
 		Emit: func(e engine.Event) {
 			events = append(events, eventRecord(e, execID, req.CorrelationID, len(events)))
 			calls = collectToolCall(calls, e)

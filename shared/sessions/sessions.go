@@ -57,7 +57,8 @@ type Service struct {
 	store    Store
 	agents   Agents
 	engine   *engine.Engine
-	tools    engine.Tools
+	tools    domain.ToolCatalog
+	configs  configCache
 	fetch    Fetcher
 	dispatch Dispatcher
 	images   Images
@@ -66,7 +67,7 @@ type Service struct {
 }
 
 // New builds the sessions service.
-func New(store Store, agents Agents, engine *engine.Engine, tools engine.Tools, fetch Fetcher, limits Limits) *Service {
+func New(store Store, agents Agents, engine *engine.Engine, tools domain.ToolCatalog, fetch Fetcher, limits Limits) *Service {
 	if limits.LeaseTTL <= 0 {
 		limits.LeaseTTL = 5 * time.Minute
 	}
@@ -89,10 +90,12 @@ func (s *Service) SetDispatcher(d Dispatcher) { s.dispatch = d }
 
 // Create validates an inline configuration (either shape) and opens a session for it.
 func (s *Service) Create(ctx context.Context, p domain.Principal, cfg map[string]any) (*domain.Session, error) {
-	if _, errs := engine.ParseGraph(cfg, s.tools); len(errs) > 0 {
+	g, errs := domain.ParseConfig(cfg, s.tools, "")
+	if len(errs) > 0 {
 		return nil, domain.Invalid(errs)
 	}
 	sess := s.newSession(p, cfg)
+	s.configs.put(sess.ConfigHash, g)
 	if err := s.store.CreateSession(ctx, sess); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
@@ -105,10 +108,12 @@ func (s *Service) FromAgent(ctx context.Context, p domain.Principal, agentKey st
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, errs := engine.ParseGraph(a.SystemConfig, s.tools); len(errs) > 0 {
+	g, errs := domain.ParseConfig(a.SystemConfig, s.tools, "")
+	if len(errs) > 0 {
 		return nil, nil, domain.Invalid(errs)
 	}
 	sess := s.newSession(p, a.SystemConfig)
+	s.configs.put(sess.ConfigHash, g)
 	sess.AgentID, sess.AgentName = a.ID, a.Name
 	if err := s.store.CreateSession(ctx, sess); err != nil {
 		return nil, nil, fmt.Errorf("create session: %w", err)

@@ -4,6 +4,7 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -83,4 +84,22 @@ func (r *Registry) Names() []string {
 	r.mu.RUnlock()
 	sort.Strings(names)
 	return names
+}
+
+// Has reports whether a tool is registered under name (domain.ToolCatalog).
+func (r *Registry) Has(name string) bool {
+	_, ok := r.Tool(name)
+	return ok
+}
+
+// Bind returns the registered tools the node names, in the node's order (engine.ToolBinder).
+// The built-in tools need no tenant; a tool that does is bound by its feature's own binder.
+func (r *Registry) Bind(_ context.Context, _ domain.Principal, node *domain.NodeConfig) ([]domain.Tool, error) {
+	out := make([]domain.Tool, 0, len(node.Tools))
+	for _, name := range node.Tools {
+		if t, ok := r.Tool(name); ok {
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }

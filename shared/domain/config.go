@@ -1,0 +1,180 @@
+package domain
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// AgentConfig is an agent or session configuration parsed into types: what the engine runs. The
+// client's map is kept beside it only to echo what was sent and for config_hash.
+type AgentConfig struct {
+	Name  string
+	Nodes map[string]*NodeConfig
+	// Order lists the node names in configuration order; nodes that run in the same step
+	// contribute their messages in this order.
+	Order []string
+	Edges []Edge
+	// Entry is the first node __start__ leads to.
+	Entry string
+	// SaveMessages and PersistentState are the configuration's flags (both default true).
+	SaveMessages, PersistentState bool
+}
+
+// Successors returns the distinct targets of the edges leaving name, in edge order.
+func (c *AgentConfig) Successors(name string) []string {
+	var out []string
+	for _, e := range c.Edges {
+		if e.From == name && !slices.Contains(out, e.To) {
+			out = append(out, e.To)
+		}
+	}
+	return out
+}
+
+// NodeConfig is one agent of a configuration.
+type NodeConfig struct {
+	Name         string
+	AgentType    string // AgentTypeLLM or AgentTypeReact
+	Description  string
+	SystemPrompt string // may hold {{ variables.name }} placeholders
+	Provider     string // llm_config.provider; empty means the deployment default
+	Model        string
+	MaxTokens    int
+	Temperature  *float64
+	TopP         *float64
+	Tools        []string
+	// KnowledgeBases are the node's knowledge_bases entries.
+	KnowledgeBases []KnowledgeBaseRef
+	// ShowOutput is streaming_config.show_output_to_user (default true): whether the node's
+	// messages are shown to the user.
+	ShowOutput bool
+}
+
+// KnowledgeBaseRef is one knowledge_bases entry of an agent.
+type KnowledgeBaseRef struct {
+	Name    string
+	Type    string // knowledge_base_type: VectorEngine
+	ID      string // knowledge_base_id
+	Enabled bool   // default true
+	// Retrieval is retrieval_config as sent (checked by the knowledge feature), nil if absent.
+	Retrieval map[string]any
+}
+
+// ToolCatalog names the tools a deployment offers, for the check that a configuration names
+// only tools that exist.
+type ToolCatalog interface {
+	Has(name string) bool
+	Names() []string
+}
+
+// ParseConfig validates a configuration of either shape (ValidateAgentConfig, plus every tool
+// name against tools) and returns it typed. Errors name fields by dotted path under prefix ("" or
+// "system_config"); when there are any the configuration is nil.
+func ParseConfig(cfg map[string]any, tools ToolCatalog, prefix string) (*AgentConfig, []FieldError) {
+	if errs := ValidateAgentConfig(cfg, prefix); len(errs) > 0 {
+		return nil, errs
+	}
+	flow := FlowOf(cfg)
+	c := &AgentConfig{
+		Nodes:           map[string]*NodeConfig{},
+		Order:           flow.Order,
+		Edges:           flow.Edges,
+		Entry:           flow.Entry,
+		SaveMessages:    boolOr(cfg["save_messages"], true),
+		PersistentState: boolOr(cfg["persistent_state"], true),
+	}
+	c.Name, _ = cfg["name"].(string)
+	var errs []FieldError
+	agents, multi := cfg["agents"].([]any)
+	if !multi {
+		n := parseNode(cfg, prefix, tools, &errs)
+		c.Nodes[n.Name] = n
+	}
+	for i, a := range agents {
+		n := parseNode(a.(map[string]any), join(prefix, fmt.Sprintf("agents.%d", i)), tools, &errs) // validated: an object
+		c.Nodes[n.Name] = n
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return c, nil
+}
+
+// parseNode reads one node of a configuration ValidateAgentConfig accepted, so the types are right
+// where the fields are present.
+func parseNode(m map[string]any, path string, tools ToolCatalog, errs *[]FieldError) *NodeConfig {
+	n := &NodeConfig{AgentType: AgentTypeLLM, MaxTokens: DefaultMaxTokens, ShowOutput: true}
+	n.Name, _ = m["name"].(string)
+	if t, ok := m["agent_type"].(string); ok {
+		n.AgentType = t
+	}
+	n.Description, _ = m["description"].(string)
+	n.SystemPrompt, _ = m["system_prompt"].(string)
+	if pc, ok := m["prompt_config"].(map[string]any); ok {
+		if s, ok := pc["system_prompt"].(string); ok && s != "" {
+			n.SystemPrompt = s
+		}
+	}
+	if llm, ok := m["llm_config"].(map[string]any); ok {
+		n.Provider, _ = llm["provider"].(string)
+		n.Model, _ = llm["model"].(string)
+		if f, ok := Number(llm["max_tokens"]); ok {
+			n.MaxTokens = int(math.Trunc(f))
+		}
+		n.Temperature = numberPtr(llm["temperature"])
+		n.TopP = numberPtr(llm["top_p"])
+	}
+	if sc, ok := m["streaming_config"].(map[string]any); ok {
+		n.ShowOutput = boolOr(sc["show_output_to_user"], true)
+	}
+	list, _ := m["tools"].([]any)
+	for i, t := range list {
+		name := t.(string)
+		if tools == nil || !tools.Has(name) {
+			*errs = append(*errs, FieldError{Field: join(path, fmt.Sprintf("tools.%d", i)),
+				Message: fmt.Sprintf("unknown tool %q; available: %s", name, available(tools))})
+			continue
+		}
+		n.Tools = append(n.Tools, name)
+	}
+	kbs, _ := m["knowledge_bases"].([]any)
+	for _, e := range kbs {
+		km := e.(map[string]any)
+		ref := KnowledgeBaseRef{Type: VectorEngine, Enabled: boolOr(km["enabled"], true)}
+		ref.Name, _ = km["name"].(string)
+		if t, ok := km["knowledge_base_type"].(string); ok {
+			ref.Type = t
+		}
+		ref.ID, _ = km["knowledge_base_id"].(string)
+		ref.Retrieval, _ = km["retrieval_config"].(map[string]any)
+		n.KnowledgeBases = append(n.KnowledgeBases, ref)
+	}
+	return n
+}
+
+func available(tools ToolCatalog) string {
+	if tools == nil {
+		return "none"
+	}
+	names := slices.Sorted(slices.Values(tools.Names()))
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+func boolOr(x any, def bool) bool {
+	if b, ok := x.(bool); ok {
+		return b
+	}
+	return def
+}
+
+func numberPtr(x any) *float64 {
+	if f, ok := Number(x); ok {
+		return &f
+	}
+	return nil
+}
