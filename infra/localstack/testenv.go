@@ -91,6 +91,7 @@ type TestEnv struct {
 	AWS       aws.Config // static test credentials, region us-east-1
 	Endpoints Endpoints
 	Resources *Resources
+	Template  *sam.Template
 	// Config is platform.LoadConfig() pointed at this env's resources and the stack.
 	Config platform.Config
 	suffix string
@@ -119,7 +120,7 @@ func NewTestEnv(tb testing.TB) *TestEnv {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	env := &TestEnv{AWS: AWSConfig(), Endpoints: ep, suffix: suffix}
+	env := &TestEnv{AWS: AWSConfig(), Endpoints: ep, Template: tmpl, suffix: suffix}
 	if env.Resources, err = CreateResources(ctx, env.AWS, ep, tmpl, suffix); err != nil {
 		tb.Fatalf("localstack: %v", err)
 	}
@@ -135,6 +136,7 @@ func NewTestEnv(tb testing.TB) *TestEnv {
 	}
 	cfg.Region = Region
 	cfg.Table, cfg.Bucket, cfg.IngestQueueURL = names.Table, names.Bucket, names.QueueURL
+	cfg.ExecQueueURL = env.Resources.Queues["ExecutionQueue"] // consumed only where a test runs the event sources
 	cfg.DynamoEndpoint, cfg.S3Endpoint, cfg.SQSEndpoint = ep.DynamoDB, ep.S3, ep.SQS
 	cfg.TokenSecret, cfg.TokenSecretARN = TestTokenSecret, ""
 	cfg.InLambda = false

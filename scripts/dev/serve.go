@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentorch/agentorch/infra/eventsource"
 	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/infra/sam"
 	"github.com/agentorch/agentorch/shared/app"
@@ -79,6 +80,7 @@ func serve(ctx context.Context, port string) error {
 		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_SESSION_TOKEN": "",
 		"AWS_PROFILE": "", "AWS_REGION": localstack.Region,
 		"TABLE_NAME": names.Table, "BUCKET_NAME": names.Bucket, "INGEST_QUEUE_URL": names.QueueURL,
+		"EXECUTION_QUEUE_URL":      res.Queues["ExecutionQueue"],
 		"AWS_LAMBDA_FUNCTION_NAME": "", "TOKEN_SECRET_ARN": "",
 	} {
 		if v == "" {
@@ -105,6 +107,14 @@ func serve(ctx context.Context, port string) error {
 	if err != nil {
 		return err
 	}
+	// Queue functions (the worker) run behind a stand-in of Lambda's SQS event source mapping,
+	// so asynchronous executions take the same path as on AWS.
+	sources := make(chan error, 1)
+	go func() {
+		if err := localstack.RunEventSources(ctx, tmpl, res.Queues, ep.SQSClient(localstack.AWSConfig()), a.Processor, log, eventsource.Options{}); err != nil {
+			sources <- err
+		}
+	}()
 	lim := gatewayLimits()
 	srv := newServer(router, lim)
 	served := make(chan error, 1)
@@ -128,6 +138,9 @@ func serve(ctx context.Context, port string) error {
 		fmt.Fprintln(os.Stderr, "dev: stopping")
 	case err := <-served:
 		return fmt.Errorf("API server: %w", err)
+	case err := <-sources:
+		_ = srv.Close()
+		return fmt.Errorf("SQS event sources: %w", err)
 	case err := <-st.Failed():
 		_ = srv.Close()
 		return fmt.Errorf("stopping: %w", err)

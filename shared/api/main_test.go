@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/agentorch/agentorch/infra/localstack"
+	"github.com/agentorch/agentorch/infra/sam"
 	"github.com/agentorch/agentorch/shared/app"
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/domain"
@@ -33,30 +34,13 @@ func newStack(t testing.TB, extra ...func(*dynamodb.Options)) *stack {
 	t.Helper()
 	env := localstack.NewTestEnv(t)
 	a := app.NewWithAWS(env.AWS, env.Config, slog.New(slog.DiscardHandler), extra...)
-	groups := map[string]http.Handler{}
-	for _, fn := range app.Functions {
-		h, err := a.Handler(fn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		groups[fn] = h
+	// Routed by template.yaml, as the dev server routes; queued work reaches the worker through
+	// the event source mapping stand-in, as on AWS.
+	mux, err := sam.NewRouter(env.Template, func(dir, _ string) (http.Handler, error) { return a.Handler(dir) })
+	if err != nil {
+		t.Fatal(err)
 	}
-	mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch p := r.URL.Path; {
-		case strings.HasPrefix(p, "/api/v1/agent"):
-			groups["agents"].ServeHTTP(w, r)
-		case strings.HasPrefix(p, "/api/v1/auth"), strings.HasPrefix(p, "/api/v1/api-keys"):
-			groups["auth"].ServeHTTP(w, r)
-		case strings.HasPrefix(p, "/api/v1/sessions"):
-			groups["sessions"].ServeHTTP(w, r)
-		case strings.HasPrefix(p, "/api/v1/runtime"):
-			groups["runtime"].ServeHTTP(w, r)
-		case strings.HasPrefix(p, "/api/v1/images"), strings.HasPrefix(p, "/media"):
-			groups["images"].ServeHTTP(w, r)
-		default:
-			groups["meta"].ServeHTTP(w, r)
-		}
-	})
+	env.RunEventSources(t, a.Processor)
 	return &stack{t: t, app: a, mux: mux}
 }
 

@@ -417,7 +417,8 @@ func (g gateModel) Converse(ctx context.Context, req domain.ModelRequest) (*doma
 func (s *stack) gatedServer(gate gateModel, wrap func(*http.Request) *http.Request) (srv *httptest.Server, requestGone, handlerDone chan struct{}) {
 	models := engine.ModelSet{Default: "local", ByName: map[string]domain.Model{"local": localmodel.Model{}, "gate": gate}}
 	registry := tools.NewRegistry(tools.Builtins(tools.Options{})...)
-	svc := sessions.New(s.app.Store, s.app.Agents, engine.NewEngine(models, registry, engine.Limits{}), registry, tools.NewURLFetcher(tools.Options{}), sessions.Limits{})
+	svc := sessions.New(sessions.Deps{Store: s.app.Store, Agents: s.app.Agents, Engine: engine.NewEngine(models, registry, engine.Limits{}),
+		Tools: registry, Fetch: tools.NewURLFetcher(tools.Options{})}, sessions.Limits{})
 	rt := api.NewRuntime(svc, api.Options{Auth: s.app.Auth})
 	requestGone, handlerDone = make(chan struct{}), make(chan struct{})
 	var first sync.Once

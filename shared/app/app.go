@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"sync"
 
-	"time"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -33,8 +31,42 @@ import (
 	"github.com/agentorch/agentorch/shared/tools"
 )
 
-// Functions lists the HTTP functions by their directory under functions/.
-var Functions = []string{"meta", "agents", "auth", "sessions", "runtime", "images"}
+// Function is one Lambda function of template.yaml, by its directory under functions/: an HTTP
+// function behind API Gateway (HTTP set) or a queue consumer (SQS set). Each main names its own
+// builder, so a binary links only its group; the dev server and the tests route through this
+// table joined with template.yaml, and a test checks that the mains use the table's builders.
+type Function struct {
+	Dir  string
+	HTTP Builder
+	SQS  SQSBuilder
+}
+
+// SQSBuilder builds the message processor of a queue function.
+type SQSBuilder func(a *App) func(ctx context.Context, body string) error
+
+// Functions is the one table of functions.
+var Functions = []Function{
+	{Dir: "meta", HTTP: Meta},
+	{Dir: "agents", HTTP: Agents},
+	{Dir: "auth", HTTP: Auth},
+	{Dir: "sessions", HTTP: Sessions},
+	{Dir: "runtime", HTTP: Runtime},
+	{Dir: "images", HTTP: Images},
+	{Dir: "worker", SQS: Worker},
+}
+
+// Lookup returns the function of a directory.
+func Lookup(dir string) (Function, bool) {
+	for _, f := range Functions {
+		if f.Dir == dir {
+			return f, true
+		}
+	}
+	return Function{}, false
+}
+
+// Worker builds the worker function's processor: queued executions.
+func Worker(a *App) func(ctx context.Context, body string) error { return a.Sessions().ProcessJob }
 
 // App holds what the handlers share: one store, one authenticator (and its key cache).
 type App struct {
@@ -81,39 +113,14 @@ func NewWithAWS(awsCfg aws.Config, cfg platform.Config, log *slog.Logger, extra 
 func (a *App) Sessions() *sessions.Service {
 	a.sessionsOnce.Do(func() {
 		engine := engine.NewEngine(models(a.awsCfg, a.Config), a.tools, engine.Limits{})
-		a.sessions = sessions.New(a.Store, a.Agents, engine, a.tools, tools.NewURLFetcher(tools.Options{}), sessions.Limits{})
-		a.sessions.SetImages(a.images())
+		d := sessions.Deps{Store: a.Store, Agents: a.Agents, Engine: engine, Tools: a.tools,
+			Fetch: tools.NewURLFetcher(tools.Options{}), Images: a.images()}
 		if a.Config.ExecQueueURL != "" {
-			a.sessions.SetDispatcher(sqs.NewDispatcher(platform.SQSClient(a.awsCfg, a.Config), a.Config.ExecQueueURL))
-		} else {
-			a.sessions.SetDispatcher(&sessions.InProcess{Service: a.sessions, Log: a.Log, Timeout: 15 * time.Minute})
+			d.Queue = sqs.NewQueue(platform.SQSClient(a.awsCfg, a.Config), a.Config.ExecQueueURL)
 		}
+		a.sessions = sessions.New(d, sessions.Limits{})
 	})
 	return a.sessions
-}
-
-// ProcessJob runs the queued execution an execution-queue message names: the worker function's
-// whole work. A body that is not a job is an error, so its message ends in the dead-letter queue.
-// An outcome RunQueued recorded on the execution for the client (invalid, not found, permission,
-// conflict …) is logged and dropped: a redelivery could only repeat it. Internal, overloaded and
-// rate-limited errors are returned so that SQS redelivers the message.
-func (a *App) ProcessJob(ctx context.Context, body string) error {
-	sessionID, execID, err := sqs.ParseJob(body)
-	if err != nil {
-		return fmt.Errorf("parse job: %w", err)
-	}
-	err = a.Sessions().RunQueued(ctx, sessionID, execID)
-	if err == nil {
-		return nil
-	}
-	switch domain.KindOf(err) {
-	case domain.KindInternal, domain.KindOverloaded, domain.KindRateLimited:
-		return err
-	}
-	if a.Log != nil {
-		a.Log.WarnContext(ctx, "queued execution failed", "session_id", sessionID, "execution_id", execID, "err", err)
-	}
-	return nil
 }
 
 // models builds the providers: local always (the offline development model), bedrock (its
@@ -171,14 +178,22 @@ func (a *App) images() *images.Service {
 // Runtime builds the runtime group.
 func Runtime(a *App) *api.Group { return api.NewRuntime(a.Sessions(), a.options()) }
 
-// Handler builds the handler of a function group by its directory name (dev server, tests).
-func (a *App) Handler(name string) (*api.Group, error) {
-	builders := map[string]Builder{"meta": Meta, "agents": Agents, "auth": Auth, "sessions": Sessions, "runtime": Runtime, "images": Images}
-	b, ok := builders[name]
-	if !ok {
-		return nil, fmt.Errorf("no function %q", name)
+// Handler builds the handler of an HTTP function by its directory name (dev server, tests).
+func (a *App) Handler(dir string) (*api.Group, error) {
+	f, ok := Lookup(dir)
+	if !ok || f.HTTP == nil {
+		return nil, fmt.Errorf("no HTTP function %q in app.Functions", dir)
 	}
-	return b(a), nil
+	return f.HTTP(a), nil
+}
+
+// Processor builds the message processor of a queue function by its directory name.
+func (a *App) Processor(dir string) (func(ctx context.Context, body string) error, error) {
+	f, ok := Lookup(dir)
+	if !ok || f.SQS == nil {
+		return nil, fmt.Errorf("no queue function %q in app.Functions", dir)
+	}
+	return f.SQS(a), nil
 }
 
 // secretsManagerSource reads the token-signing secret on first use.
@@ -196,6 +211,18 @@ func secretsManagerSource(awsCfg aws.Config, arn string) auth.SecretSource {
 // once at init (no network calls) and serve it to Lambda.
 func MainHTTP(build Builder) {
 	platform.MainHTTP(func(ctx context.Context, cfg platform.Config, log *slog.Logger) (http.Handler, error) {
+		a, err := New(ctx, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		return build(a), nil
+	})
+}
+
+// MainSQS is the whole main of a queue function: build the application and the processor once
+// at init (no network calls) and serve SQS events with partial batch responses.
+func MainSQS(build SQSBuilder) {
+	platform.MainSQS(func(ctx context.Context, cfg platform.Config, log *slog.Logger) (func(context.Context, string) error, error) {
 		a, err := New(ctx, cfg, log)
 		if err != nil {
 			return nil, err

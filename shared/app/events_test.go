@@ -23,7 +23,7 @@ import (
 	"github.com/agentorch/agentorch/shared/app"
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/platform"
-	"github.com/agentorch/agentorch/shared/sqs"
+	"github.com/agentorch/agentorch/shared/sessions"
 )
 
 // TestMain starts DynamoDB Local and the other stand-ins unless the run already provides them.
@@ -204,7 +204,7 @@ func TestEventsQueueShape(t *testing.T) {
 					if left := placeholder.FindString(body); left != "" {
 						t.Errorf("record %d: placeholder %s is not one the replay fills in", i, left)
 					}
-					if _, _, err := sqs.ParseJob(body); err != nil {
+					if _, _, err := sessions.ParseJob(body); err != nil {
 						t.Errorf("record %d: body %s is not a job: %v", i, body, err)
 					}
 				}

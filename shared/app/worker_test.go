@@ -48,7 +48,7 @@ func newWorkerRig(t *testing.T) *workerRig {
 	cfg.ExecQueueURL = r.queue
 	log := slog.New(slog.DiscardHandler)
 	r.app = app.NewWithAWS(env.AWS, cfg, log)
-	r.handler = platform.SQSHandler(r.app.ProcessJob, log)
+	r.handler = platform.SQSHandler(app.Worker(r.app), log)
 	k, _, err := r.app.Auth.CreateKey(t.Context(), auth.NewKey{Name: "worker", Owner: "o", Company: "company-worker"})
 	if err != nil {
 		t.Fatal(err)
@@ -182,14 +182,14 @@ func TestWorkerOutcomes(t *testing.T) {
 		event     func(t *testing.T) (events.SQSEvent, func(t *testing.T))
 		app       func(t *testing.T) *app.App // nil: the rig's app
 		wantRetry bool
-		wantKind  domain.Kind // of ProcessJob's error when wantRetry
+		wantKind  domain.Kind // of the worker's error when wantRetry
 	}{
 		{
 			name: "body is not a job",
 			event: func(t *testing.T) (events.SQSEvent, func(*testing.T)) {
 				return events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m-bad", Body: `{"session_id":"x"}`}}}, nil
 			},
-			wantRetry: true, wantKind: domain.KindInvalid,
+			wantRetry: true, wantKind: domain.KindInternal, // so that it ends in the dead-letter queue
 		},
 		{
 			name: "execution no longer exists",
@@ -232,7 +232,7 @@ func TestWorkerOutcomes(t *testing.T) {
 			if tt.app != nil {
 				a = tt.app(t)
 			}
-			resp, err := platform.SQSHandler(a.ProcessJob, slog.New(slog.DiscardHandler))(t.Context(), ev)
+			resp, err := platform.SQSHandler(app.Worker(a), slog.New(slog.DiscardHandler))(t.Context(), ev)
 			if err != nil {
 				t.Fatalf("handler returned an error: %v", err)
 			}
@@ -240,13 +240,13 @@ func TestWorkerOutcomes(t *testing.T) {
 			if retried != tt.wantRetry || (!tt.wantRetry && len(resp.BatchItemFailures) != 0) {
 				t.Errorf("batch item failures %+v; want the message retried: %v", resp.BatchItemFailures, tt.wantRetry)
 			}
-			err = a.ProcessJob(t.Context(), ev.Records[0].Body)
+			err = app.Worker(a)(t.Context(), ev.Records[0].Body)
 			if tt.wantRetry {
 				if err == nil || domain.KindOf(err) != tt.wantKind {
-					t.Errorf("ProcessJob = %v, want an error of kind %v", err, tt.wantKind)
+					t.Errorf("worker = %v, want an error of kind %v", err, tt.wantKind)
 				}
-			} else if err != nil {
-				t.Errorf("ProcessJob = %v, want nil", err)
+			} else if err != nil && domain.KindOf(err).Retryable() {
+				t.Errorf("worker = %v, want nil or an error that is not retried", err)
 			}
 			if check != nil {
 				check(t)

@@ -54,6 +54,13 @@ var kindInfo = map[Kind]struct {
 // Status is the HTTP status code of the kind.
 func (k Kind) Status() int { return kindInfo[k].status }
 
+// Retryable reports whether an operation that failed with the kind may succeed if tried again
+// unchanged: internal failures, overload and rate limits. A queue consumer returns such errors
+// so the message is delivered again; any other kind is an outcome a redelivery could only repeat.
+func (k Kind) Retryable() bool {
+	return k == KindInternal || k == KindOverloaded || k == KindRateLimited
+}
+
 // Type is the error.type string clients see for the kind.
 func (k Kind) Type() string { return kindInfo[k].typ }
 

@@ -47,7 +47,7 @@ type Config struct {
 	OpenAIAPIKey   string
 	OpenAIModel    string
 	PublicBaseURL  string // base of the /media/ URLs; empty on AWS: the API Gateway stage of each request (StageURL)
-	ExecQueueURL   string // SQS queue of asynchronous executions (AWS); empty runs them in-process
+	ExecQueueURL   string // SQS queue of asynchronous executions (the dev server sets the local one); empty refuses async
 	LogFormat      string // "json" or "text"
 	LogLevel       string
 	InLambda       bool

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -32,8 +33,10 @@ func SQSClient(cfg aws.Config, c Config) *sqs.Client {
 }
 
 // SQSHandler adapts a message processor to SQS events with partial batch responses (the event
-// source mapping must set ReportBatchItemFailures). Each record whose processing fails, panics or
-// cannot start before the deadline is reported by its message id; the others are deleted. It never
+// source mapping must set ReportBatchItemFailures). Each record whose processing fails with a
+// retryable error (domain.Kind.Retryable: internal, overloaded, rate limited; a panic or a plain
+// error is internal), or cannot start before the deadline, is reported by its message id; the
+// others are deleted, an error of another kind logged as a warning. It never
 // returns an error, which would retry the whole batch: a poison message is retried alone and then
 // moved to the dead-letter queue by the queue's redrive policy.
 func SQSHandler(process func(ctx context.Context, body string) error, log *slog.Logger) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
@@ -49,6 +52,12 @@ func SQSHandler(process func(ctx context.Context, body string) error, log *slog.
 			err := work.Err()
 			if err == nil {
 				err = processRecord(work, process, rec.Body)
+			}
+			if err != nil && !domain.KindOf(err).Retryable() {
+				// An outcome the feature recorded (or a job that can never succeed): a
+				// redelivery could only repeat it, so the message is done.
+				log.WarnContext(ctx, "sqs message not retried", "request_id", requestID, "message_id", rec.MessageId, "err", err)
+				continue
 			}
 			if err != nil {
 				log.ErrorContext(ctx, "sqs message failed", "request_id", requestID, "message_id", rec.MessageId,

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -19,7 +17,7 @@ const MaxAsyncBodyBytes = 300_000
 // Enqueue records an asynchronous execution and hands it to the dispatcher; the caller polls it
 // with GetExecution. The body is validated now, so a bad request fails at once with 400.
 func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID string, req ExecuteRequest, body map[string]any) (*domain.Execution, error) {
-	if s.dispatch == nil {
+	if s.queue == nil {
 		return nil, domain.Errorf(domain.KindInvalid, "Asynchronous execution is not available in this deployment")
 	}
 	if _, err := s.Get(ctx, p, sessionID); err != nil {
@@ -41,7 +39,7 @@ func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID str
 	if err := s.store.PutExecution(ctx, e); err != nil {
 		return nil, fmt.Errorf("queue execution: %w", err)
 	}
-	if err := s.dispatch.Dispatch(ctx, sessionID, e.ID); err != nil {
+	if err := s.queue.Send(ctx, encodeJob(sessionID, e.ID), sessionID); err != nil {
 		return nil, fmt.Errorf("dispatch execution %s: %w", e.ID, err)
 	}
 	return e, nil
@@ -153,35 +151,4 @@ func (s *Service) GetExecution(ctx context.Context, p domain.Principal, sessionI
 	}
 	e.Request = nil
 	return sess, e, msgs, nil
-}
-
-// InProcess runs queued executions on goroutines of this process: the local stack's dispatcher.
-// On AWS the queue-backed dispatcher hands them to the worker function instead.
-type InProcess struct {
-	Service *Service
-	Log     *slog.Logger
-	Timeout time.Duration
-}
-
-// Dispatch starts the execution in the background.
-func (d *InProcess) Dispatch(_ context.Context, sessionID, executionID string) error {
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), d.Timeout)
-		defer cancel()
-		for delay := 200 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-			err := d.Service.RunQueued(ctx, sessionID, executionID)
-			if domain.KindOf(err) != domain.KindOverloaded {
-				if err != nil && d.Log != nil {
-					d.Log.Warn("async execution failed", "session_id", sessionID, "execution_id", executionID, "err", err)
-				}
-				return
-			}
-			select { // like a queue's redelivery: try again when the session is free
-			case <-ctx.Done():
-				return
-			case <-time.After(delay):
-			}
-		}
-	}()
-	return nil
 }

@@ -40,9 +40,11 @@ type Agents interface {
 	GetByKey(ctx context.Context, p domain.Principal, agentKey string) (*domain.Agent, error)
 }
 
-// Dispatcher runs queued executions in the background (in-process locally, a queue on AWS).
-type Dispatcher interface {
-	Dispatch(ctx context.Context, sessionID, executionID string) error
+// Queue carries asynchronous executions to the worker function (the SQS execution queue, locally
+// as on AWS: the dev server runs a stand-in of Lambda's event source mapping). Group orders the
+// messages of one session on a FIFO queue and is ignored by a standard one.
+type Queue interface {
+	Send(ctx context.Context, body, group string) error
 }
 
 // Limits of the session engine. The history an execution gives the models is bounded by the
@@ -54,39 +56,46 @@ type Limits struct {
 
 // Service implements the session use cases.
 type Service struct {
-	store    Store
-	agents   Agents
-	engine   *engine.Engine
-	tools    domain.ToolCatalog
-	configs  configCache
-	fetch    Fetcher
-	dispatch Dispatcher
-	images   Images
-	limits   Limits
-	now      func() time.Time
+	store   Store
+	agents  Agents
+	engine  *engine.Engine
+	tools   domain.ToolCatalog
+	configs configCache
+	fetch   Fetcher
+	queue   Queue
+	images  Images
+	limits  Limits
+	now     func() time.Time
+}
+
+// Deps are what the sessions service works with. Queue and Images may be nil: without a queue
+// asynchronous executions are refused, without images image_url blocks cannot name uploads.
+type Deps struct {
+	Store  Store
+	Agents Agents
+	Engine *engine.Engine
+	Tools  domain.ToolCatalog
+	Fetch  Fetcher
+	Queue  Queue
+	Images Images
 }
 
 // New builds the sessions service.
-func New(store Store, agents Agents, engine *engine.Engine, tools domain.ToolCatalog, fetch Fetcher, limits Limits) *Service {
+func New(d Deps, limits Limits) *Service {
 	if limits.LeaseTTL <= 0 {
 		limits.LeaseTTL = 5 * time.Minute
 	}
 	if limits.LeaseWait <= 0 {
 		limits.LeaseWait = 2 * time.Second
 	}
-	return &Service{store: store, agents: agents, engine: engine, tools: tools, fetch: fetch, limits: limits, now: time.Now}
+	return &Service{store: d.Store, agents: d.Agents, engine: d.Engine, tools: d.Tools, fetch: d.Fetch, queue: d.Queue,
+		images: d.Images, limits: limits, now: time.Now}
 }
 
 // Images opens uploaded images by name.
 type Images interface {
 	Open(ctx context.Context, name string) ([]byte, string, error)
 }
-
-// SetImages lets image_url blocks name uploaded images (/media/<name> URLs).
-func (s *Service) SetImages(i Images) { s.images = i }
-
-// SetDispatcher sets how asynchronous executions are run.
-func (s *Service) SetDispatcher(d Dispatcher) { s.dispatch = d }
 
 // Create validates an inline configuration (either shape) and opens a session for it.
 func (s *Service) Create(ctx context.Context, p domain.Principal, cfg map[string]any) (*domain.Session, error) {

@@ -1,10 +1,11 @@
-// Package sqs is the SQS adapter: it hands queued executions to the worker function through a
-// queue, and reads them back from a message body. SDK errors leave it as domain kinds.
+// Package sqs is the SQS adapter: it sends the features' jobs (opaque message bodies) to their
+// queues. SDK errors leave it as domain kinds.
 package sqs
 
 import (
 	"context"
-	"encoding/json"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -23,31 +24,28 @@ type Sender interface {
 	SendMessage(ctx context.Context, in *awssqs.SendMessageInput, optFns ...func(*awssqs.Options)) (*awssqs.SendMessageOutput, error)
 }
 
-// Dispatcher sends each queued execution to the execution queue as one message; it implements
-// sessions.Dispatcher.
-type Dispatcher struct {
+// Queue sends message bodies to one queue. It knows nothing of what they mean: the features that
+// own the jobs encode and parse them (it implements sessions.Queue and knowledge.Queue).
+type Queue struct {
 	client   Sender
 	queueURL string
 }
 
-// NewDispatcher returns a dispatcher sending to the queue at queueURL.
-func NewDispatcher(client Sender, queueURL string) *Dispatcher {
-	return &Dispatcher{client: client, queueURL: queueURL}
+// NewQueue returns a queue sending to queueURL.
+func NewQueue(client Sender, queueURL string) *Queue {
+	return &Queue{client: client, queueURL: queueURL}
 }
 
-// Dispatch sends the job {"session_id","execution_id"}. On a FIFO queue the session is the
-// message group, so one session's executions run in order, and the execution id deduplicates.
-func (d *Dispatcher) Dispatch(ctx context.Context, sessionID, executionID string) error {
-	body, err := json.Marshal(job{SessionID: sessionID, ExecutionID: executionID})
-	if err != nil {
-		return fmt.Errorf("encode job: %w", err)
+// Send sends one message. On a FIFO queue group is the message group (so one group's messages
+// run in order) and the body's hash deduplicates; a standard queue ignores both.
+func (q *Queue) Send(ctx context.Context, body, group string) error {
+	in := &awssqs.SendMessageInput{QueueUrl: aws.String(q.queueURL), MessageBody: aws.String(body)}
+	if strings.HasSuffix(q.queueURL, ".fifo") {
+		sum := sha256.Sum256([]byte(body))
+		in.MessageGroupId, in.MessageDeduplicationId = aws.String(group), aws.String(hex.EncodeToString(sum[:]))
 	}
-	in := &awssqs.SendMessageInput{QueueUrl: aws.String(d.queueURL), MessageBody: aws.String(string(body))}
-	if strings.HasSuffix(d.queueURL, ".fifo") {
-		in.MessageGroupId, in.MessageDeduplicationId = aws.String(sessionID), aws.String(executionID)
-	}
-	if _, err := d.client.SendMessage(ctx, in); err != nil {
-		return translate(fmt.Errorf("send execution %s to queue: %w", executionID, err))
+	if _, err := q.client.SendMessage(ctx, in); err != nil {
+		return translate(fmt.Errorf("send to queue %s: %w", q.queueURL, err))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package sqs_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -73,9 +74,9 @@ func receive(t *testing.T, c *awssqs.Client, url string, want int) []types.Messa
 func TestDispatchRoundTrip(t *testing.T) {
 	env := localstack.NewTestEnv(t)
 	url := executionQueue(t, env)
-	d := sqs.NewDispatcher(env.SQS(), url)
+	d := sqs.NewQueue(env.SQS(), url)
 	sid, eid := uuid.NewString(), uuid.NewString()
-	if err := d.Dispatch(t.Context(), sid, eid); err != nil {
+	if err := d.Send(t.Context(), jobBody(sid, eid), sid); err != nil {
 		t.Fatal(err)
 	}
 	msgs := receive(t, env.SQS(), url, 1)
@@ -84,13 +85,11 @@ func TestDispatchRoundTrip(t *testing.T) {
 	if want := `{"session_id":"` + sid + `","execution_id":"` + eid + `"}`; body != want {
 		t.Errorf("body = %s, want %s", body, want)
 	}
-	gotS, gotE, err := sqs.ParseJob(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if gotS != sid || gotE != eid {
-		t.Errorf("ParseJob = %s, %s; want %s, %s", gotS, gotE, sid, eid)
-	}
+}
+
+// jobBody is a message body as the sessions feature writes it; the adapter carries it unread.
+func jobBody(sid, eid string) string {
+	return `{"session_id":"` + sid + `","execution_id":"` + eid + `"}`
 }
 
 // On a FIFO queue a session's executions share a message group and keep their order, and the
@@ -110,11 +109,11 @@ func TestDispatchFIFO(t *testing.T) {
 		_, _ = c.DeleteQueue(context.Background(), &awssqs.DeleteQueueInput{QueueUrl: aws.String(url)})
 	})
 
-	d := sqs.NewDispatcher(c, url)
+	d := sqs.NewQueue(c, url)
 	sid := uuid.NewString()
 	execs := []string{uuid.NewString(), uuid.NewString(), uuid.NewString()}
 	for _, e := range append(execs, execs[0]) {
-		if err := d.Dispatch(t.Context(), sid, e); err != nil {
+		if err := d.Send(t.Context(), jobBody(sid, e), sid); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -123,11 +122,13 @@ func TestDispatchFIFO(t *testing.T) {
 		if g := m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]; g != sid {
 			t.Errorf("message group %q, want the session %s", g, sid)
 		}
-		_, e, err := sqs.ParseJob(aws.ToString(m.Body))
-		if err != nil {
+		var j struct {
+			ExecutionID string `json:"execution_id"`
+		}
+		if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &j); err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, e)
+		got = append(got, j.ExecutionID)
 	}
 	if diff := cmp.Diff(execs, got); diff != "" {
 		t.Errorf("executions received (-want +got):\n%s", diff)
@@ -147,7 +148,7 @@ func TestDispatchMissingQueue(t *testing.T) {
 	url := executionQueue(t, env)
 	missing := url[:strings.LastIndex(url, "/")+1] + "no-such-queue-" + uuid.NewString()[:8]
 	eid := uuid.NewString()
-	err := sqs.NewDispatcher(env.SQS(), missing).Dispatch(t.Context(), uuid.NewString(), eid)
+	err := sqs.NewQueue(env.SQS(), missing).Send(t.Context(), jobBody(uuid.NewString(), eid), uuid.NewString())
 	if err == nil {
 		t.Fatal("dispatch to a missing queue succeeded")
 	}
@@ -158,8 +159,8 @@ func TestDispatchMissingQueue(t *testing.T) {
 	if !errors.As(err, &qdne) {
 		t.Errorf("err %v does not carry *types.QueueDoesNotExist", err)
 	}
-	if !strings.Contains(err.Error(), eid) {
-		t.Errorf("err %q does not name the execution", err)
+	if !strings.Contains(err.Error(), missing) {
+		t.Errorf("err %q does not name the queue", err)
 	}
 }
 
@@ -194,7 +195,7 @@ func TestDispatchErrorKinds(t *testing.T) {
 				o.BaseEndpoint = aws.String(srv.URL)
 				o.Retryer = aws.NopRetryer{}
 			})
-			err := sqs.NewDispatcher(client, srv.URL+"/000000000000/q").Dispatch(t.Context(), uuid.NewString(), uuid.NewString())
+			err := sqs.NewQueue(client, srv.URL+"/000000000000/q").Send(t.Context(), jobBody(uuid.NewString(), uuid.NewString()), uuid.NewString())
 			if err == nil {
 				t.Fatal("dispatch succeeded against an error response")
 			}
@@ -207,9 +208,9 @@ func TestDispatchErrorKinds(t *testing.T) {
 
 // The SDK's own retry quota running out is overloaded too; it never reaches the wire.
 func TestDispatchRetryQuota(t *testing.T) {
-	err := sqs.NewDispatcher(senderFunc(func() error {
+	err := sqs.NewQueue(senderFunc(func() error {
 		return ratelimit.QuotaExceededError{Available: 0, Requested: 5}
-	}), "https://sqs.example/000000000000/q").Dispatch(t.Context(), uuid.NewString(), uuid.NewString())
+	}), "https://sqs.example/000000000000/q").Send(t.Context(), jobBody(uuid.NewString(), uuid.NewString()), uuid.NewString())
 	if k := domain.KindOf(err); k != domain.KindOverloaded {
 		t.Errorf("kind = %v, want overloaded (err %v)", k, err)
 	}

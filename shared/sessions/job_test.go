@@ -1,4 +1,4 @@
-package sqs_test
+package sessions_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/sqs"
+	"github.com/agentorch/agentorch/shared/sessions"
 )
 
 func TestParseJob(t *testing.T) {
@@ -39,7 +39,7 @@ func TestParseJob(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gotS, gotE, err := sqs.ParseJob(tt.body)
+			gotS, gotE, err := sessions.ParseJob(tt.body)
 			if tt.wantFields == nil {
 				if err != nil {
 					t.Fatalf("err = %v", err)

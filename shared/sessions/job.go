@@ -1,6 +1,7 @@
-package sqs
+package sessions
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/agentorch/agentorch/shared/domain"
@@ -9,13 +10,20 @@ import (
 // maxJobBytes bounds a job body: two UUIDs and their keys need about 100 bytes.
 const maxJobBytes = 1024
 
-// job is the body of an execution-queue message.
+// job is the body of an execution-queue message. The sessions feature owns its format: the
+// queue adapter only carries bodies.
 type job struct {
 	SessionID   string `json:"session_id"`
 	ExecutionID string `json:"execution_id"`
 }
 
-// ParseJob reads the session and execution ids from a message body that Dispatch sent. Both must
+// encodeJob is the body of the message that runs a queued execution.
+func encodeJob(sessionID, executionID string) string {
+	b, _ := json.Marshal(job{SessionID: sessionID, ExecutionID: executionID}) // two strings: cannot fail
+	return string(b)
+}
+
+// ParseJob reads the session and execution ids from a message body that Enqueue sent. Both must
 // be UUIDs in canonical form; anything else is an invalid_request_error naming the field. Unknown
 // fields are ignored, so a newer sender may add some while older workers drain the queue.
 func ParseJob(body string) (sessionID, executionID string, err error) {
@@ -39,4 +47,18 @@ func ParseJob(body string) (sessionID, executionID string, err error) {
 		return "", "", domain.Invalid(bad)
 	}
 	return j.SessionID, j.ExecutionID, nil
+}
+
+// ProcessJob runs the queued execution an execution-queue message names: the worker function's
+// whole work. What the error's kind says decides the message's fate (domain.Kind.Retryable):
+// internal failures, overload (the session is busy) and rate limits are delivered again; an
+// outcome RunQueued recorded on the execution for the client (invalid, not found, permission …)
+// is not. A body that is not a job is an internal error, so that it ends in the dead-letter
+// queue rather than vanish.
+func (s *Service) ProcessJob(ctx context.Context, body string) error {
+	sessionID, execID, err := ParseJob(body)
+	if err != nil {
+		return &domain.Error{Kind: domain.KindInternal, Message: "malformed execution job", Err: err}
+	}
+	return s.RunQueued(ctx, sessionID, execID)
 }
