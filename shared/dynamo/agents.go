@@ -45,9 +45,9 @@ func (st *Store) agentItem(a *domain.Agent) (map[string]types.AttributeValue, er
 	if err != nil {
 		return nil, err
 	}
-	it["seq"] = n(int64(a.Seq))
-	it[attrGSI1PK] = s(companyAgents(a.Company))
-	it[attrGSI1SK] = s(sortTime(a.CreatedAt) + "#" + a.ID)
+	it["seq"] = numberAttr(int64(a.Seq))
+	it[attrGSI1PK] = stringAttr(companyAgents(a.Company))
+	it[attrGSI1SK] = stringAttr(sortTime(a.CreatedAt) + "#" + a.ID)
 	return it, nil
 }
 
@@ -69,8 +69,8 @@ func (st *Store) CreateAgent(ctx context.Context, a *domain.Agent, v *domain.Age
 	if err != nil {
 		return err
 	}
-	claim := key(agentKeyPK(a.AgentKey), "K")
-	claim["agent_id"] = s(a.ID)
+	claim := itemKey(agentKeyPK(a.AgentKey), "K")
+	claim["agent_id"] = stringAttr(a.ID)
 	_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Put: &types.Put{TableName: aws.String(st.table), Item: claim, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 		{Put: &types.Put{TableName: aws.String(st.table), Item: ai, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
@@ -108,7 +108,7 @@ func (st *Store) ListAgents(ctx context.Context, company string, each func(*doma
 		TableName:                 aws.String(st.table),
 		IndexName:                 aws.String(indexGSI1),
 		KeyConditionExpression:    aws.String("gsi1pk = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(companyAgents(company))},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": stringAttr(companyAgents(company))},
 		ScanIndexForward:          aws.Bool(false),
 	})
 	for p.HasMorePages() {
@@ -139,7 +139,7 @@ func (st *Store) UpdateAgent(ctx context.Context, a *domain.Agent, v *domain.Age
 	put := &types.Put{
 		TableName: aws.String(st.table), Item: ai,
 		ConditionExpression:       aws.String("seq = :prev"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":prev": n(int64(prevSeq))},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":prev": numberAttr(int64(prevSeq))},
 	}
 	if v == nil {
 		_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: put.TableName, Item: put.Item,
@@ -157,8 +157,8 @@ func (st *Store) UpdateAgent(ctx context.Context, a *domain.Agent, v *domain.Age
 // DeleteAgent removes the agent and its key claim, then its versions.
 func (st *Store) DeleteAgent(ctx context.Context, a *domain.Agent) error {
 	_, err := st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Delete: &types.Delete{TableName: aws.String(st.table), Key: key(agentPK(a.ID), agentSK), ConditionExpression: aws.String("attribute_exists(pk)")}},
-		{Delete: &types.Delete{TableName: aws.String(st.table), Key: key(agentKeyPK(a.AgentKey), "K")}},
+		{Delete: &types.Delete{TableName: aws.String(st.table), Key: itemKey(agentPK(a.ID), agentSK), ConditionExpression: aws.String("attribute_exists(pk)")}},
+		{Delete: &types.Delete{TableName: aws.String(st.table), Key: itemKey(agentKeyPK(a.AgentKey), "K")}},
 	}})
 	if cancelledAt(err, 0) {
 		return domain.Errorf(domain.KindNotFound, "Agent %s not found", a.ID)
@@ -176,7 +176,7 @@ func (st *Store) DeleteAgent(ctx context.Context, a *domain.Agent) error {
 func versionsQuery(agentID string, keysOnly bool) *dynamodb.QueryInput {
 	in := &dynamodb.QueryInput{
 		KeyConditionExpression:    aws.String("pk = :p AND begins_with(sk, :v)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(agentPK(agentID)), ":v": s("V#")},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": stringAttr(agentPK(agentID)), ":v": stringAttr("V#")},
 	}
 	if keysOnly {
 		in.ProjectionExpression = aws.String("pk, sk")
@@ -223,7 +223,7 @@ func (st *Store) ListVersions(ctx context.Context, agentID string, offset, limit
 		TableName:              aws.String(st.table),
 		KeyConditionExpression: aws.String("pk = :p AND sk BETWEEN :from AND :to"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":p": s(agentPK(agentID)), ":from": s(versionSK(offset + 1)), ":to": s(versionSK(maxVersionSeq)),
+			":p": stringAttr(agentPK(agentID)), ":from": stringAttr(versionSK(offset + 1)), ":to": stringAttr(versionSK(maxVersionSeq)),
 		},
 		Limit: aws.Int32(int32(limit + 1)),
 	})
@@ -252,7 +252,7 @@ const maxVersionSeq = 99_999_999
 
 // GetVersion reads one version by its sequence number.
 func (st *Store) GetVersion(ctx context.Context, agentID string, seq int) (*domain.AgentVersion, error) {
-	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: key(agentPK(agentID), versionSK(seq))})
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: itemKey(agentPK(agentID), versionSK(seq))})
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -273,7 +273,7 @@ func decodeVersion(it map[string]types.AttributeValue) (*domain.AgentVersion, er
 
 // AgentIDByKey resolves an agent_key to its agent id (one GetItem on the key claim).
 func (st *Store) AgentIDByKey(ctx context.Context, agentKey string) (string, error) {
-	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: key(agentKeyPK(agentKey), "K")})
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: itemKey(agentKeyPK(agentKey), "K")})
 	if err != nil {
 		return "", translate(err)
 	}

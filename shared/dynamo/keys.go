@@ -30,8 +30,8 @@ func keyItem(k *domain.APIKey) (map[string]types.AttributeValue, error) {
 	if err != nil {
 		return nil, err
 	}
-	it[attrGSI1PK] = s(companyKeys(k.Company))
-	it[attrGSI1SK] = s("KEY#" + k.ID)
+	it[attrGSI1PK] = stringAttr(companyKeys(k.Company))
+	it[attrGSI1SK] = stringAttr("KEY#" + k.ID)
 	return it, nil
 }
 
@@ -47,7 +47,7 @@ func decodeKey(it map[string]types.AttributeValue) (*domain.APIKey, error) {
 
 // GetKeyByHash reads a key by the hash of its secret (one GetItem).
 func (st *Store) GetKeyByHash(ctx context.Context, hash string) (*domain.APIKey, error) {
-	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: key(keyPK(hash), "K")})
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: itemKey(keyPK(hash), "K")})
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -64,7 +64,7 @@ func (st *Store) GetKey(ctx context.Context, company, id string) (*domain.APIKey
 		IndexName:              aws.String(indexGSI1),
 		KeyConditionExpression: aws.String("gsi1pk = :p AND gsi1sk = :k"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":p": s(companyKeys(company)), ":k": s("KEY#" + id),
+			":p": stringAttr(companyKeys(company)), ":k": stringAttr("KEY#" + id),
 		},
 	})
 	if err != nil {
@@ -91,7 +91,7 @@ func (st *Store) ListKeys(ctx context.Context, company string) ([]*domain.APIKey
 	items, err := st.query(ctx, &dynamodb.QueryInput{
 		IndexName:                 aws.String(indexGSI1),
 		KeyConditionExpression:    aws.String("gsi1pk = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(companyKeys(company))},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": stringAttr(companyKeys(company))},
 	})
 	if err != nil {
 		return nil, err
@@ -135,12 +135,12 @@ func (st *Store) RevokeKey(ctx context.Context, k *domain.APIKey, at time.Time) 
 func (st *Store) Hit(ctx context.Context, keyID string, window time.Time, limit int, expires time.Time) (int, error) {
 	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(st.table),
-		Key:                      key(rateKey(keyID, window.Unix()), "R"),
+		Key:                      itemKey(rateKey(keyID, window.Unix()), "R"),
 		UpdateExpression:         aws.String("ADD hits :one SET #ttl = :ttl"),
 		ConditionExpression:      aws.String("attribute_not_exists(hits) OR hits < :limit"),
 		ExpressionAttributeNames: map[string]string{"#ttl": attrTTL},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":one": n(1), ":limit": n(int64(limit)), ":ttl": n(expires.Unix()),
+			":one": numberAttr(1), ":limit": numberAttr(int64(limit)), ":ttl": numberAttr(expires.Unix()),
 		},
 		ReturnValues: types.ReturnValueUpdatedNew,
 	})

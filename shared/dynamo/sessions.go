@@ -37,13 +37,11 @@ func (st *Store) sessionItem(s *domain.Session) (map[string]types.AttributeValue
 	if err != nil {
 		return nil, err
 	}
-	it["company"], it["owner"] = av(s.Company), av(s.Owner) // for the lease's ownership condition
-	it[attrGSI1PK] = av(ownerSessions(s.Company, s.Owner))
-	it[attrGSI1SK] = av(sortTime(s.CreatedAt) + "#" + s.ID)
+	it["company"], it["owner"] = stringAttr(s.Company), stringAttr(s.Owner) // for the lease's ownership condition
+	it[attrGSI1PK] = stringAttr(ownerSessions(s.Company, s.Owner))
+	it[attrGSI1SK] = stringAttr(sortTime(s.CreatedAt) + "#" + s.ID)
 	return it, nil
 }
-
-func av(v string) types.AttributeValue { return s(v) }
 
 // CreateSession stores a new session.
 func (st *Store) CreateSession(ctx context.Context, sess *domain.Session) error {
@@ -72,7 +70,7 @@ func (st *Store) ListSessions(ctx context.Context, company, owner string, offset
 		TableName:                 aws.String(st.table),
 		IndexName:                 aws.String(indexGSI1),
 		KeyConditionExpression:    aws.String("gsi1pk = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(ownerSessions(company, owner))},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": stringAttr(ownerSessions(company, owner))},
 		ScanIndexForward:          aws.Bool(false),
 		Limit:                     aws.Int32(int32(min(offset+limit+1, 1000))),
 	})
@@ -104,7 +102,7 @@ func (st *Store) ListSessions(ctx context.Context, company, owner string, offset
 // DeleteSession removes the session record first (runtime calls then answer 404), then the rest
 // of its partition.
 func (st *Store) DeleteSession(ctx context.Context, id string) error {
-	_, err := st.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(st.table), Key: key(sessionPK(id), sessionSK),
+	_, err := st.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(st.table), Key: itemKey(sessionPK(id), sessionSK),
 		ConditionExpression: aws.String("attribute_exists(pk)")})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
@@ -115,7 +113,7 @@ func (st *Store) DeleteSession(ctx context.Context, id string) error {
 	}
 	items, err := st.query(ctx, &dynamodb.QueryInput{
 		KeyConditionExpression:    aws.String("pk = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(sessionPK(id))},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": stringAttr(sessionPK(id))},
 		ProjectionExpression:      aws.String("pk, sk"),
 	})
 	if err != nil {
@@ -130,12 +128,12 @@ func (st *Store) DeleteSession(ctx context.Context, id string) error {
 func (st *Store) AcquireSession(ctx context.Context, p domain.Principal, id, leaseID string, until, now time.Time) (*domain.Session, error) {
 	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(st.table),
-		Key:                      key(sessionPK(id), sessionSK),
+		Key:                      itemKey(sessionPK(id), sessionSK),
 		UpdateExpression:         aws.String("SET lease_id = :l, lease_until = :u"),
 		ConditionExpression:      aws.String("attribute_exists(pk) AND company = :c AND #o = :o AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
 		ExpressionAttributeNames: map[string]string{"#o": "owner"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":l": s(leaseID), ":u": n(until.UnixMilli()), ":now": n(now.UnixMilli()),
-			":c": s(p.Company), ":o": s(p.Owner)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":l": stringAttr(leaseID), ":u": numberAttr(until.UnixMilli()), ":now": numberAttr(now.UnixMilli()),
+			":c": stringAttr(p.Company), ":o": stringAttr(p.Owner)},
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -164,10 +162,10 @@ func (st *Store) AcquireSession(ctx context.Context, p domain.Principal, id, lea
 func (st *Store) ReleaseSession(ctx context.Context, id, leaseID string) error {
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(st.table),
-		Key:                       key(sessionPK(id), sessionSK),
+		Key:                       itemKey(sessionPK(id), sessionSK),
 		UpdateExpression:          aws.String("REMOVE lease_id, lease_until"),
 		ConditionExpression:       aws.String("lease_id = :l"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":l": s(leaseID)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":l": stringAttr(leaseID)},
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
@@ -183,7 +181,7 @@ func (st *Store) History(ctx context.Context, id string, take func(domain.Messag
 	p := dynamodb.NewQueryPaginator(st.db, &dynamodb.QueryInput{
 		TableName:                 aws.String(st.table),
 		KeyConditionExpression:    aws.String("pk = :p AND begins_with(sk, :m)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(sessionPK(id)), ":m": s(msgPrefix)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": stringAttr(sessionPK(id)), ":m": stringAttr(msgPrefix)},
 		ScanIndexForward:          aws.Bool(false),
 	})
 	var msgs []domain.Message
@@ -221,10 +219,10 @@ func messageItem(sessionID string, m *domain.Message) (map[string]types.Attribut
 	if err != nil {
 		return nil, err
 	}
-	it[attrContent] = s(m.Content)
+	it[attrContent] = stringAttr(m.Content)
 	it["visible"] = &types.AttributeValueMemberBOOL{Value: m.Visible} // for the history filter
-	it[attrGSI1PK] = s(messageIndex(m.ID))
-	it[attrGSI1SK] = s(sessionPK(sessionID))
+	it[attrGSI1PK] = stringAttr(messageIndex(m.ID))
+	it[attrGSI1SK] = stringAttr(sessionPK(sessionID))
 	return it, nil
 }
 
@@ -249,8 +247,8 @@ func rawItem(pk, sk string, v any) (map[string]types.AttributeValue, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("encode %s: %w", pk, err)
 	}
-	it := key(pk, sk)
-	it[attrData] = s(strings.TrimSuffix(b.String(), "\n"))
+	it := itemKey(pk, sk)
+	it[attrData] = stringAttr(strings.TrimSuffix(b.String(), "\n"))
 	return it, nil
 }
 
@@ -279,7 +277,7 @@ func (st *Store) Commit(ctx context.Context, c domain.Commit) error {
 	writes = append(writes, types.TransactWriteItem{Put: &types.Put{
 		TableName: aws.String(st.table), Item: sessItem,
 		ConditionExpression:       aws.String("lease_id = :l"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":l": s(c.LeaseID)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":l": stringAttr(c.LeaseID)},
 	}})
 	_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes})
 	if err != nil {
@@ -311,7 +309,7 @@ func (st *Store) GetExecution(ctx context.Context, sessionID, id string) (*domai
 func (st *Store) Executions(ctx context.Context, sessionID string) ([]*domain.Execution, error) {
 	items, err := st.query(ctx, &dynamodb.QueryInput{
 		KeyConditionExpression:    aws.String("pk = :p AND begins_with(sk, :x)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(sessionPK(sessionID)), ":x": s(execPrefix)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": stringAttr(sessionPK(sessionID)), ":x": stringAttr(execPrefix)},
 	})
 	if err != nil {
 		return nil, err
@@ -333,7 +331,7 @@ func (st *Store) Messages(ctx context.Context, sessionID string, limit, offset i
 		TableName:                 aws.String(st.table),
 		KeyConditionExpression:    aws.String("pk = :p AND begins_with(sk, :m)"),
 		FilterExpression:          aws.String("visible = :t"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(sessionPK(sessionID)), ":m": s(msgPrefix), ":t": &types.AttributeValueMemberBOOL{Value: true}},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": stringAttr(sessionPK(sessionID)), ":m": stringAttr(msgPrefix), ":t": &types.AttributeValueMemberBOOL{Value: true}},
 	}
 	var out []domain.Message
 	seen := 0
@@ -366,7 +364,7 @@ func (st *Store) FindMessage(ctx context.Context, id string) (*domain.Message, s
 	items, err := st.query(ctx, &dynamodb.QueryInput{
 		IndexName:                 aws.String(indexGSI1),
 		KeyConditionExpression:    aws.String("gsi1pk = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": s(messageIndex(id))},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": stringAttr(messageIndex(id))},
 	})
 	if err != nil {
 		return nil, "", err

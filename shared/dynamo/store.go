@@ -51,12 +51,14 @@ func NewStore(db Client, table string) *Store {
 	return &Store{db: db, table: table}
 }
 
-func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func stringAttr(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 
-func n(v int64) types.AttributeValue { return &types.AttributeValueMemberN{Value: fmt.Sprint(v)} }
+func numberAttr(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: fmt.Sprint(v)}
+}
 
-func key(pk, sk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{attrPK: s(pk), attrSK: s(sk)}
+func itemKey(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: stringAttr(pk), attrSK: stringAttr(sk)}
 }
 
 // item builds a record: its keys plus the JSON of v in the data attribute.
@@ -65,8 +67,8 @@ func item(pk, sk string, v any) (map[string]types.AttributeValue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", pk, err)
 	}
-	it := key(pk, sk)
-	it[attrData] = s(string(b))
+	it := itemKey(pk, sk)
+	it[attrData] = stringAttr(string(b))
 	return it, nil
 }
 
@@ -83,7 +85,7 @@ func decode(it map[string]types.AttributeValue, v any) error {
 
 // get reads one item; a missing item is domain.ErrNotFound.
 func (st *Store) get(ctx context.Context, pk, sk string, v any) error {
-	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: key(pk, sk)})
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: itemKey(pk, sk)})
 	if err != nil {
 		return translate(err)
 	}
