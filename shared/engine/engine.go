@@ -245,12 +245,22 @@ func (e *Engine) next(g *Graph, nodes []string, order map[string]int) []string {
 // historyTurns turns stored messages into text turns, merging consecutive messages of one role
 // so that providers that require alternating roles accept them.
 func historyTurns(history []Message) []domain.Turn {
-	var turns []domain.Turn
+	// As appendTurn would build them, without its copies: every part here is this call's own.
+	turns := make([]domain.Turn, 0, len(history)+1)
 	for _, m := range history {
 		if m.Role != domain.RoleUser && m.Role != domain.RoleAssistant {
 			continue
 		}
-		turns = appendTurn(turns, textTurn(m.Role, m.Content))
+		text := strings.TrimSpace(m.Content)
+		if text == "" {
+			continue
+		}
+		if n := len(turns); n > 0 && turns[n-1].Role == m.Role {
+			last := &turns[n-1].Parts[0] // history turns hold one text part
+			last.Text += "\n\n" + text
+			continue
+		}
+		turns = append(turns, domain.Turn{Role: m.Role, Parts: []domain.Part{{Type: domain.PartText, Text: text}}})
 	}
 	return turns
 }
