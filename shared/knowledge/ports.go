@@ -1,0 +1,90 @@
+// Package knowledge holds the use cases of files, collections and knowledge bases: uploads,
+// collections of files, knowledge bases ingested in the background (extract → chunk → embed →
+// index, one SQS job per file) and their search. It declares the interfaces it needs; the
+// adapters (dynamo, s3, sqs, vectors, embeddings) implement them in domain terms.
+package knowledge
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// Store keeps files, collections and knowledge bases. Missing records are KindNotFound errors.
+type Store interface {
+	PutFile(ctx context.Context, f *domain.File) error // create or overwrite
+	GetFile(ctx context.Context, id string) (*domain.File, error)
+	ListFiles(ctx context.Context, company string) ([]*domain.File, error) // newest first
+	DeleteFile(ctx context.Context, id string) error
+
+	PutCollection(ctx context.Context, c *domain.Collection) error
+	GetCollection(ctx context.Context, id string) (*domain.Collection, error)
+	ListCollections(ctx context.Context, company string) ([]*domain.Collection, error) // newest first
+	DeleteCollection(ctx context.Context, id string) error
+	// UpdateCollection replaces a collection if its UpdatedAt is still prev (optimistic
+	// concurrency: KindConflict otherwise, and the caller reads again).
+	UpdateCollection(ctx context.Context, c *domain.Collection, prev time.Time) error
+
+	PutKB(ctx context.Context, kb *domain.KnowledgeBase) error
+	GetKB(ctx context.Context, id string) (*domain.KnowledgeBase, error)
+	ListKBs(ctx context.Context, company string) ([]*domain.KnowledgeBase, error) // newest first
+	DeleteKB(ctx context.Context, id string) error
+	// UpdateKB replaces a knowledge base if its RunID is still runID (KindConflict otherwise):
+	// a run that was superseded (sync, delete) can never write over its successor.
+	UpdateKB(ctx context.Context, kb *domain.KnowledgeBase, runID string) error
+	// UpdateSource sets one datasource of the run runID in one atomic write (other workers
+	// update other datasources of the same record at the same time) and returns the record as
+	// it is after the write. KindConflict if the run is no longer current; KindNotFound if the
+	// knowledge base is gone.
+	UpdateSource(ctx context.Context, kbID, runID string, d *domain.Datasource) (*domain.KnowledgeBase, error)
+}
+
+// Blobs keeps file bytes (S3).
+type Blobs interface {
+	Put(ctx context.Context, key string, data []byte, contentType string) error
+	// Get reads at most limit bytes (KindTooLarge beyond) and the stored content type.
+	Get(ctx context.Context, key string, limit int64) ([]byte, string, error)
+	// Head returns the size of a stored object (KindNotFound when there is none).
+	Head(ctx context.Context, key string) (int64, error)
+	Delete(ctx context.Context, key string) error
+	// PresignPut returns a URL a client can PUT exactly size bytes of contentType to, valid for ttl.
+	PresignPut(ctx context.Context, key string, size int64, contentType string, ttl time.Duration) (string, error)
+}
+
+// Queue sends ingestion jobs (the SQS ingestion queue; its event source mapping invokes the
+// ingestion function with them).
+type Queue interface {
+	// Send enqueues one message; group is the FIFO message group ("" on a standard queue).
+	Send(ctx context.Context, body, group string) error
+}
+
+// Index is the vector index (OpenSearch k-NN): one index per embedding space, every chunk
+// tagged with its knowledge base and company.
+type Index interface {
+	EnsureIndex(ctx context.Context, model string, dims int) (string, error)
+	Put(ctx context.Context, index string, chunks []domain.Chunk) error
+	Refresh(ctx context.Context, index string) error
+	DeleteFile(ctx context.Context, index, company, kbID, fileID string) (int, error)
+	DeleteKB(ctx context.Context, index, company, kbID string) (int, error)
+	Search(ctx context.Context, index string, q domain.VectorQuery) ([]domain.Hit, error)
+}
+
+// Embedder turns texts into vectors of one embedding space.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	Dimensions() int
+	// MaxTokens is how many tokens of a text the model reads; Tokens counts (or bounds from
+	// above) the tokens of a text, so that no part of a chunk goes unembedded silently.
+	MaxTokens() int
+	Tokens(text string) int
+	// Name is the model's slug for index names ("use-lite", "titan-embed-text-v2").
+	Name() string
+}
+
+// Embedders resolves a knowledge base's embedding_config (filling defaults; field errors under
+// embedding_config.*) and builds its embedder.
+type Embedders interface {
+	Resolve(cfg domain.Embedding) (domain.Embedding, []domain.FieldError)
+	Embedder(ctx context.Context, cfg domain.Embedding) (Embedder, error)
+}
