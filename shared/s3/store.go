@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
@@ -20,16 +22,31 @@ import (
 type Client interface {
 	PutObject(ctx context.Context, in *awss3.PutObjectInput, opts ...func(*awss3.Options)) (*awss3.PutObjectOutput, error)
 	GetObject(ctx context.Context, in *awss3.GetObjectInput, opts ...func(*awss3.Options)) (*awss3.GetObjectOutput, error)
+	HeadObject(ctx context.Context, in *awss3.HeadObjectInput, opts ...func(*awss3.Options)) (*awss3.HeadObjectOutput, error)
+	DeleteObject(ctx context.Context, in *awss3.DeleteObjectInput, opts ...func(*awss3.Options)) (*awss3.DeleteObjectOutput, error)
+}
+
+// Presigner signs requests that clients send to S3 themselves (*s3.PresignClient).
+type Presigner interface {
+	PresignPutObject(ctx context.Context, in *awss3.PutObjectInput, opts ...func(*awss3.PresignOptions)) (*v4.PresignedHTTPRequest, error)
 }
 
 // Store keeps objects in one bucket.
 type Store struct {
-	client Client
-	bucket string
+	client  Client
+	presign Presigner // nil when the client is not the SDK's: PresignPut then fails
+	bucket  string
 }
 
-// NewStore builds a store on bucket.
-func NewStore(client Client, bucket string) *Store { return &Store{client: client, bucket: bucket} }
+// NewStore builds a store on bucket. Given the SDK's client, it presigns with the same
+// configuration (region, credentials, endpoint, path style).
+func NewStore(client Client, bucket string) *Store {
+	st := &Store{client: client, bucket: bucket}
+	if c, ok := client.(*awss3.Client); ok {
+		st.presign = awss3.NewPresignClient(c)
+	}
+	return st
+}
 
 // Put writes an object.
 func (s *Store) Put(ctx context.Context, key string, data []byte, contentType string) error {
@@ -59,6 +76,47 @@ func (s *Store) Get(ctx context.Context, key string, limit int64) ([]byte, strin
 		return nil, "", domain.Errorf(domain.KindTooLarge, "The stored object is larger than %d bytes", limit)
 	}
 	return data, aws.ToString(out.ContentType), nil
+}
+
+// Head returns the size of a stored object; a missing object is domain.ErrNotFound.
+func (s *Store) Head(ctx context.Context, key string) (int64, error) {
+	out, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	if err != nil {
+		return 0, fmt.Errorf("head %s: %w", key, translate(err))
+	}
+	return aws.ToInt64(out.ContentLength), nil
+}
+
+// Delete removes an object; deleting a missing object is no error (S3 answers 204 either way).
+func (s *Store) Delete(ctx context.Context, key string) error {
+	_, err := s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	if err != nil {
+		if domain.KindOf(translate(err)) == domain.KindNotFound {
+			return nil
+		}
+		return fmt.Errorf("delete %s: %w", key, translate(err))
+	}
+	return nil
+}
+
+// PresignPut returns a URL that PUTs exactly size bytes of contentType to key until ttl has
+// passed. Content-Length and Content-Type are signed headers: the client must send both with
+// these values, and S3 refuses a request whose headers differ from them (SignatureDoesNotMatch).
+// A size below 1 is refused: SigV4 leaves a zero Content-Length unsigned.
+func (s *Store) PresignPut(ctx context.Context, key string, size int64, contentType string, ttl time.Duration) (string, error) {
+	if size < 1 {
+		return "", domain.Errorf(domain.KindInvalid, "An upload must have at least one byte")
+	}
+	if s.presign == nil {
+		return "", errors.New("presign: the store was built without the SDK's S3 client")
+	}
+	req, err := s.presign.PresignPutObject(ctx, &awss3.PutObjectInput{
+		Bucket: aws.String(s.bucket), Key: aws.String(key), ContentLength: aws.Int64(size), ContentType: aws.String(contentType),
+	}, awss3.WithPresignExpires(ttl))
+	if err != nil {
+		return "", fmt.Errorf("presign put %s: %w", key, translate(err))
+	}
+	return req.URL, nil
 }
 
 func translate(err error) error {

@@ -1,0 +1,374 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// Knowledge records: files, collections and knowledge bases, one item each, listed per company
+// through gsi1 by creation time. A knowledge base keeps its datasources outside data, one entry
+// per file in the map attribute sources, so that the ingestion workers of one run each write
+// their own entry with one UpdateItem instead of reading and rewriting the whole record.
+const (
+	fileSK       = "F"
+	collectionSK = "C"
+	kbSK         = "B"
+
+	attrUpdatedAt = "updated_at" // a collection's UpdatedAt (its optimistic lock); a KB's last write
+	attrRunID     = "run_id"     // a knowledge base's current run (the workers' write condition)
+	attrSources   = "sources"    // a knowledge base's datasources: file id → JSON of the datasource
+)
+
+func filePK(id string) string            { return "FILE#" + id }
+func collectionPK(id string) string      { return "COLL#" + id }
+func kbPK(id string) string              { return "KB#" + id }
+func companyFiles(c string) string       { return "CO#" + c + "#FILES" }
+func companyCollections(c string) string { return "CO#" + c + "#COLLECTIONS" }
+func companyKBs(c string) string         { return "CO#" + c + "#KBS" }
+
+// listed gives an item the gsi1 keys of its company's list, newest last in key order.
+func listed(it map[string]types.AttributeValue, list string, created time.Time, id string) {
+	it[attrGSI1PK] = stringAttr(list)
+	it[attrGSI1SK] = stringAttr(sortTime(created) + "#" + id)
+}
+
+// PutFile stores a file, creating or overwriting it (one PutItem).
+func (st *Store) PutFile(ctx context.Context, f *domain.File) error {
+	it, err := rawItem(filePK(f.ID), fileSK, f)
+	if err != nil {
+		return err
+	}
+	listed(it, companyFiles(f.Company), f.CreatedAt, f.ID)
+	if _, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it}); err != nil {
+		return fmt.Errorf("put file %s: %w", f.ID, translate(err))
+	}
+	return nil
+}
+
+// GetFile reads a file (one GetItem).
+func (st *Store) GetFile(ctx context.Context, id string) (*domain.File, error) {
+	var f domain.File
+	if err := st.get(ctx, filePK(id), fileSK, &f); err != nil {
+		return nil, fmt.Errorf("get file %s: %w", id, err)
+	}
+	return &f, nil
+}
+
+// ListFiles reads a company's files, newest first (one Query on gsi1 per 1 MB page).
+func (st *Store) ListFiles(ctx context.Context, company string) ([]*domain.File, error) {
+	items, err := st.query(ctx, newestFirst(companyFiles(company)))
+	if err != nil {
+		return nil, fmt.Errorf("list files of %s: %w", company, err)
+	}
+	out := make([]*domain.File, 0, len(items))
+	for _, it := range items {
+		var f domain.File
+		if err := decode(it, &f); err != nil {
+			return nil, err
+		}
+		out = append(out, &f)
+	}
+	return out, nil
+}
+
+// DeleteFile removes a file's record (one DeleteItem; deleting a missing file is no error).
+func (st *Store) DeleteFile(ctx context.Context, id string) error {
+	return st.deleteItem(ctx, filePK(id), fileSK)
+}
+
+func collectionItem(c *domain.Collection) (map[string]types.AttributeValue, error) {
+	it, err := rawItem(collectionPK(c.ID), collectionSK, c)
+	if err != nil {
+		return nil, err
+	}
+	it[attrUpdatedAt] = stringAttr(sortTime(c.UpdatedAt))
+	listed(it, companyCollections(c.Company), c.CreatedAt, c.ID)
+	return it, nil
+}
+
+// PutCollection stores a collection, creating or overwriting it (one PutItem).
+func (st *Store) PutCollection(ctx context.Context, c *domain.Collection) error {
+	it, err := collectionItem(c)
+	if err != nil {
+		return err
+	}
+	if _, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it}); err != nil {
+		return fmt.Errorf("put collection %s: %w", c.ID, translate(err))
+	}
+	return nil
+}
+
+// GetCollection reads a collection (one GetItem).
+func (st *Store) GetCollection(ctx context.Context, id string) (*domain.Collection, error) {
+	var c domain.Collection
+	if err := st.get(ctx, collectionPK(id), collectionSK, &c); err != nil {
+		return nil, fmt.Errorf("get collection %s: %w", id, err)
+	}
+	return &c, nil
+}
+
+// ListCollections reads a company's collections, newest first (one Query on gsi1 per page).
+func (st *Store) ListCollections(ctx context.Context, company string) ([]*domain.Collection, error) {
+	items, err := st.query(ctx, newestFirst(companyCollections(company)))
+	if err != nil {
+		return nil, fmt.Errorf("list collections of %s: %w", company, err)
+	}
+	out := make([]*domain.Collection, 0, len(items))
+	for _, it := range items {
+		var c domain.Collection
+		if err := decode(it, &c); err != nil {
+			return nil, err
+		}
+		out = append(out, &c)
+	}
+	return out, nil
+}
+
+// DeleteCollection removes a collection (one DeleteItem; a missing one is no error).
+func (st *Store) DeleteCollection(ctx context.Context, id string) error {
+	return st.deleteItem(ctx, collectionPK(id), collectionSK)
+}
+
+// UpdateCollection replaces a collection if its stored updated_at is still prev (one conditional
+// PutItem): a KindConflict error if someone changed it since it was read, KindNotFound if it is
+// gone.
+func (st *Store) UpdateCollection(ctx context.Context, c *domain.Collection, prev time.Time) error {
+	it, err := collectionItem(c)
+	if err != nil {
+		return err
+	}
+	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(st.table), Item: it,
+		ConditionExpression:                 aws.String("#u = :prev"),
+		ExpressionAttributeNames:            map[string]string{"#u": attrUpdatedAt},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":prev": stringAttr(sortTime(prev))},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if err != nil {
+		return fmt.Errorf("update collection %s: %w", c.ID, lostRace(err, "Collection "+c.ID, "The collection was changed meanwhile; read it again"))
+	}
+	return nil
+}
+
+// kbItem builds a knowledge base's item: the record without its datasources in data, the
+// datasources in the sources map (always present, so that UpdateSource can set an entry).
+func kbItem(kb *domain.KnowledgeBase) (map[string]types.AttributeValue, error) {
+	body := *kb
+	body.Sources = nil
+	it, err := rawItem(kbPK(kb.ID), kbSK, &body)
+	if err != nil {
+		return nil, err
+	}
+	sources := make(map[string]types.AttributeValue, len(kb.Sources))
+	for id, d := range kb.Sources {
+		if d == nil {
+			continue
+		}
+		v, err := sourceAttr(d)
+		if err != nil {
+			return nil, fmt.Errorf("encode knowledge base %s: %w", kb.ID, err)
+		}
+		sources[id] = v
+	}
+	it[attrSources] = &types.AttributeValueMemberM{Value: sources}
+	it[attrRunID] = stringAttr(kb.RunID)
+	it[attrUpdatedAt] = stringAttr(sortTime(kb.UpdatedAt))
+	listed(it, companyKBs(kb.Company), kb.CreatedAt, kb.ID)
+	return it, nil
+}
+
+// storedSource is a datasource as stored in the sources map: without its file id, which is
+// the entry's key (the outer, empty FileID hides the datasource's own from encoding/json).
+type storedSource struct {
+	*domain.Datasource
+	FileID string `json:"file_id,omitempty"`
+}
+
+// sourceAttr is a datasource as stored: its JSON without the file id and without HTML escaping
+// (which would take six bytes of the item for each <, > and & of a name or an error).
+func sourceAttr(d *domain.Datasource) (types.AttributeValue, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(storedSource{Datasource: d}); err != nil {
+		return nil, err
+	}
+	return stringAttr(strings.TrimSuffix(b.String(), "\n")), nil
+}
+
+// decodeKB reads a knowledge base item: data, the sources map and the time of the last write.
+func decodeKB(it map[string]types.AttributeValue) (*domain.KnowledgeBase, error) {
+	var kb domain.KnowledgeBase
+	if err := decode(it, &kb); err != nil {
+		return nil, err
+	}
+	kb.Sources = map[string]*domain.Datasource{}
+	if m, ok := it[attrSources].(*types.AttributeValueMemberM); ok {
+		for id, v := range m.Value {
+			s, ok := v.(*types.AttributeValueMemberS)
+			if !ok {
+				return nil, fmt.Errorf("knowledge base %s: datasource %s is not a string", kb.ID, id)
+			}
+			var d domain.Datasource
+			if err := json.Unmarshal([]byte(s.Value), &d); err != nil {
+				return nil, fmt.Errorf("knowledge base %s: datasource %s: %w", kb.ID, id, err)
+			}
+			d.FileID = id
+			kb.Sources[id] = &d
+		}
+	}
+	if s, ok := it[attrUpdatedAt].(*types.AttributeValueMemberS); ok {
+		if t, err := time.Parse(time.RFC3339Nano, s.Value); err == nil {
+			kb.UpdatedAt = t
+		}
+	}
+	return &kb, nil
+}
+
+// PutKB stores a knowledge base with its datasources, creating or overwriting it (one PutItem).
+func (st *Store) PutKB(ctx context.Context, kb *domain.KnowledgeBase) error {
+	it, err := kbItem(kb)
+	if err != nil {
+		return err
+	}
+	if _, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it}); err != nil {
+		return fmt.Errorf("put knowledge base %s: %w", kb.ID, translate(err))
+	}
+	return nil
+}
+
+// GetKB reads a knowledge base with its datasources (one GetItem, strongly consistent: the
+// workers decide from it whether their run is still current).
+func (st *Store) GetKB(ctx context.Context, id string) (*domain.KnowledgeBase, error) {
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: itemKey(kbPK(id), kbSK), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, fmt.Errorf("get knowledge base %s: %w", id, translate(err))
+	}
+	if out.Item == nil {
+		return nil, fmt.Errorf("get knowledge base %s: %w", id, domain.ErrNotFound)
+	}
+	return decodeKB(out.Item)
+}
+
+// ListKBs reads a company's knowledge bases with their datasources, newest first (one Query on
+// gsi1 per 1 MB page).
+func (st *Store) ListKBs(ctx context.Context, company string) ([]*domain.KnowledgeBase, error) {
+	items, err := st.query(ctx, newestFirst(companyKBs(company)))
+	if err != nil {
+		return nil, fmt.Errorf("list knowledge bases of %s: %w", company, err)
+	}
+	out := make([]*domain.KnowledgeBase, 0, len(items))
+	for _, it := range items {
+		kb, err := decodeKB(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, kb)
+	}
+	return out, nil
+}
+
+// DeleteKB removes a knowledge base's record (one DeleteItem; a missing one is no error). Its
+// workers' next UpdateSource then fails with KindNotFound.
+func (st *Store) DeleteKB(ctx context.Context, id string) error {
+	return st.deleteItem(ctx, kbPK(id), kbSK)
+}
+
+// UpdateKB replaces a knowledge base, datasources included, if its stored run is still runID
+// (one conditional PutItem): KindConflict if another run superseded it, KindNotFound if it is
+// gone. It replaces the whole sources map, so the caller writes it from a record read after
+// the run's last UpdateSource (or starts a new run, whose workers write nothing under runID).
+func (st *Store) UpdateKB(ctx context.Context, kb *domain.KnowledgeBase, runID string) error {
+	it, err := kbItem(kb)
+	if err != nil {
+		return err
+	}
+	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(st.table), Item: it,
+		ConditionExpression:                 aws.String("#r = :r"),
+		ExpressionAttributeNames:            map[string]string{"#r": attrRunID},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":r": stringAttr(runID)},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if err != nil {
+		return fmt.Errorf("update knowledge base %s: %w", kb.ID, lostRace(err, "Knowledge base "+kb.ID, "The knowledge base's run was superseded"))
+	}
+	return nil
+}
+
+// UpdateSource sets the datasource d.FileID of knowledge base kbID while runID is its run, and
+// returns the record as it is after the write: one UpdateItem (SET sources.<file id>, condition
+// run_id = :r, ALL_NEW), so workers of one run writing different datasources never lose each
+// other's writes. KindConflict if the run was superseded, KindNotFound if the knowledge base is
+// gone, KindTooLarge if the item would pass DynamoDB's 400 KB (see infra/README.md).
+func (st *Store) UpdateSource(ctx context.Context, kbID, runID string, d *domain.Datasource) (*domain.KnowledgeBase, error) {
+	if d == nil || d.FileID == "" {
+		return nil, errors.New("update datasource: no file id")
+	}
+	v, err := sourceAttr(d)
+	if err != nil {
+		return nil, fmt.Errorf("encode datasource %s: %w", d.FileID, err)
+	}
+	now := time.Now()
+	if d.UpdatedAt != nil {
+		now = *d.UpdatedAt
+	}
+	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(st.table),
+		Key:                      itemKey(kbPK(kbID), kbSK),
+		UpdateExpression:         aws.String("SET #s.#f = :d, #u = :now"),
+		ConditionExpression:      aws.String("#r = :r"),
+		ExpressionAttributeNames: map[string]string{"#s": attrSources, "#f": d.FileID, "#u": attrUpdatedAt, "#r": attrRunID},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":d": v, ":now": stringAttr(sortTime(now)), ":r": stringAttr(runID),
+		},
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update datasource %s of knowledge base %s: %w", d.FileID, kbID,
+			lostRace(err, "Knowledge base "+kbID, "The knowledge base's run was superseded"))
+	}
+	return decodeKB(out.Attributes)
+}
+
+// lostRace translates a failed conditional write that returned the old item (ALL_OLD): no item
+// is KindNotFound, a changed one KindConflict with msg.
+func lostRace(err error, what, msg string) error {
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
+		return translate(err)
+	}
+	if len(ccf.Item) == 0 {
+		return &domain.Error{Kind: domain.KindNotFound, Message: what + " not found", Err: err}
+	}
+	return &domain.Error{Kind: domain.KindConflict, Message: msg, Err: err}
+}
+
+// newestFirst queries a company list of gsi1, newest first.
+func newestFirst(list string) *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
+		IndexName:                 aws.String(indexGSI1),
+		KeyConditionExpression:    aws.String("gsi1pk = :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": stringAttr(list)},
+		ScanIndexForward:          aws.Bool(false),
+	}
+}
+
+// deleteItem removes one item by key; a missing item is no error.
+func (st *Store) deleteItem(ctx context.Context, pk, sk string) error {
+	if _, err := st.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(st.table), Key: itemKey(pk, sk)}); err != nil {
+		return fmt.Errorf("delete %s: %w", pk, translate(err))
+	}
+	return nil
+}
