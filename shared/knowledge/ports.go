@@ -70,8 +70,10 @@ type Index interface {
 	Search(ctx context.Context, index string, q domain.VectorQuery) ([]domain.Hit, error)
 }
 
-// Embedder turns texts into vectors of one embedding space.
-type Embedder interface {
+// Embedder turns texts into vectors of one embedding space. It is an alias of an interface
+// literal so that an adapter declaring the same literal (shared/embeddings, which may not import
+// this package) returns an identical type from Embedders.Embedder.
+type Embedder = interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 	Dimensions() int
 	// MaxTokens is how many tokens of a text the model reads; Tokens counts (or bounds from

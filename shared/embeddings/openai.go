@@ -1,0 +1,250 @@
+package embeddings
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentorch/agentorch/shared/backoff"
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// Batch limits of one OpenAI-compatible request.
+const (
+	// maxBatchInputs is OpenAI's limit on the inputs of one request.
+	maxBatchInputs = 2048
+	// maxBatchTokens is OpenAI's limit on the tokens summed over one request's inputs, counted
+	// with estimateTokens (an upper bound, so a batch never passes it).
+	maxBatchTokens = 300_000
+	// maxBatchFloats bounds the numbers one response carries (about 20 bytes each as JSON), so
+	// that a batch of large vectors does not need hundreds of megabytes: 682 inputs of 1,536
+	// dimensions, 341 of 3,072.
+	maxBatchFloats  = 1 << 20
+	maxResponseBody = 64 << 20
+	maxErrorBody    = 64 << 10
+)
+
+// openaiEmbedder embeds with an OpenAI-compatible POST {base}/embeddings, in batches.
+type openaiEmbedder struct {
+	model model
+	dims  int
+	opts  *Options
+}
+
+type embeddingsRequest struct {
+	Model          string   `json:"model"`
+	Input          []string `json:"input"`
+	Dimensions     int      `json:"dimensions,omitempty"`
+	EncodingFormat string   `json:"encoding_format"`
+}
+
+type embeddingsResponse struct {
+	Data []struct {
+		Index     int       `json:"index"`
+		Embedding []float32 `json:"embedding"`
+	} `json:"data"`
+}
+
+func (e *openaiEmbedder) Dimensions() int        { return e.dims }
+func (e *openaiEmbedder) MaxTokens() int         { return e.model.maxTokens }
+func (e *openaiEmbedder) Tokens(text string) int { return estimateTokens(text) }
+func (e *openaiEmbedder) Name() string           { return e.model.slug }
+
+// Embed sends texts in as few batches as the limits allow, one after the other, and returns the
+// vectors in the order of texts. A server answering with vectors of another size than the
+// configured dimensions is an invalid-request error naming both; vectors that are not of unit
+// length are normalised.
+func (e *openaiEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	for i, t := range texts {
+		if t == "" {
+			return nil, errEmpty(i)
+		}
+	}
+	out := make([][]float32, len(texts))
+	for start := 0; start < len(texts); {
+		end := e.batchEnd(texts, start)
+		vecs, err := e.embedBatch(ctx, texts[start:end])
+		if err != nil {
+			return nil, err
+		}
+		copy(out[start:end], vecs)
+		start = end
+	}
+	return out, nil
+}
+
+// batchEnd returns the end of the batch that starts at texts[start]: as many texts as fit all
+// the limits, and at least one.
+func (e *openaiEmbedder) batchEnd(texts []string, start int) int {
+	limit := min(maxBatchInputs, max(1, maxBatchFloats/e.dims))
+	end, tokens := start, 0
+	for end < len(texts) && end-start < limit {
+		t := estimateTokens(texts[end])
+		if end > start && tokens+t > maxBatchTokens {
+			break
+		}
+		tokens += t
+		end++
+	}
+	return end
+}
+
+// embedBatch makes one request, retrying rate limits (429) and server errors (5xx) with backoff,
+// honouring Retry-After, while the deadline allows.
+func (e *openaiEmbedder) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
+	req := embeddingsRequest{Model: e.model.id, Input: texts, EncodingFormat: "float"}
+	if strings.HasPrefix(e.model.id, "text-embedding-3-") {
+		req.Dimensions = e.dims // the only models that take the parameter; others reject it
+	}
+	payload, err := json.Marshal(req)
+	if err != nil {
+		return nil, wrapf(err, "openai embeddings: encode request")
+	}
+	var throttled error // the last failed answer, for a deadline that ends a later attempt
+	for attempt := 0; ; attempt++ {
+		status, header, body, err := e.post(ctx, payload)
+		if err != nil {
+			return nil, deadlineError(ctx, throttled, err, "openai embeddings "+e.model.id)
+		}
+		if status == http.StatusOK {
+			return e.parse(body, len(texts))
+		}
+		failure := e.failure(status, body)
+		if !openaiRetryable(status, body) || attempt >= e.opts.MaxRetries {
+			return nil, failure
+		}
+		throttled = failure
+		delay, ok := retryAfter(header)
+		if !ok {
+			delay = backoff.Delay(e.opts.BaseDelay, maxDelay, attempt)
+		}
+		if !backoff.Sleep(ctx, delay) {
+			if canceled(ctx) {
+				return nil, wrapf(ctx.Err(), "openai embeddings %s", e.model.id)
+			}
+			return nil, failure
+		}
+	}
+}
+
+func (e *openaiEmbedder) post(ctx context.Context, payload []byte) (int, http.Header, []byte, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, e.opts.OpenAI.BaseURL+"/embeddings", bytes.NewReader(payload))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+	if e.opts.OpenAI.APIKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+e.opts.OpenAI.APIKey)
+	}
+	resp, err := e.opts.OpenAI.HTTPClient.Do(hreq)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	limit := int64(maxResponseBody)
+	if resp.StatusCode != http.StatusOK {
+		limit = maxErrorBody
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("read response: %w", err)
+	}
+	return resp.StatusCode, resp.Header, b, nil
+}
+
+// parse reads n vectors and puts each at its index.
+func (e *openaiEmbedder) parse(body []byte, n int) ([][]float32, error) {
+	var resp embeddingsResponse
+	if err := json.Unmarshal(body, &resp); err != nil {
+		return nil, wrapf(err, "openai embeddings %s: decode response", e.model.id)
+	}
+	if len(resp.Data) != n {
+		return nil, fmt.Errorf("openai embeddings %s: %d vectors for %d inputs", e.model.id, len(resp.Data), n)
+	}
+	out := make([][]float32, n)
+	for _, d := range resp.Data {
+		if d.Index < 0 || d.Index >= n || out[d.Index] != nil {
+			return nil, fmt.Errorf("openai embeddings %s: index %d out of range or repeated", e.model.id, d.Index)
+		}
+		if len(d.Embedding) != e.dims {
+			return nil, mismatch(e.model.id, len(d.Embedding), e.dims)
+		}
+		normalize(d.Embedding)
+		out[d.Index] = d.Embedding
+	}
+	return out, nil
+}
+
+// apiError is the error envelope OpenAI-compatible servers answer with.
+type apiError struct {
+	Error struct {
+		Message string `json:"message"`
+		Code    any    `json:"code"` // a string at OpenAI, a number at some servers
+	} `json:"error"`
+}
+
+func decodeError(body []byte) apiError {
+	var e apiError
+	_ = json.Unmarshal(body, &e) // a non-JSON body leaves it empty
+	return e
+}
+
+// openaiRetryable reports answers a later attempt may not meet. An exhausted quota is a 429 that
+// no wait cures.
+func openaiRetryable(status int, body []byte) bool {
+	switch {
+	case status == http.StatusTooManyRequests:
+		return decodeError(body).Error.Code != "insufficient_quota"
+	case status >= 500:
+		return true
+	}
+	return false
+}
+
+// failure translates an error answer into a domain error. Clients see at most a bounded,
+// key-free excerpt of the server's message; the cause keeps one of the body for the log.
+func (e *openaiEmbedder) failure(status int, body []byte) error {
+	key := e.opts.OpenAI.APIKey
+	apiErr := decodeError(body)
+	cause := fmt.Errorf("openai embeddings %s: HTTP %d: %s", e.model.id, status, safeMessage(string(body), key))
+	switch {
+	case status == http.StatusTooManyRequests && apiErr.Error.Code == "insufficient_quota":
+		return domain.Wrap(domain.KindInternal, cause, "The embedding provider's quota is exhausted")
+	case status == http.StatusTooManyRequests, status == http.StatusServiceUnavailable:
+		return overloaded(cause)
+	case status == http.StatusUnauthorized, status == http.StatusForbidden:
+		// The deployment's credentials are at fault, not the caller's request.
+		return domain.Wrap(domain.KindInternal, cause, "The embedding provider rejected the service's credentials")
+	case status >= 400 && status < 500:
+		msg := safeMessage(apiErr.Error.Message, key)
+		if msg == "" {
+			msg = fmt.Sprintf("HTTP %d", status)
+		}
+		return rejected(cause, msg)
+	}
+	return cause
+}
+
+// retryAfter reads the server's requested wait: retry-after-ms (OpenAI) or Retry-After in
+// seconds or as an HTTP date. (The same reading as shared/openai's; copied so that the two
+// adapters stay independent.)
+func retryAfter(h http.Header) (time.Duration, bool) {
+	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms >= 0 {
+		return time.Duration(ms * float64(time.Millisecond)), true
+	}
+	v := h.Get("Retry-After")
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0), true
+	}
+	return 0, false
+}
