@@ -3,10 +3,17 @@
 //
 //	go run ./scripts/kb extract FILE
 //	go run ./scripts/kb chunk FILE [--chunk-size N] [--chunk-overlap N] [--split-by char|word] [--separators JSON]
+//	go run ./scripts/kb embed FILE [--provider local|bedrock|openai] [--model M] [--dimensions N]
 //
 // extract prints the text shared/extract finds in FILE. chunk splits that text with shared/chunk
 // and prints one JSON object a line, {"index", "text", "length"} (length in the --split-by unit);
 // its defaults are Atthene's (recursive, 500 words, 50 overlap, separators ["\n\n","\n",". "," "]).
+// embed reads one text a line (empty lines skipped) and prints one JSON object a line,
+// {"index", "text", "tokens", "embedding"}, embedded as a knowledge base with that
+// embedding_config would embed its chunks; tokens over the model's limit are reported on
+// standard error, as ingestion would split such a text. The local provider's files are fetched
+// into the repository's .cache/models (or LOCALEMBED_DIR); bedrock uses the AWS configuration
+// of the environment; openai reads OPENAI_BASE_URL and OPENAI_API_KEY.
 // Flags may come before or after FILE. FILE "-" is standard input.
 package main
 
@@ -31,6 +38,7 @@ import (
 const usage = `usage:
   kb extract FILE
   kb chunk FILE [--chunk-size N] [--chunk-overlap N] [--split-by char|word] [--separators JSON]
+  kb embed FILE [--provider local|bedrock|openai] [--model M] [--dimensions N]
 FILE "-" is standard input.`
 
 func main() {
@@ -46,6 +54,9 @@ func main() {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
 	if len(args) == 0 {
 		return errors.New(usage)
+	}
+	if args[0] == "embed" {
+		return embed(ctx, args[1:], stdin, stdout)
 	}
 	fs := flag.NewFlagSet("kb "+args[0], flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are returned, and printed once by main
@@ -184,7 +195,8 @@ func flagError(err error) error {
 		return err
 	}
 	flags := map[string]string{"chunk_size": "--chunk-size", "chunk_overlap": "--chunk-overlap",
-		"split_by": "--split-by", "recursive_separators": "--separators"}
+		"split_by": "--split-by", "recursive_separators": "--separators",
+		"embedding_config.provider": "--provider", "embedding_config.model": "--model", "embedding_config.dimensions": "--dimensions"}
 	var msgs []string
 	for _, f := range de.Fields {
 		name, ok := flags[f.Field]

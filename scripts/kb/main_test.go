@@ -152,3 +152,53 @@ func TestErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbed embeds one text a line with the local model: one unit vector of 512 per line, in
+// order, and a paraphrase nearer its match than unrelated text.
+func TestEmbed(t *testing.T) {
+	in := "how long do I have to return an item\n\npurchases may be sent back within thirty days\nthe weather in Lisbon is mild in winter\n"
+	out, err := kb(t, in, "embed", "-", "--provider", "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type emb struct {
+		Index     int       `json:"index"`
+		Text      string    `json:"text"`
+		Tokens    int       `json:"tokens"`
+		Embedding []float64 `json:"embedding"`
+	}
+	var got []emb
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var e emb
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		got = append(got, e)
+	}
+	if len(got) != 3 || got[1].Text != "purchases may be sent back within thirty days" || got[2].Index != 2 {
+		t.Fatalf("want 3 lines in order without the empty one, got %+v", got)
+	}
+	dot := func(a, b []float64) (s float64) {
+		for i := range a {
+			s += a[i] * b[i]
+		}
+		return s
+	}
+	for _, e := range got {
+		if len(e.Embedding) != 512 || e.Tokens <= 0 {
+			t.Fatalf("line %d: %d dimensions, %d tokens", e.Index, len(e.Embedding), e.Tokens)
+		}
+		if n := dot(e.Embedding, e.Embedding); n < 0.999 || n > 1.001 {
+			t.Fatalf("line %d: squared norm %f, want 1", e.Index, n)
+		}
+	}
+	if near, far := dot(got[0].Embedding, got[1].Embedding), dot(got[0].Embedding, got[2].Embedding); near <= far {
+		t.Fatalf("paraphrase %.3f not nearer than unrelated %.3f", near, far)
+	}
+	if _, err := kb(t, "x\n", "embed", "-", "--provider", "local", "--dimensions", "7"); err == nil || !strings.Contains(err.Error(), "dimensions") {
+		t.Fatalf("--dimensions 7: want an error naming dimensions, got %v", err)
+	}
+	if _, err := kb(t, "x\n", "embed", "-", "--provider", "nope"); err == nil {
+		t.Fatal("--provider nope: want an error")
+	}
+}
