@@ -43,7 +43,8 @@ type File struct {
 }
 
 // Collection statuses (derived from the files on read: `pending` while empty or while a file is
-// still uploading, `completed` when every file is stored, `failed` when a file is in error).
+// still uploading, `completed` when every file is stored, `failed` when a file is in error;
+// `running` is the public API's and never reported: a collection does no processing itself).
 const (
 	CollectionPending   = "pending"
 	CollectionRunning   = "running"
@@ -53,15 +54,17 @@ const (
 
 // Collection is a named set of files.
 type Collection struct {
-	ID          string    `json:"id"`
-	Company     string    `json:"company"`
-	Owner       string    `json:"owner"`
-	Name        string    `json:"name"`
-	Description string    `json:"description"`
-	FileIDs     []string  `json:"file_ids"`
-	TotalSize   int64     `json:"total_size"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          string   `json:"id"`
+	Company     string   `json:"company"`
+	Owner       string   `json:"owner"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	FileIDs     []string `json:"file_ids"` // in the order they were added
+	// TotalSize is not kept up to date: views compute data_source_count and total_size from the
+	// files on read, which they load anyway for the derived status.
+	TotalSize int64     `json:"total_size"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Knowledge base statuses: pending → running → completed | failed. A sync or a resumed run goes
@@ -107,14 +110,22 @@ type Embedding struct {
 
 // Datasource is one file of a knowledge base and what its latest ingestion made of it.
 type Datasource struct {
-	FileID      string     `json:"file_id"`
-	Name        string     `json:"name"`
-	Status      string     `json:"status"` // Ingest*
-	Error       string     `json:"error,omitempty"`
-	ContentHash string     `json:"content_hash,omitempty"` // of the ingested content
-	Chunks      int        `json:"chunks"`
-	Attempts    int        `json:"attempts"`
-	UpdatedAt   *time.Time `json:"updated_at,omitempty"`
+	FileID      string `json:"file_id"`
+	Name        string `json:"name"`
+	Status      string `json:"status"` // Ingest*
+	Error       string `json:"error,omitempty"`
+	ContentHash string `json:"content_hash,omitempty"` // of the ingested content
+	Chunks      int    `json:"chunks"`
+	Attempts    int    `json:"attempts"` // deliveries of its jobs in the current run
+	// Phase, TotalChunks and ProcessedChunks report a running datasource's progress (one write
+	// per job, never per chunk); the knowledge base's processing_metadata sums them.
+	Phase           string `json:"phase,omitempty"`
+	TotalChunks     int    `json:"total_chunks,omitempty"`
+	ProcessedChunks int    `json:"processed_chunks,omitempty"`
+	// Residue says the index may hold chunks of the file from an earlier run (another version,
+	// or an attempt cut short): its first job deletes them before indexing.
+	Residue   bool       `json:"residue,omitempty"`
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 }
 
 // Done reports whether the datasource reached a terminal status in the current run.
@@ -154,7 +165,10 @@ type KnowledgeBase struct {
 	Metadata ProcessingMetadata     `json:"processing_metadata"`
 	// RunID names the current run; workers write only while it is theirs. RunDeadline is when
 	// a run that has not finished is settled as failed (the worker died past every redelivery).
-	RunID       string     `json:"run_id"`
+	RunID string `json:"run_id"`
+	// SourcesRun is the run whose start job resolved Sources (a redelivered start job of the
+	// same run only sends the jobs of datasources still pending).
+	SourcesRun  string     `json:"sources_run,omitempty"`
 	RunStarted  *time.Time `json:"run_started,omitempty"`
 	RunDeadline *time.Time `json:"run_deadline,omitempty"`
 	// Completed is when a run last completed: a search before the first is a 409.

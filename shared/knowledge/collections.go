@@ -1,0 +1,446 @@
+package knowledge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// Collection statuses are derived on every read from the collection's files, never stored:
+//   - pending: the collection is empty, or a file in it is still uploading (a presigned upload
+//     not yet completed); progress is the share of its files that are stored;
+//   - completed: every file is stored (active or archived); progress 100;
+//   - failed: a file in it is in error (a presigned upload that could not be completed; the
+//     file's record says why); this wins over pending.
+//
+// `running` (listed by the public API) is never reported: a collection does no processing of
+// its own; its files are ingested by the knowledge bases built from it. data_source_count and
+// total_size count the files in it and their bytes (an uploading file counts with the size its
+// upload was started for).
+
+// Bounds of collections and of the id lists of requests.
+const (
+	// MaxDescriptionLength bounds a collection's description in characters.
+	MaxDescriptionLength = 2000
+	// MaxRequestIDs bounds file_ids of one bulk or add-files request.
+	MaxRequestIDs = 100
+)
+
+// Bulk operations on collections.
+const (
+	opAddFiles    = "add_files"
+	opRemoveFiles = "remove_files"
+)
+
+// updateAttempts is how often a collection update is tried when concurrent writes keep winning.
+const updateAttempts = 5
+
+// smallLoad is up to how many files are read one GetFile each; more are read with one
+// ListFiles of the company.
+const smallLoad = 3
+
+// CreateCollection creates an empty collection from {name, description?}: status pending,
+// progress 0, counts 0.
+func (s *Service) CreateCollection(ctx context.Context, p domain.Principal, body map[string]any) (*CollectionView, error) {
+	var errs []domain.FieldError
+	name, ok := body["name"].(string)
+	switch {
+	case body["name"] == nil:
+		errs = append(errs, domain.FieldError{Field: "name", Message: "is required"})
+	case !ok:
+		errs = append(errs, domain.FieldError{Field: "name", Message: "must be a string, got " + domain.JSONType(body["name"])})
+	case !domain.HasVisible(name):
+		errs = append(errs, domain.FieldError{Field: "name", Message: "must have a visible character"})
+	case utf8.RuneCountInString(strings.TrimSpace(name)) > domain.MaxNameLength:
+		errs = append(errs, domain.FieldError{Field: "name", Message: fmt.Sprintf("must be at most %d characters", domain.MaxNameLength)})
+	}
+	desc, ok := body["description"].(string)
+	switch {
+	case body["description"] == nil:
+	case !ok:
+		errs = append(errs, domain.FieldError{Field: "description", Message: "must be a string, got " + domain.JSONType(body["description"])})
+	case utf8.RuneCountInString(desc) > MaxDescriptionLength:
+		errs = append(errs, domain.FieldError{Field: "description", Message: fmt.Sprintf("must be at most %d characters", MaxDescriptionLength)})
+	}
+	if len(errs) > 0 {
+		return nil, domain.Invalid(errs)
+	}
+	now := s.now()
+	c := &domain.Collection{ID: uuid.NewString(), Company: p.Company, Owner: p.Owner, Name: strings.TrimSpace(name),
+		Description: desc, FileIDs: []string{}, CreatedAt: now, UpdatedAt: now}
+	if err := s.d.Store.PutCollection(ctx, c); err != nil {
+		return nil, fmt.Errorf("create collection: %w", err)
+	}
+	return collectionView(c, nil), nil
+}
+
+// ListCollections lists the company's collections, newest first, a page at a time.
+func (s *Service) ListCollections(ctx context.Context, p domain.Principal, offset, limit int) ([]*CollectionView, bool, error) {
+	all, err := s.d.Store.ListCollections(ctx, p.Company)
+	if err != nil {
+		return nil, false, fmt.Errorf("list collections: %w", err)
+	}
+	colls, more := page(all, offset, limit)
+	var ids []string
+	for _, c := range colls {
+		ids = append(ids, c.FileIDs...)
+	}
+	files, err := s.files(ctx, p.Company, ids)
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]*CollectionView, len(colls))
+	for i, c := range colls {
+		out[i] = collectionView(c, files)
+	}
+	return out, more, nil
+}
+
+// GetCollection reads a collection with its files as datasources, in the order they were added.
+func (s *Service) GetCollection(ctx context.Context, p domain.Principal, id string) (*CollectionDetail, error) {
+	c, err := s.collection(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	files, err := s.files(ctx, p.Company, c.FileIDs)
+	if err != nil {
+		return nil, err
+	}
+	d := &CollectionDetail{CollectionView: *collectionView(c, files), Datasources: []CollectionSource{}}
+	for _, fid := range c.FileIDs {
+		if f := files[fid]; f != nil {
+			// A file is in a collection at most once, so its id names the datasource too.
+			d.Datasources = append(d.Datasources, CollectionSource{ID: f.ID, DataSource: f.ID, DataSourceName: f.Name,
+				DataSourceType: f.FileType, DataSourceSize: f.Size, CreatedAt: f.CreatedAt})
+		}
+	}
+	return d, nil
+}
+
+// CollectionFiles lists a collection's files in the order they were added, a page at a time.
+func (s *Service) CollectionFiles(ctx context.Context, p domain.Principal, id string, offset, limit int) ([]*FileView, bool, error) {
+	c, err := s.collection(ctx, p, id)
+	if err != nil {
+		return nil, false, err
+	}
+	ids, more := page(c.FileIDs, offset, limit)
+	files, err := s.files(ctx, p.Company, ids)
+	if err != nil {
+		return nil, false, err
+	}
+	out := []*FileView{}
+	for _, fid := range ids {
+		if f := files[fid]; f != nil {
+			out = append(out, fileView(f))
+		}
+	}
+	return out, more, nil
+}
+
+// AddFiles adds files of the company to a collection ({file_ids}). A file already in it counts
+// as added and changes nothing (so a retried request answers the same); unknown, foreign,
+// malformed and repeated ids fail, as do ids beyond the collection's capacity.
+func (s *Service) AddFiles(ctx context.Context, p domain.Principal, id string, body map[string]any) (*AddFilesResult, error) {
+	ids, idsErr := requestIDs(body)
+	if idsErr != nil {
+		return nil, domain.Invalid([]domain.FieldError{*idsErr})
+	}
+	c, err := s.collection(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	items, err := s.addToCollection(ctx, p, c, ids)
+	if err != nil {
+		return nil, err
+	}
+	res := &AddFilesResult{Results: make([]AddFilesItem, len(items))}
+	for i, it := range items {
+		res.Results[i] = AddFilesItem{FileID: it.FileID, Status: "added", Error: it.Error}
+		if it.Status != statusSuccess {
+			res.Results[i].Status = "failed"
+			res.Failed++
+		} else {
+			res.Added++
+		}
+	}
+	res.Success = res.Failed == 0
+	return res, nil
+}
+
+// BulkCollection adds or removes many files ({operation: add_files|remove_files, file_ids}).
+// Adding is AddFiles; removing fails for ids not in the collection.
+func (s *Service) BulkCollection(ctx context.Context, p domain.Principal, id string, body map[string]any) (*BulkResult, error) {
+	op, opErr := operation(body, opAddFiles, opRemoveFiles)
+	ids, idsErr := requestIDs(body)
+	if opErr != nil || idsErr != nil {
+		return nil, joinInvalid(derefField(opErr), derefField(idsErr))
+	}
+	c, err := s.collection(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	var items []BulkItem
+	if op == opAddFiles {
+		items, err = s.addToCollection(ctx, p, c, ids)
+	} else {
+		items, err = s.removeFromCollection(ctx, c, ids)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return bulkResult(items), nil
+}
+
+// DeleteCollection removes a collection; its files remain, and so do knowledge bases built
+// from it (they keep what they ingested).
+func (s *Service) DeleteCollection(ctx context.Context, p domain.Principal, id string) error {
+	c, err := s.collection(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	if err := s.d.Store.DeleteCollection(ctx, c.ID); err != nil {
+		return fmt.Errorf("delete collection %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+// addToCollection adds the files of ids that exist in the company to c, in one update (read
+// again and redone on a concurrent change). Items with Status "success" were added (or were in
+// it already).
+func (s *Service) addToCollection(ctx context.Context, p domain.Principal, c *domain.Collection, ids []string) ([]BulkItem, error) {
+	items, valid := screenIDs(ids)
+	files, err := s.files(ctx, p.Company, valid)
+	if err != nil {
+		return nil, err
+	}
+	eligible := make([]bool, len(items))
+	for i := range items {
+		if items[i].Status == "" && files[items[i].FileID] == nil {
+			items[i].Status, items[i].Error = statusFailed, reasonNotFound
+		}
+		eligible[i] = items[i].Status == ""
+	}
+	_, err = s.changeCollection(ctx, c, func(c *domain.Collection) bool {
+		n := len(c.FileIDs)
+		for i := range items {
+			if !eligible[i] {
+				continue
+			}
+			items[i].Status, items[i].Error = statusSuccess, ""
+			switch fid := items[i].FileID; {
+			case slices.Contains(c.FileIDs, fid):
+			case len(c.FileIDs) >= s.l.MaxCollectionFiles:
+				items[i].Status = statusFailed
+				items[i].Error = fmt.Sprintf("the collection is full: it holds at most %d files", s.l.MaxCollectionFiles)
+			default:
+				c.FileIDs = append(c.FileIDs, fid)
+			}
+		}
+		return len(c.FileIDs) != n
+	})
+	if err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+// removeFromCollection takes the files of ids out of c in one update; ids not in it fail.
+func (s *Service) removeFromCollection(ctx context.Context, c *domain.Collection, ids []string) ([]BulkItem, error) {
+	items, _ := screenIDs(ids)
+	eligible := make([]bool, len(items))
+	for i := range items {
+		eligible[i] = items[i].Status == ""
+	}
+	_, err := s.changeCollection(ctx, c, func(c *domain.Collection) bool {
+		n := len(c.FileIDs)
+		for i := range items {
+			if !eligible[i] {
+				continue
+			}
+			items[i].Status, items[i].Error = statusSuccess, ""
+			if k := slices.Index(c.FileIDs, items[i].FileID); k >= 0 {
+				c.FileIDs = slices.Delete(c.FileIDs, k, k+1)
+			} else {
+				items[i].Status, items[i].Error = statusFailed, "file not in the collection"
+			}
+		}
+		return len(c.FileIDs) != n
+	})
+	if err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+// targetCollection loads the collection an upload names ("" is none): the caller's, with room
+// for one more file.
+func (s *Service) targetCollection(ctx context.Context, p domain.Principal, id string) (*domain.Collection, error) {
+	if id == "" {
+		return nil, nil
+	}
+	c, err := s.collection(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.FileIDs) >= s.l.MaxCollectionFiles {
+		return nil, s.fullError()
+	}
+	return c, nil
+}
+
+func (s *Service) fullError() error {
+	return domain.Errorf(domain.KindConflict, "The collection already holds %d files, the most a collection may hold", s.l.MaxCollectionFiles)
+}
+
+// joinCollection adds a newly stored file to the collection of its upload (nil: none). When
+// that fails, the file is taken back (record and bytes), so the refused upload leaves nothing.
+func (s *Service) joinCollection(ctx context.Context, c *domain.Collection, f *domain.File) error {
+	if c == nil {
+		return nil
+	}
+	full := false
+	_, err := s.changeCollection(ctx, c, func(c *domain.Collection) bool {
+		full = len(c.FileIDs) >= s.l.MaxCollectionFiles
+		if full {
+			return false
+		}
+		c.FileIDs = append(c.FileIDs, f.ID)
+		return true
+	})
+	switch {
+	case err == nil && !full:
+		return nil
+	case errors.Is(err, domain.ErrNotFound):
+		err = notFound("Collection") // deleted meanwhile
+	case err == nil:
+		err = s.fullError()
+	}
+	// Best effort: a leftover is an unlisted object or a file outside the collection, and the
+	// client is told the upload failed either way.
+	_ = s.d.Store.DeleteFile(ctx, f.ID)
+	_ = s.d.Blobs.Delete(ctx, f.ObjectKey)
+	return err
+}
+
+// changeCollection applies change to a copy of c and, if change reports a change, writes it on
+// the condition that nobody wrote c since it was read; on a conflict it reads the collection
+// again and repeats (change must therefore decide afresh each time). It returns the collection
+// as stored.
+func (s *Service) changeCollection(ctx context.Context, c *domain.Collection, change func(*domain.Collection) bool) (*domain.Collection, error) {
+	for attempt := 1; ; attempt++ {
+		next := *c
+		next.FileIDs = slices.Clone(c.FileIDs)
+		if !change(&next) {
+			return c, nil
+		}
+		prev := c.UpdatedAt
+		if next.UpdatedAt = s.now(); !next.UpdatedAt.After(prev) {
+			next.UpdatedAt = prev.Add(time.Microsecond)
+		}
+		err := s.d.Store.UpdateCollection(ctx, &next, prev)
+		switch {
+		case err == nil:
+			return &next, nil
+		case errors.Is(err, domain.ErrNotFound):
+			return nil, notFound("Collection")
+		case !errors.Is(err, domain.ErrConflict):
+			return nil, fmt.Errorf("update collection %s: %w", c.ID, err)
+		case attempt == updateAttempts:
+			return nil, domain.Wrap(domain.KindConflict, err, "The collection is being changed by other requests at the same time; retry")
+		}
+		fresh, err := s.d.Store.GetCollection(ctx, c.ID)
+		if errors.Is(err, domain.ErrNotFound) {
+			return nil, notFound("Collection")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read collection %s: %w", c.ID, err)
+		}
+		c = fresh
+	}
+}
+
+// files loads the company's files among ids, by id: one GetFile each for a few, else one
+// ListFiles. Malformed, unknown and foreign ids are absent from the map.
+func (s *Service) files(ctx context.Context, company string, ids []string) (map[string]*domain.File, error) {
+	out := map[string]*domain.File{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	if len(ids) > smallLoad {
+		all, err := s.d.Store.ListFiles(ctx, company)
+		if err != nil {
+			return nil, fmt.Errorf("list files: %w", err)
+		}
+		want := map[string]bool{}
+		for _, id := range ids {
+			want[id] = true
+		}
+		for _, f := range all {
+			if want[f.ID] {
+				out[f.ID] = f
+			}
+		}
+		return out, nil
+	}
+	for _, id := range ids {
+		if !domain.IsID(id) || out[id] != nil {
+			continue
+		}
+		f, err := s.d.Store.GetFile(ctx, id)
+		if errors.Is(err, domain.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("get file %s: %w", id, err)
+		}
+		if f.Company == company {
+			out[id] = f
+		}
+	}
+	return out, nil
+}
+
+// collectionView derives a collection's status, progress and counts from its files (see the
+// comment at the top of this file); files may hold more than the collection's.
+func collectionView(c *domain.Collection, files map[string]*domain.File) *CollectionView {
+	v := &CollectionView{ID: c.ID, Name: c.Name, Description: c.Description, Status: domain.CollectionPending,
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+	var settled int
+	var uploading, failed bool
+	for _, id := range c.FileIDs {
+		f := files[id]
+		if f == nil {
+			continue // deleted meanwhile
+		}
+		v.DataSourceCount++
+		v.TotalSize += f.Size
+		switch f.Status {
+		case domain.FileUploading:
+			uploading = true
+		case domain.FileError:
+			failed = true
+			settled++
+		default:
+			settled++
+		}
+	}
+	if v.DataSourceCount == 0 {
+		return v
+	}
+	v.Progress = settled * 100 / v.DataSourceCount
+	switch {
+	case failed:
+		v.Status = domain.CollectionFailed
+	case !uploading:
+		v.Status = domain.CollectionCompleted
+	}
+	return v
+}

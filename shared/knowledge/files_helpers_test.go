@@ -1,0 +1,118 @@
+package knowledge_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/knowledge"
+)
+
+// hookStore is the in-memory store with a hook before UpdateCollection, to interleave a
+// concurrent writer or make the write fail.
+type hookStore struct {
+	*memStore
+	mu sync.Mutex
+	// beforeUpdate runs before each UpdateCollection (n counts them from 1); a non-nil error is
+	// returned instead of writing.
+	beforeUpdate func(n int, c *domain.Collection) error
+	n            int
+}
+
+func (h *hookStore) UpdateCollection(ctx context.Context, c *domain.Collection, prev time.Time) error {
+	h.mu.Lock()
+	h.n++
+	n, hook := h.n, h.beforeUpdate
+	h.mu.Unlock()
+	if hook != nil {
+		if err := hook(n, c); err != nil {
+			h.add("UpdateCollection")
+			return err
+		}
+	}
+	return h.memStore.UpdateCollection(ctx, c, prev)
+}
+
+// failBlobs is the in-memory blob store whose Delete fails while DeleteErr is set.
+type failBlobs struct {
+	*memBlobs
+	DeleteErr error
+}
+
+func (b *failBlobs) Delete(ctx context.Context, key string) error {
+	if b.DeleteErr != nil {
+		b.add("Delete")
+		return b.DeleteErr
+	}
+	return b.memBlobs.Delete(ctx, key)
+}
+
+// withHooks builds a service whose store is a hookStore and whose blobs are failBlobs.
+func withHooks(t *testing.T, opt ...func(*knowledge.Deps, *knowledge.Limits)) (*harness, *hookStore, *failBlobs) {
+	t.Helper()
+	var hs *hookStore
+	var fb *failBlobs
+	h := newTestService(t, append([]func(*knowledge.Deps, *knowledge.Limits){func(d *knowledge.Deps, _ *knowledge.Limits) {
+		hs = &hookStore{memStore: d.Store.(*memStore)}
+		fb = &failBlobs{memBlobs: d.Blobs.(*memBlobs)}
+		d.Store, d.Blobs = hs, fb
+	}}, opt...)...)
+	return h, hs, fb
+}
+
+// upload stores a file for p and fails the test on an error.
+func upload(t *testing.T, h *harness, p domain.Principal, name, data string, tags ...string) *knowledge.FileView {
+	t.Helper()
+	f, err := h.Svc.Upload(context.Background(), p, knowledge.Upload{Name: name, Data: []byte(data), Tags: tags})
+	if err != nil {
+		t.Fatalf("Upload(%s): %v", name, err)
+	}
+	return f
+}
+
+// collection creates a collection for p and fails the test on an error.
+func collection(t *testing.T, h *harness, p domain.Principal, name string) *knowledge.CollectionView {
+	t.Helper()
+	c, err := h.Svc.CreateCollection(context.Background(), p, map[string]any{"name": name})
+	if err != nil {
+		t.Fatalf("CreateCollection(%s): %v", name, err)
+	}
+	return c
+}
+
+// wantErr checks that err is a domain error of kind whose first field error names field (when
+// field is not "") and whose message contains each of msg.
+func wantErr(t *testing.T, err error, kind domain.Kind, field string, msg ...string) {
+	t.Helper()
+	var de *domain.Error
+	if !errors.As(err, &de) {
+		t.Fatalf("error = %v, want a domain error of kind %d", err, kind)
+	}
+	if de.Kind != kind {
+		t.Fatalf("error kind = %d (%v), want %d", de.Kind, err, kind)
+	}
+	if field != "" && (len(de.Fields) == 0 || de.Fields[0].Field != field) {
+		t.Errorf("field errors = %+v, want %s first", de.Fields, field)
+	}
+	for _, m := range msg {
+		if !strings.Contains(de.Message, m) {
+			t.Errorf("message %q does not contain %q", de.Message, m)
+		}
+	}
+}
+
+// anyIDs makes a JSON array of strings.
+func anyIDs(ids ...string) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
+}
+
+// unknownID is a well-formed id that names nothing.
+const unknownID = "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f"

@@ -1,0 +1,394 @@
+package knowledge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/extract"
+)
+
+// ProcessJob runs one job of the ingestion queue (the ingestion function's processor). A
+// retryable error (domain kinds internal, overloaded, rate limited) is returned so that SQS
+// delivers the job again, after the datasource recorded it as its last error; a permanent one is
+// recorded as the datasource's failure and nil is returned. A job of a run that was superseded
+// (sync, delete) stops without writing; a body this package did not write is an
+// invalid_request error, which the consumer drops.
+func (s *Service) ProcessJob(ctx context.Context, body string) error {
+	j, err := parseJob(body)
+	if err != nil {
+		return err
+	}
+	if j.Kind == jobStart {
+		return s.startRun(ctx, j)
+	}
+	return s.ingestFile(ctx, j)
+}
+
+// HandleDeadLetter records a job that exhausted its deliveries (the dead-letter queue's
+// processor): a file job's datasource fails with "ingestion failed after N attempts: <its last
+// error>" and the run is finalised if it was the last; a start job that never ran fails the run.
+func (s *Service) HandleDeadLetter(ctx context.Context, body string) error {
+	j, err := parseJob(body)
+	if err != nil {
+		return err
+	}
+	kb, err := s.d.Store.GetKB(ctx, j.KBID)
+	if errors.Is(err, domain.ErrNotFound) {
+		if j.Kind == jobFile {
+			return s.leaveRun(ctx, nil, j)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("dead letter of knowledge base %s: %w", j.KBID, err)
+	}
+	if kb.RunID != j.RunID {
+		if j.Kind == jobFile {
+			return s.leaveRun(ctx, kb, j)
+		}
+		return nil
+	}
+	if j.Kind == jobStart {
+		if kb.SourcesRun != j.RunID {
+			return s.failRun(ctx, kb, "ingestion could not be started after repeated attempts; run sync to retry")
+		}
+		// Resolved, but its file jobs could not all be queued.
+		for _, id := range sortedIDs(kb, func(d *domain.Datasource) bool { return d.Status == domain.IngestPending }) {
+			d := *kb.Sources[id]
+			d.Status, d.Error = domain.IngestFailed, "ingestion could not be queued; run sync to retry"
+			next, err := s.writeSource(ctx, kb, &d)
+			if err != nil || next == nil {
+				return err
+			}
+			kb = next
+		}
+		return s.finalize(ctx, kb)
+	}
+	ds := kb.Sources[j.FileID]
+	if ds == nil {
+		return nil
+	}
+	if ds.Done() {
+		return s.finalize(ctx, kb)
+	}
+	last := ds.Error
+	if last == "" {
+		last = "the worker stopped without reporting an error (out of time or memory?)"
+	}
+	d := *ds
+	return s.failSource(ctx, j, kb, &d, fmt.Sprintf("ingestion failed after %d attempts: %s", max(d.Attempts, 1), last), true)
+}
+
+// startRun resolves a run's datasources (the files of its collections and its selected files,
+// once each; archived files included: archiving takes a file out of search, not out of the
+// index), compares them with the last run's by content hash (unchanged: skipped; removed: their
+// chunks deleted; new or changed: pending) and queues one file job per pending datasource.
+func (s *Service) startRun(ctx context.Context, j job) error {
+	kb, err := s.d.Store.GetKB(ctx, j.KBID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("start run of knowledge base %s: %w", j.KBID, err)
+	}
+	if kb.RunID != j.RunID {
+		return nil
+	}
+	if kb.SourcesRun == j.RunID { // an earlier delivery resolved the run
+		if !anyOpen(kb) {
+			return s.finalize(ctx, kb)
+		}
+		return s.sendPending(ctx, kb)
+	}
+	files, err := s.fileMap(ctx, kb.Company)
+	if err != nil {
+		return err
+	}
+	ids, err := s.resolveSources(ctx, kb, files)
+	if err != nil {
+		return err
+	}
+	if len(ids) > s.l.MaxDatasources {
+		return s.failRun(ctx, kb, fmt.Sprintf("the knowledge base would hold %d files, more than the %d allowed; remove files from its collections and run sync", len(ids), s.l.MaxDatasources))
+	}
+	if kb.Index == "" {
+		if err := s.ensureIndex(ctx, kb); err != nil {
+			return err
+		}
+	}
+	now := s.now()
+	next := make(map[string]*domain.Datasource, len(ids))
+	for _, id := range ids {
+		f, prev := files[id], kb.Sources[id]
+		d := &domain.Datasource{FileID: id, Name: f.Name, Status: domain.IngestPending, UpdatedAt: &now,
+			Residue: prev != nil && (prev.Chunks > 0 || prev.Attempts > 0 || prev.Residue)}
+		switch {
+		case f.Status == domain.FileUploading:
+			d.Status, d.Error = domain.IngestFailed, "the file's upload has not completed: complete it and run sync"
+		case f.Status == domain.FileError:
+			d.Status, d.Error = domain.IngestFailed, "the file could not be stored; upload it again and run sync"
+		case prev != nil && (prev.Status == domain.IngestIngested || prev.Status == domain.IngestUnchanged) &&
+			prev.ContentHash != "" && prev.ContentHash == f.ContentHash:
+			d.Status, d.ContentHash, d.Chunks = domain.IngestUnchanged, prev.ContentHash, prev.Chunks
+		}
+		next[id] = d
+	}
+	// Files that left the knowledge base (and failed ones that had chunks): chunks first, then
+	// the record, so a crash in between repeats the delete.
+	for _, id := range sortedIDs(kb, func(d *domain.Datasource) bool { return d.Status != domain.IngestRemoved }) {
+		d := next[id]
+		if d != nil && (d.Status != domain.IngestFailed || kb.Sources[id].Chunks == 0) {
+			continue
+		}
+		if _, err := s.d.Index.DeleteFile(ctx, kb.Index, kb.Company, kb.ID, id); err != nil {
+			return fmt.Errorf("delete chunks of removed file %s: %w", id, err)
+		}
+		if d == nil {
+			next[id] = &domain.Datasource{FileID: id, Name: kb.Sources[id].Name, Status: domain.IngestRemoved, UpdatedAt: &now}
+		}
+	}
+	if kb.Status != domain.KBRunning {
+		kb.StatusChanged = now
+	}
+	kb.Sources, kb.SourcesRun, kb.Status, kb.Error, kb.UpdatedAt = next, j.RunID, domain.KBRunning, "", now
+	kb.Metadata = domain.ProcessingMetadata{}
+	if !anyOpen(kb) {
+		return s.finalize(ctx, kb)
+	}
+	if err := s.d.Store.UpdateKB(ctx, kb, j.RunID); err != nil {
+		if errors.Is(err, domain.ErrConflict) || errors.Is(err, domain.ErrNotFound) {
+			return nil
+		}
+		return fmt.Errorf("record the sources of knowledge base %s: %w", kb.ID, err)
+	}
+	return s.sendPending(ctx, kb)
+}
+
+// resolveSources lists the files of a knowledge base: its collections' files and its selected
+// files that still exist, once each, in order. Deleted collections and files leave it.
+func (s *Service) resolveSources(ctx context.Context, kb *domain.KnowledgeBase, files map[string]*domain.File) ([]string, error) {
+	var ids, colls, selected []string
+	seen := map[string]bool{}
+	add := func(id string) {
+		if files[id] != nil && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, cid := range kb.Collections {
+		c, err := s.d.Store.GetCollection(ctx, cid)
+		if errors.Is(err, domain.ErrNotFound) || (err == nil && c.Company != kb.Company) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("collection %s of knowledge base %s: %w", cid, kb.ID, err)
+		}
+		colls = append(colls, cid)
+		for _, fid := range c.FileIDs {
+			add(fid)
+		}
+	}
+	for _, fid := range kb.Files {
+		if files[fid] != nil {
+			selected = append(selected, fid)
+			add(fid)
+		}
+	}
+	kb.Collections, kb.Files = colls, selected
+	return ids, nil
+}
+
+// ingestFile runs a file job: extract, chunk, embed and index chunks [From, From+ChunksPerJob)
+// of the file, then either queue the rest (a continuation) or record the datasource ingested.
+// Store writes: one UpdateSource when it starts, one more once the chunk count is known if
+// the file needs more than one embedding batch, one when it ends; never one per chunk.
+func (s *Service) ingestFile(ctx context.Context, j job) error {
+	kb, err := s.d.Store.GetKB(ctx, j.KBID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return s.leaveRun(ctx, nil, j)
+	}
+	if err != nil {
+		return fmt.Errorf("file job of knowledge base %s: %w", j.KBID, err)
+	}
+	if kb.RunID != j.RunID {
+		return s.leaveRun(ctx, kb, j)
+	}
+	ds := kb.Sources[j.FileID]
+	if ds == nil {
+		return nil
+	}
+	if ds.Done() {
+		return s.finalize(ctx, kb) // a redelivery after the write that ended the datasource
+	}
+	if ds.ProcessedChunks > j.From {
+		// An earlier delivery indexed this range; if its continuation may not have been
+		// queued (the send failed), queue it.
+		if ds.ProcessedChunks == min(j.From+s.l.ChunksPerJob, ds.TotalChunks) && ds.ProcessedChunks < ds.TotalChunks {
+			return s.send(ctx, s.fileJob(kb, j.FileID, ds.ProcessedChunks))
+		}
+		return nil
+	}
+	d := *ds
+	d.Status, d.Attempts = domain.IngestRunning, d.Attempts+1
+	if j.From == 0 {
+		d.Phase, d.TotalChunks, d.ProcessedChunks = phaseExtracting, 0, 0
+	}
+	if kb, err = s.writeSource(ctx, kb, &d); err != nil || kb == nil {
+		return err
+	}
+	f, err := s.d.Store.GetFile(ctx, j.FileID)
+	if errors.Is(err, domain.ErrNotFound) || (err == nil && f.Company != kb.Company) {
+		return s.dropSource(ctx, j, kb, &d) // deleted meanwhile
+	}
+	if err != nil {
+		return s.failOrRetry(ctx, j, kb, &d, stageErr("reading the file's record failed", err), false)
+	}
+	texts, emb, err := s.prepare(ctx, kb, f)
+	if err != nil {
+		return s.failOrRetry(ctx, j, kb, &d, err, false)
+	}
+	total := len(texts)
+	from, to := min(j.From, total), min(j.From+s.l.ChunksPerJob, total)
+	if from == 0 && (d.Residue || d.Attempts > 1) {
+		// A changed file's old chunks all go, whatever their number (a file new to the
+		// knowledge base, on its first attempt, has none: no request).
+		if _, err := s.d.Index.DeleteFile(ctx, kb.Index, kb.Company, kb.ID, f.ID); err != nil {
+			return s.failOrRetry(ctx, j, kb, &d, stageErr("indexing failed", err), false)
+		}
+	}
+	if from == 0 && total > s.l.EmbedBatch {
+		d.Phase, d.TotalChunks = phaseEmbedding, total
+		if kb, err = s.writeSource(ctx, kb, &d); err != nil || kb == nil {
+			return err
+		}
+	}
+	if err := s.embedAndIndex(ctx, emb, kb, f, texts, from, to); err != nil {
+		return s.failOrRetry(ctx, j, kb, &d, err, true)
+	}
+	// The file may have been deleted (its datasource marked removed, its chunks deleted) or
+	// the run superseded while this job indexed: then what it indexed must go.
+	cur, err := s.d.Store.GetKB(ctx, kb.ID)
+	switch {
+	case errors.Is(err, domain.ErrNotFound):
+		return s.leaveRun(ctx, nil, j)
+	case err != nil:
+		return fmt.Errorf("file job of knowledge base %s: %w", j.KBID, err)
+	case cur.RunID != j.RunID:
+		return s.leaveRun(ctx, cur, j)
+	case cur.Sources[f.ID] == nil || cur.Sources[f.ID].Status == domain.IngestRemoved:
+		if _, err := s.d.Index.DeleteFile(ctx, kb.Index, kb.Company, kb.ID, f.ID); err != nil {
+			return fmt.Errorf("delete chunks of removed file %s: %w", f.ID, err)
+		}
+		return s.finalize(ctx, cur)
+	}
+	d.TotalChunks, d.ProcessedChunks, d.Error = total, to, ""
+	if to < total {
+		d.Phase = phaseEmbedding
+		if _, err := s.writeIndexed(ctx, j, kb, &d); err != nil {
+			return err
+		}
+		return s.send(ctx, s.fileJob(kb, f.ID, to))
+	}
+	// A done datasource keeps no progress fields: 1,000 of them share one 400 KB item.
+	d.Status, d.Chunks, d.ContentHash, d.Residue = domain.IngestIngested, total, f.ContentHash, false
+	d.Phase, d.TotalChunks, d.ProcessedChunks = "", 0, 0
+	next, err := s.writeIndexed(ctx, j, kb, &d)
+	if err != nil || next == nil {
+		return err
+	}
+	return s.finalize(ctx, next)
+}
+
+// prepare reads, extracts and chunks a file; the chunks fit the embedder's token limit.
+func (s *Service) prepare(ctx context.Context, kb *domain.KnowledgeBase, f *domain.File) ([]string, Embedder, error) {
+	if f.Status != domain.FileActive && f.Status != domain.FileArchived {
+		return nil, nil, permanent(fmt.Sprintf("the file is not stored (status %s): complete its upload and run sync", f.Status))
+	}
+	data, _, err := s.d.Blobs.Get(ctx, f.ObjectKey, s.l.MaxExtractBytes)
+	switch {
+	case errors.Is(err, domain.ErrNotFound):
+		return nil, nil, permanent("the file's content is missing from storage; upload the file again")
+	case domain.KindOf(err) == domain.KindTooLarge:
+		return nil, nil, permanent(fmt.Sprintf("the file is larger than %d MB, the most one ingestion reads", s.l.MaxExtractBytes>>20))
+	case err != nil:
+		return nil, nil, stageErr("reading the file from storage failed", err)
+	}
+	res, err := extract.Text(ctx, f.Name, data, extract.Limits{MaxBytes: int(s.l.MaxExtractBytes)})
+	if err != nil {
+		if domain.KindOf(err) == domain.KindInternal {
+			return nil, nil, stageErr("text extraction failed", err)
+		}
+		return nil, nil, stageErr("", err) // extract's messages say what is wrong and what to do
+	}
+	if s.d.NewSplitter == nil {
+		return nil, nil, errors.New("knowledge: no splitter configured (Deps.NewSplitter)")
+	}
+	sp, err := s.d.NewSplitter(kb.Chunking)
+	if err != nil {
+		return nil, nil, stageErr("the knowledge base's chunking_strategy is invalid", err)
+	}
+	emb, err := s.d.Embedders.Embedder(ctx, kb.Embedding)
+	if err != nil {
+		return nil, nil, stageErr("the knowledge base's embedding model is unavailable", err)
+	}
+	texts := fitTokens(emb, sp.Split(res.Text))
+	if len(texts) == 0 {
+		return nil, nil, permanent("no text was left to index after chunking")
+	}
+	return texts, emb, nil
+}
+
+// putGroup is how many chunks go to the index per Put (one _bulk request of the adapter); the
+// next chunks are embedded while a group is indexed.
+const putGroup = 500
+
+// embedAndIndex embeds chunks [from, to) in batches of EmbedBatch and indexes them in groups of
+// putGroup, the indexing of a group overlapping the embedding of the next.
+func (s *Service) embedAndIndex(ctx context.Context, emb Embedder, kb *domain.KnowledgeBase, f *domain.File, texts []string, from, to int) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	groups := make(chan []domain.Chunk, 1)
+	putErr := make(chan error, 1)
+	go func() {
+		var err error
+		for g := range groups {
+			if err == nil {
+				if err = s.d.Index.Put(ctx, kb.Index, g); err != nil {
+					cancel()
+				}
+			}
+		}
+		putErr <- err
+	}()
+	var embedErr error
+	group := make([]domain.Chunk, 0, min(putGroup, to-from))
+	for i := from; i < to; i += s.l.EmbedBatch {
+		end := min(i+s.l.EmbedBatch, to)
+		vecs, err := emb.Embed(ctx, texts[i:end])
+		if err == nil && len(vecs) != end-i {
+			err = fmt.Errorf("the embedder returned %d vectors for %d texts", len(vecs), end-i)
+		}
+		if err != nil {
+			embedErr = stageErr("embedding failed", err)
+			break
+		}
+		for k := i; k < end; k++ {
+			group = append(group, domain.Chunk{KBID: kb.ID, Company: kb.Company, FileID: f.ID, FileName: f.Name,
+				ChunkIndex: k, Text: texts[k], Tags: f.Tags, ContentHash: f.ContentHash, Vector: vecs[k-i]})
+		}
+		if len(group) >= putGroup {
+			groups <- group
+			group = make([]domain.Chunk, 0, min(putGroup, to-end))
+		}
+	}
+	if embedErr == nil && len(group) > 0 {
+		groups <- group
+	}
+	close(groups)
+	if err := <-putErr; err != nil {
+		return stageErr("indexing failed", err)
+	}
+	return embedErr
+}

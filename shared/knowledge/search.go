@@ -1,0 +1,312 @@
+package knowledge
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// Search bounds.
+const (
+	// DefaultTopK is how many chunks a search returns when top_k is not given.
+	DefaultTopK = 5
+	// MaxTopK is the largest top_k (OpenAI's file_search allows 50 as well).
+	MaxTopK = 50
+	// MaxQueryLength bounds a query in characters.
+	MaxQueryLength = 8000
+	// MaxFilterValues bounds filter.file_ids and filter.tags.
+	MaxFilterValues = 100
+)
+
+// RetrieveOptions shape a Retrieve: zero values mean top 5, dense, no threshold, no filter.
+type RetrieveOptions struct {
+	TopK     int
+	Strategy domain.RetrievalStrategy
+	// MinScore drops hits below it (0..1; dense and hybrid scores only).
+	MinScore *float64
+	FileIDs  []string // only these files, if any
+	Tags     []string // only chunks with one of these tags, if any
+}
+
+// Search finds the chunks of a knowledge base nearest to a query, best first (one GetKB, one
+// ListFiles, one embedding of the query and one index search). The body is {query, top_k
+// (default 5, at most 50), score_threshold (0..1), strategy (dense|bm25|hybrid|hybrid_rrf),
+// filter {file_ids, tags}}. A knowledge base that never completed an ingestion is a 409;
+// archived, deleted and failed files are never found.
+func (s *Service) Search(ctx context.Context, p domain.Principal, id string, body map[string]any) (*SearchResult, error) {
+	query, opts, err := parseSearch(body)
+	if err != nil {
+		return nil, err
+	}
+	kb, err := s.kb(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if kb, err = s.settle(ctx, kb); err != nil {
+		return nil, s.notFoundIf(err)
+	}
+	if kb.Completed == nil {
+		return nil, neverCompleted(kb)
+	}
+	files, err := s.fileMap(ctx, p.Company)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := s.search(ctx, p.Company, []*domain.KnowledgeBase{kb}, files, query, opts)
+	if err != nil {
+		return nil, err
+	}
+	res := &SearchResult{Results: make([]SearchHit, len(hits))}
+	for i, h := range hits {
+		res.Results[i] = SearchHit{FileID: h.FileID, FileName: h.FileName, ChunkIndex: h.ChunkIndex, Text: h.Text, Score: h.Score}
+	}
+	return res, nil
+}
+
+// neverCompleted is the 409 of a search before the first completed ingestion.
+func neverCompleted(kb *domain.KnowledgeBase) error {
+	switch kb.Status {
+	case domain.KBFailed:
+		return domain.Errorf(domain.KindConflict, "Knowledge base '%s' has never completed an ingestion: its last run failed (%s); fix its files and run sync", kb.Name, kb.Error)
+	default:
+		return domain.Errorf(domain.KindConflict, "Knowledge base '%s' has not completed an ingestion yet (status %s): poll check_status until it is completed, then search", kb.Name, kb.Status)
+	}
+}
+
+// Retrieve searches several knowledge bases of one company with one query (for agents): the
+// query is embedded once per embedding configuration and each index is searched once for all
+// its knowledge bases; the hits are merged best first. Unknown, malformed and foreign ids are a
+// not-found error; knowledge bases that never completed an ingestion contribute nothing.
+func (s *Service) Retrieve(ctx context.Context, company string, kbIDs []string, query string, opts RetrieveOptions) ([]domain.Hit, error) {
+	if errs := checkRetrieve(query, opts); len(errs) > 0 {
+		return nil, domain.Invalid(errs)
+	}
+	p := domain.Principal{Company: company}
+	var kbs []*domain.KnowledgeBase
+	seen := map[string]bool{}
+	for _, id := range kbIDs {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		kb, err := s.kb(ctx, p, id)
+		if err != nil {
+			return nil, fmt.Errorf("knowledge base %s: %w", domain.Clip(id, 40), err)
+		}
+		if kb.Completed != nil {
+			kbs = append(kbs, kb)
+		}
+	}
+	if len(kbs) == 0 {
+		return []domain.Hit{}, nil
+	}
+	files, err := s.fileMap(ctx, company)
+	if err != nil {
+		return nil, err
+	}
+	return s.search(ctx, company, kbs, files, strings.TrimSpace(query), opts)
+}
+
+// search runs one query over knowledge bases of one company: one embedding per embedding
+// configuration, one index search per index.
+func (s *Service) search(ctx context.Context, company string, kbs []*domain.KnowledgeBase, files map[string]*domain.File, query string, opts RetrieveOptions) ([]domain.Hit, error) {
+	if opts.TopK <= 0 {
+		opts.TopK = DefaultTopK
+	}
+	if opts.Strategy == "" {
+		opts.Strategy = domain.StrategyDense
+	}
+	type group struct {
+		index string
+		emb   domain.Embedding
+		kbs   []string
+	}
+	var groups []*group
+	exclude := map[string]bool{}
+	for _, kb := range kbs {
+		for id, d := range kb.Sources {
+			f := files[id]
+			if d.Status == domain.IngestRemoved || d.Status == domain.IngestFailed || f == nil || f.Status != domain.FileActive {
+				exclude[id] = true
+			}
+		}
+		i := slices.IndexFunc(groups, func(g *group) bool { return g.index == kb.Index && g.emb == kb.Embedding })
+		if i < 0 {
+			groups = append(groups, &group{index: kb.Index, emb: kb.Embedding})
+			i = len(groups) - 1
+		}
+		groups[i].kbs = append(groups[i].kbs, kb.ID)
+	}
+	excluded := make([]string, 0, len(exclude))
+	for id := range exclude {
+		excluded = append(excluded, id)
+	}
+	sort.Strings(excluded)
+	var hits []domain.Hit
+	for _, g := range groups {
+		q := domain.VectorQuery{KBIDs: g.kbs, Company: company, Text: query, TopK: opts.TopK, Strategy: opts.Strategy,
+			MinScore: opts.MinScore, FileIDs: opts.FileIDs, Tags: opts.Tags, ExcludeFileIDs: excluded}
+		if opts.Strategy != domain.StrategyBM25 {
+			emb, err := s.d.Embedders.Embedder(ctx, g.emb)
+			if err != nil {
+				return nil, fmt.Errorf("embedder of %s/%s: %w", g.emb.Provider, g.emb.Model, err)
+			}
+			if q.Vector, err = embedQuery(ctx, emb, query); err != nil {
+				return nil, err
+			}
+		}
+		found, err := s.d.Index.Search(ctx, g.index, q)
+		if err != nil {
+			return nil, fmt.Errorf("search %s: %w", g.index, err)
+		}
+		hits = append(hits, found...)
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
+	if len(hits) > opts.TopK {
+		hits = hits[:opts.TopK]
+	}
+	for i := range hits {
+		if f := files[hits[i].FileID]; f != nil {
+			hits[i].FileName = f.Name
+		}
+	}
+	if hits == nil {
+		hits = []domain.Hit{}
+	}
+	return hits, nil
+}
+
+// embedQuery embeds a query with a knowledge base's embedder. A query longer than the model
+// reads is embedded in pieces that fit (at word boundaries) and their vectors averaged, so that
+// no part of it is ignored.
+func embedQuery(ctx context.Context, emb Embedder, query string) ([]float32, error) {
+	pieces := fitTokens(emb, []string{query})
+	vecs, err := emb.Embed(ctx, pieces)
+	if err != nil {
+		return nil, fmt.Errorf("embed the query: %w", err)
+	}
+	if len(vecs) != len(pieces) || len(vecs) == 0 {
+		return nil, fmt.Errorf("embed the query: %d vectors for %d texts", len(vecs), len(pieces))
+	}
+	if len(vecs) == 1 {
+		return vecs[0], nil
+	}
+	sum := make([]float64, len(vecs[0]))
+	for _, v := range vecs {
+		for i, x := range v {
+			sum[i] += float64(x)
+		}
+	}
+	var norm float64
+	for _, x := range sum {
+		norm += x * x
+	}
+	norm = math.Sqrt(norm)
+	out := make([]float32, len(sum))
+	for i, x := range sum {
+		if norm > 0 {
+			out[i] = float32(x / norm)
+		}
+	}
+	return out, nil
+}
+
+// searchFields are the fields of a search's body.
+var searchFields = []string{"query", "top_k", "score_threshold", "strategy", "filter"}
+
+// parseSearch reads a search's body; every problem is a 400 naming its field.
+func parseSearch(body map[string]any) (string, RetrieveOptions, error) {
+	in := &kbInput{}
+	for _, k := range sortedKeys(body) {
+		if !slices.Contains(searchFields, k) {
+			in.add(k, "unknown field; a search has %s", strings.Join(searchFields, ", "))
+		}
+	}
+	query := ""
+	switch v := body["query"].(type) {
+	case nil:
+		in.add("query", "is required: the text to search for")
+	case string:
+		query = strings.TrimSpace(v)
+	default:
+		in.add("query", "must be a string, not %s", domain.JSONType(v))
+	}
+	var opts RetrieveOptions
+	if _, ok := body["top_k"]; ok {
+		if n, ok := in.integer(body, "top_k", "top_k"); ok {
+			opts.TopK = n
+			if n < 1 {
+				opts.TopK = -1 // reported by checkRetrieve
+			}
+		}
+	}
+	if v, ok := body["score_threshold"]; ok && v != nil {
+		f, isNum := domain.Number(v)
+		if !isNum {
+			in.add("score_threshold", "must be a number between 0 and 1, not %s", describe(v))
+		} else {
+			opts.MinScore = &f
+		}
+	}
+	if v, ok := body["strategy"]; ok && v != nil {
+		st, isStr := v.(string)
+		if !isStr {
+			in.add("strategy", "must be a string, not %s", domain.JSONType(v))
+		}
+		opts.Strategy = domain.RetrievalStrategy(st)
+	}
+	if v, ok := body["filter"]; ok && v != nil {
+		m, isObj := v.(map[string]any)
+		if !isObj {
+			in.add("filter", "must be an object with file_ids and tags, not %s", domain.JSONType(v))
+		}
+		for _, k := range sortedKeys(m) {
+			if k != "file_ids" && k != "tags" {
+				in.add("filter."+k, "unknown field; filter has file_ids and tags")
+			}
+		}
+		opts.FileIDs = in.ids(m["file_ids"], "filter.file_ids", MaxFilterValues)
+		opts.Tags = in.ids(m["tags"], "filter.tags", MaxFilterValues)
+	}
+	if len(in.errs) == 0 {
+		in.errs = checkRetrieve(query, opts)
+	}
+	if len(in.errs) > 0 {
+		return "", opts, domain.Invalid(in.errs)
+	}
+	return query, opts, nil
+}
+
+// checkRetrieve checks a query and its options (a zero TopK and Strategy are the defaults).
+func checkRetrieve(query string, opts RetrieveOptions) []domain.FieldError {
+	var errs []domain.FieldError
+	add := func(field, format string, args ...any) {
+		errs = append(errs, domain.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	switch q := strings.TrimSpace(query); {
+	case q == "":
+		add("query", "must not be empty: give the text to search for")
+	case utf8.RuneCountInString(q) > MaxQueryLength:
+		add("query", "must be at most %d characters", MaxQueryLength)
+	}
+	if opts.TopK < 0 || opts.TopK > MaxTopK {
+		add("top_k", "must be an integer from 1 to %d", MaxTopK)
+	}
+	if opts.MinScore != nil && (*opts.MinScore < 0 || *opts.MinScore > 1) {
+		add("score_threshold", "must be between 0 and 1")
+	}
+	if opts.Strategy != "" && !slices.Contains(domain.Strategies, opts.Strategy) {
+		names := make([]string, len(domain.Strategies))
+		for i, st := range domain.Strategies {
+			names[i] = string(st)
+		}
+		add("strategy", "must be one of %s, not %q", strings.Join(names, ", "), domain.Clip(string(opts.Strategy), 40))
+	}
+	return errs
+}
