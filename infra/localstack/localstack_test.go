@@ -93,8 +93,8 @@ func TestQueuesFromTemplate(t *testing.T) {
 		return out.Attributes
 	}
 	qa, da := attrs(q), attrs(dlq)
-	if got := qa["VisibilityTimeout"]; got != "180" {
-		t.Errorf("VisibilityTimeout = %q, want 180", got)
+	if got := qa["VisibilityTimeout"]; got != "960" { // template.yaml: longer than IngestFunction's 900 s
+		t.Errorf("VisibilityTimeout = %q, want 960", got)
 	}
 	var policy struct {
 		DeadLetterTargetArn string          `json:"deadLetterTargetArn"`
@@ -106,8 +106,8 @@ func TestQueuesFromTemplate(t *testing.T) {
 	if policy.DeadLetterTargetArn == "" || policy.DeadLetterTargetArn != da["QueueArn"] {
 		t.Errorf("redrive target = %q, want the DLQ's ARN %q", policy.DeadLetterTargetArn, da["QueueArn"])
 	}
-	if got := strings.Trim(string(policy.MaxReceiveCount), `"`); got != "5" {
-		t.Errorf("maxReceiveCount = %s, want 5", got)
+	if got := strings.Trim(string(policy.MaxReceiveCount), `"`); got != "3" {
+		t.Errorf("maxReceiveCount = %s, want 3", got)
 	}
 }
 

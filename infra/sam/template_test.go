@@ -64,9 +64,57 @@ func TestTemplateFunctions(t *testing.T) {
 			Fallbacks: []Route{{"ANY", "/api/v1/auth/{proxy+}"}, {"ANY", "/api/v1/api-keys"}, {"ANY", "/api/v1/api-keys/{proxy+}"}},
 		},
 		{
+			LogicalID: "CollectionsFunction", CodeURI: ".", Dir: "collections", Timeout: 29,
+			Routes: []Route{
+				{"POST", "/api/v1/collections/{collection_id}/files"},
+				{"POST", "/api/v1/collections/{collection_id}/bulk"},
+				{"POST", "/api/v1/collections"},
+				{"DELETE", "/api/v1/collections/{collection_id}"},
+				{"GET", "/api/v1/collections/{collection_id}"},
+				{"GET", "/api/v1/collections/{collection_id}/files"},
+				{"GET", "/api/v1/collections"},
+			},
+			Fallbacks: []Route{{"ANY", "/api/v1/collections"}, {"ANY", "/api/v1/collections/{proxy+}"}},
+		},
+		{
+			LogicalID: "FilesFunction", CodeURI: ".", Dir: "files", Timeout: 29,
+			Routes: []Route{
+				{"POST", "/api/v1/files/bulk"},
+				{"POST", "/api/v1/files/{file_id}/complete"},
+				{"DELETE", "/api/v1/files/{file_id}"},
+				{"GET", "/api/v1/files/{file_id}"},
+				{"GET", "/api/v1/files"},
+				{"POST", "/api/v1/files/uploads"},
+				{"POST", "/api/v1/files"},
+			},
+			Fallbacks: []Route{{"ANY", "/api/v1/files"}, {"ANY", "/api/v1/files/{proxy+}"}},
+		},
+		{
 			LogicalID: "ImagesFunction", CodeURI: ".", Dir: "images", Timeout: 29,
 			Routes:    []Route{{"GET", "/media/{name}"}, {"POST", "/api/v1/images/upload"}},
 			Fallbacks: []Route{{"ANY", "/api/v1/images/{proxy+}"}, {"ANY", "/media/{proxy+}"}},
+		},
+		{
+			LogicalID: "IngestFailedFunction", CodeURI: ".", Dir: "ingestfailed", Timeout: 60, Queues: []string{"IngestDeadLetterQueue"},
+			SQSEvents: []SQSEvent{{Name: "DeadIngestJobs", Queue: "IngestDeadLetterQueue", BatchSize: 1, ReportBatchItemFailures: true}},
+		},
+		{
+			LogicalID: "IngestFunction", CodeURI: ".", Dir: "ingest", Timeout: 900, Queues: []string{"IngestQueue"},
+			SQSEvents: []SQSEvent{{Name: "IngestJobs", Queue: "IngestQueue", BatchSize: 5, MaxBatchingWindow: 1,
+				ReportBatchItemFailures: true, MaximumConcurrency: 10}},
+		},
+		{
+			LogicalID: "KnowledgeFunction", CodeURI: ".", Dir: "knowledge", Timeout: 29,
+			Routes: []Route{
+				{"GET", "/api/v1/knowledge-bases/{kb_id}/check_status"},
+				{"POST", "/api/v1/knowledge-bases"},
+				{"DELETE", "/api/v1/knowledge-bases/{kb_id}"},
+				{"GET", "/api/v1/knowledge-bases/{kb_id}"},
+				{"GET", "/api/v1/knowledge-bases"},
+				{"POST", "/api/v1/knowledge-bases/{kb_id}/search"},
+				{"POST", "/api/v1/knowledge-bases/{kb_id}/sync"},
+			},
+			Fallbacks: []Route{{"ANY", "/api/v1/knowledge-bases"}, {"ANY", "/api/v1/knowledge-bases/{proxy+}"}},
 		},
 		{
 			LogicalID: "MetaFunction", CodeURI: ".", Dir: "meta", Timeout: 29,
@@ -116,6 +164,7 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		"OPENSEARCH_ENDPOINT": map[string]any{"Fn::GetAtt": []any{"VectorDomain", "DomainEndpoint"}},
 		"EXECUTION_QUEUE_URL": ref("ExecutionQueue"),
 		"MODEL_PROVIDER":      "bedrock",
+		"EMBEDDING_PROVIDER":  "bedrock",
 		"BEDROCK_MODEL_ID":    ref("BedrockModelId"),
 		"OPENAI_BASE_URL":     ref("OpenAIBaseURL"),
 		"OPENAI_MODEL":        ref("OpenAIModel"),
@@ -149,6 +198,34 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		map[string]any{"Sid": "ReadWriteUploadedImages", "Effect": "Allow", "Action": []any{"s3:PutObject", "s3:GetObject"}, "Resource": imageObjects},
 		listMedia,
 	}}
+	// The knowledge functions: file bytes under files/ (HeadObject is granted by GetObject), the
+	// vector index's REST API, the Titan embedding models, the ingestion queue.
+	fileObjects := map[string]any{"Fn::Sub": "${MediaBucket.Arn}/files/*"}
+	listFiles := map[string]any{"Sid": "TellMissingFiles", "Effect": "Allow", "Action": "s3:ListBucket",
+		"Resource": map[string]any{"Fn::GetAtt": []any{"MediaBucket", "Arn"}}}
+	readWriteFiles := map[string]any{"Version": "2012-10-17", "Statement": []any{
+		map[string]any{"Sid": "ReadWriteFiles", "Effect": "Allow", "Action": []any{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}, "Resource": fileObjects},
+		listFiles,
+	}}
+	readFiles := map[string]any{"Version": "2012-10-17", "Statement": []any{
+		map[string]any{"Sid": "ReadFiles", "Effect": "Allow", "Action": "s3:GetObject", "Resource": fileObjects},
+		listFiles,
+	}}
+	vectorIndex := map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
+		"Sid": "UseVectorIndex", "Effect": "Allow",
+		"Action":   []any{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut", "es:ESHttpDelete"},
+		"Resource": map[string]any{"Fn::Sub": "${VectorDomain.Arn}/*"},
+	}}}
+	titan := map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
+		"Sid": "InvokeEmbeddingModels", "Effect": "Allow", "Action": "bedrock:InvokeModel",
+		"Resource": []any{
+			map[string]any{"Fn::Sub": "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/amazon.titan-embed-text-v2:0"},
+			map[string]any{"Fn::Sub": "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/amazon.titan-embed-text-v1"},
+		},
+	}}}
+	ingestQueue := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"IngestQueue", "QueueName"}}}
+	deadIngest := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"IngestDeadLetterQueue", "QueueName"}}}
+	sendIngest := map[string]any{"SQSSendMessagePolicy": ingestQueue}
 	type settings struct {
 		memory, timeout int
 		policies        any
@@ -164,6 +241,14 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		"RuntimeFunction": {512, 29, []any{crud, secret, bedrock, readImages, map[string]any{"SQSSendMessagePolicy": queueName}}},
 		// Runs queued executions for up to Lambda's 15 minutes.
 		"WorkerFunction": {512, 900, []any{crud, secret, bedrock, readImages, map[string]any{"SQSPollerPolicy": queueName}}},
+		// Uploads (base64-decoded bodies of up to 6 MB) and deletes chunks of deleted files.
+		"FilesFunction":       {512, 29, []any{crud, secret, readWriteFiles, vectorIndex, sendIngest}},
+		"CollectionsFunction": {256, 29, []any{crud, secret}},
+		// Enqueues ingestion, embeds search queries and searches the index.
+		"KnowledgeFunction": {512, 29, []any{crud, secret, vectorIndex, titan, sendIngest}},
+		// Extracts, chunks, embeds and indexes for up to Lambda's 15 minutes; no token secret.
+		"IngestFunction":       {2048, 900, []any{crud, readFiles, vectorIndex, titan, map[string]any{"SQSPollerPolicy": ingestQueue}, sendIngest}},
+		"IngestFailedFunction": {256, 60, []any{crud, vectorIndex, map[string]any{"SQSPollerPolicy": deadIngest}}},
 	}
 	fns := tpl.Functions()
 	if len(fns) != len(want) {
@@ -254,8 +339,8 @@ func TestTemplateData(t *testing.T) {
 	queues := []Queue{
 		{LogicalID: "ExecutionDeadLetterQueue"},
 		{LogicalID: "ExecutionQueue", VisibilityTimeout: 960, DeadLetterTarget: "ExecutionDeadLetterQueue", MaxReceiveCount: 3},
-		{LogicalID: "IngestDeadLetterQueue"},
-		{LogicalID: "IngestQueue", VisibilityTimeout: 180, DeadLetterTarget: "IngestDeadLetterQueue", MaxReceiveCount: 5},
+		{LogicalID: "IngestDeadLetterQueue", VisibilityTimeout: 360},
+		{LogicalID: "IngestQueue", VisibilityTimeout: 960, DeadLetterTarget: "IngestDeadLetterQueue", MaxReceiveCount: 3},
 	}
 	if diff := cmp.Diff(queues, tpl.Queues()); diff != "" {
 		t.Errorf("Queues (-want +got):\n%s", diff)
@@ -297,6 +382,7 @@ func TestTemplateData(t *testing.T) {
 		{"queue output", tpl.Outputs["IngestQueueUrl"].(map[string]any)["Value"], ref("IngestQueue")},
 		{"execution queue output", tpl.Outputs["ExecutionQueueUrl"].(map[string]any)["Value"], ref("ExecutionQueue")},
 		{"execution DLQ output", tpl.Outputs["ExecutionDeadLetterQueueUrl"].(map[string]any)["Value"], ref("ExecutionDeadLetterQueue")},
+		{"ingest DLQ output", tpl.Outputs["IngestDeadLetterQueueUrl"].(map[string]any)["Value"], ref("IngestDeadLetterQueue")},
 	}
 	for _, c := range checks {
 		if diff := cmp.Diff(c.want, c.got); diff != "" {
@@ -313,16 +399,23 @@ func TestTemplateData(t *testing.T) {
 	}
 }
 
-// TestTemplateQueueConsumers checks the functions fed by SQS: they serve no HTTP route, take one
-// message at a time and report failed messages one by one, may poll their queue, and the queue
-// hides a message longer than the function may run (Lambda refuses the event source mapping
-// otherwise) and sends it to a dead-letter queue after a few failed deliveries.
+// TestTemplateQueueConsumers checks the functions fed by SQS: they serve no HTTP route, take
+// the batch size the work suits (one execution per invocation; ingestion jobs in small batches
+// within Lambda's concurrency bound) and report failed messages one by one, may poll their
+// queue, and the queue hides a message longer than the function may run (Lambda refuses the
+// event source mapping otherwise) and sends it to a dead-letter queue after a few failed
+// deliveries, unless it is itself a dead-letter queue, whose consumer is the last resort.
 func TestTemplateQueueConsumers(t *testing.T) {
 	tpl := repoTemplate(t)
 	queues := map[string]Queue{}
+	deadLetter := map[string]bool{}
 	for _, q := range tpl.Queues() {
 		queues[q.LogicalID] = q
+		if q.DeadLetterTarget != "" {
+			deadLetter[q.DeadLetterTarget] = true
+		}
 	}
+	batch := map[string]int{"WorkerFunction": 1, "IngestFunction": 5, "IngestFailedFunction": 1}
 	consumers := map[string][]string{}
 	for _, f := range tpl.Functions() {
 		if len(f.Queues) == 0 {
@@ -347,11 +440,17 @@ func TestTemplateQueueConsumers(t *testing.T) {
 			if diff := cmp.Diff(map[string]any{"Fn::GetAtt": []any{q, "Arn"}}, props["Queue"]); diff != "" {
 				t.Errorf("%s.%s: Queue (-want +got):\n%s", f.LogicalID, name, diff)
 			}
-			if props["BatchSize"] != 1 {
-				t.Errorf("%s.%s: BatchSize %v, want 1 (one execution per invocation)", f.LogicalID, name, props["BatchSize"])
+			if want, ok := batch[f.LogicalID]; !ok || props["BatchSize"] != want {
+				t.Errorf("%s.%s: BatchSize %v, want %d", f.LogicalID, name, props["BatchSize"], want)
 			}
 			if diff := cmp.Diff([]any{"ReportBatchItemFailures"}, props["FunctionResponseTypes"]); diff != "" {
 				t.Errorf("%s.%s: FunctionResponseTypes (-want +got):\n%s", f.LogicalID, name, diff)
+			}
+			if sc, ok := props["ScalingConfig"].(map[string]any); ok {
+				// Lambda accepts 2 to 1000 concurrent invocations per mapping.
+				if n, _ := integer(sc["MaximumConcurrency"]); n < 2 || n > 1000 {
+					t.Errorf("%s.%s: MaximumConcurrency %v, want 2 to 1000", f.LogicalID, name, sc["MaximumConcurrency"])
+				}
 			}
 			qu, ok := queues[q]
 			if !ok {
@@ -361,7 +460,7 @@ func TestTemplateQueueConsumers(t *testing.T) {
 			if qu.VisibilityTimeout < timeout {
 				t.Errorf("%s: visibility timeout %d s is shorter than %s's timeout %d s", q, qu.VisibilityTimeout, f.LogicalID, timeout)
 			}
-			if qu.DeadLetterTarget == "" || qu.MaxReceiveCount < 1 {
+			if !deadLetter[q] && (qu.DeadLetterTarget == "" || qu.MaxReceiveCount < 1) {
 				t.Errorf("%s has no dead-letter queue", q)
 			}
 			poller := map[string]any{"SQSPollerPolicy": map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{q, "QueueName"}}}}
@@ -370,7 +469,8 @@ func TestTemplateQueueConsumers(t *testing.T) {
 			}
 		}
 	}
-	if diff := cmp.Diff(map[string][]string{"ExecutionQueue": {"WorkerFunction"}}, consumers); diff != "" {
+	want := map[string][]string{"ExecutionQueue": {"WorkerFunction"}, "IngestQueue": {"IngestFunction"}, "IngestDeadLetterQueue": {"IngestFailedFunction"}}
+	if diff := cmp.Diff(want, consumers); diff != "" {
 		t.Errorf("queue consumers (-want +got):\n%s", diff)
 	}
 }

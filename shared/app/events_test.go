@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/agentorch/agentorch/infra/sam"
 	"github.com/agentorch/agentorch/shared/app"
 	"github.com/agentorch/agentorch/shared/auth"
+	"github.com/agentorch/agentorch/shared/knowledge"
 	"github.com/agentorch/agentorch/shared/platform"
 	"github.com/agentorch/agentorch/shared/sessions"
 )
@@ -39,6 +41,11 @@ const (
 	placeholderMessage   = "{{MESSAGE_ID}}"
 	placeholderExecution = "{{EXECUTION_ID}}"
 	placeholderMedia     = "{{MEDIA_NAME}}"
+	placeholderFile      = "{{FILE_ID}}"
+	placeholderUploaded  = "{{UPLOADED_FILE_ID}}"
+	placeholderColl      = "{{COLLECTION_ID}}"
+	placeholderKB        = "{{KB_ID}}"
+	placeholderRun       = "{{RUN_ID}}" // of an ingestion job (checked for shape, not replayed)
 )
 
 // mediaRoute serves an uploaded image's bytes rather than JSON.
@@ -84,6 +91,8 @@ func TestEventsReplay(t *testing.T) {
 	env := localstack.NewTestEnv(t)
 	log := slog.New(slog.DiscardHandler)
 	a := app.NewWithAWS(env.AWS, env.Config, log)
+	// Knowledge bases are ingested by the ingest function behind the SQS event source stand-in.
+	env.RunEventSources(t, a.Processor)
 	fns := map[string]sam.Function{}
 	queueFns := map[string]bool{}
 	handlers := map[string]lambdaHandler{}
@@ -159,7 +168,8 @@ func TestEventsReplay(t *testing.T) {
 
 // TestEventsQueueShape checks the sample events of the queue consumers without running them
 // (their replay belongs with the consumer): each is an SQS event whose records come from a queue
-// the function consumes, with a job body ParseJob accepts once the placeholders are filled in.
+// the function consumes, with a job body its consumer accepts (sessions.ParseJob for the worker,
+// knowledge.CheckJob for the ingestion functions) once the placeholders are filled in.
 // Every consumer must have one.
 func TestEventsQueueShape(t *testing.T) {
 	root := repoRoot(t)
@@ -200,11 +210,18 @@ func TestEventsQueueShape(t *testing.T) {
 					if sum := fmt.Sprintf("%x", md5.Sum([]byte(rec.Body))); rec.Md5OfBody != sum {
 						t.Errorf("record %d: md5OfBody %s, want %s", i, rec.Md5OfBody, sum)
 					}
-					body := strings.NewReplacer(placeholderSession, id, placeholderExecution, id).Replace(rec.Body)
+					body := strings.NewReplacer(placeholderSession, id, placeholderExecution, id,
+						placeholderKB, id, placeholderFile, id, placeholderRun, id).Replace(rec.Body)
 					if left := placeholder.FindString(body); left != "" {
 						t.Errorf("record %d: placeholder %s is not one the replay fills in", i, left)
 					}
-					if _, _, err := sessions.ParseJob(body); err != nil {
+					var err error
+					if f.Dir == "worker" {
+						_, _, err = sessions.ParseJob(body)
+					} else {
+						err = knowledge.CheckJob(body)
+					}
+					if err != nil {
 						t.Errorf("record %d: body %s is not a job: %v", i, body, err)
 					}
 				}
@@ -284,6 +301,18 @@ func (r *replayer) fill(t *testing.T, raw []byte, secret string, route sam.Route
 	if has(placeholderMedia) {
 		vars[placeholderMedia] = r.upload(t, secret)
 	}
+	if has(placeholderFile) || has(placeholderKB) {
+		vars[placeholderFile] = r.newFile(t, secret)
+	}
+	if has(placeholderUploaded) {
+		vars[placeholderUploaded] = r.presignedUpload(t, secret)
+	}
+	if has(placeholderColl) {
+		vars[placeholderColl] = r.newCollection(t, secret)
+	}
+	if has(placeholderKB) {
+		vars[placeholderKB] = r.newKB(t, secret, vars[placeholderFile])
+	}
 	if has(placeholderSession) || has(placeholderMessage) || has(placeholderExecution) {
 		vars[placeholderSession] = r.newSession(t, secret)
 		if has(placeholderMessage) || has(placeholderExecution) || route.Method != http.MethodPost {
@@ -322,6 +351,107 @@ func (r *replayer) newAgent(t *testing.T, secret string) (id, key string) {
 		t.Fatalf("created agent without id or agent_key: %+v", out)
 	}
 	return out.ID, out.AgentKey
+}
+
+// newFile uploads a file by replaying the upload event and returns its id.
+func (r *replayer) newFile(t *testing.T, secret string) string {
+	t.Helper()
+	var out struct {
+		ID string `json:"id"`
+	}
+	r.replayJSON(t, "files-upload-file.json", map[string]string{placeholderKey: secret}, http.StatusCreated, &out)
+	if out.ID == "" {
+		t.Fatal("uploaded file without id")
+	}
+	return out.ID
+}
+
+// presignedUpload starts an upload by replaying its event, PUTs the announced number of bytes to
+// the presigned URL (the S3 stand-in) and returns the file's id, ready for complete.
+func (r *replayer) presignedUpload(t *testing.T, secret string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(r.root, "events", "files-start-upload.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		t.Fatal(err)
+	}
+	var start struct {
+		Size int `json:"size"`
+	}
+	if err := json.Unmarshal([]byte(ev.Body), &start); err != nil || start.Size <= 0 {
+		t.Fatalf("files-start-upload.json: body %s has no size: %v", ev.Body, err)
+	}
+	var out struct {
+		FileID    string            `json:"file_id"`
+		UploadURL string            `json:"upload_url"`
+		Headers   map[string]string `json:"headers"`
+	}
+	r.replayJSON(t, "files-start-upload.json", map[string]string{placeholderKey: secret}, http.StatusCreated, &out)
+	data := bytes.Repeat([]byte("# Handbook\n\nReturns are accepted within thirty days.\n"), start.Size)[:start.Size]
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, out.UploadURL, bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range out.Headers {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("PUT to the presigned URL: %d", res.StatusCode)
+	}
+	return out.FileID
+}
+
+// newCollection creates a collection by replaying the create event and returns its id.
+func (r *replayer) newCollection(t *testing.T, secret string) string {
+	t.Helper()
+	var out struct {
+		ID string `json:"id"`
+	}
+	r.replayJSON(t, "collections-create-collection.json", map[string]string{placeholderKey: secret}, http.StatusCreated, &out)
+	if out.ID == "" {
+		t.Fatal("created collection without id")
+	}
+	return out.ID
+}
+
+// newKB creates a knowledge base of the file by replaying the create event and waits, replaying
+// the status event, until its ingestion has completed.
+func (r *replayer) newKB(t *testing.T, secret, fileID string) string {
+	t.Helper()
+	var out struct {
+		ID string `json:"id"`
+	}
+	r.replayJSON(t, "knowledge-create-knowledge-base.json", map[string]string{placeholderKey: secret, placeholderFile: fileID}, http.StatusCreated, &out)
+	if out.ID == "" {
+		t.Fatal("created knowledge base without id")
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var st struct {
+			KnowledgeBase struct {
+				Status string `json:"status"`
+			} `json:"knowledge_base"`
+		}
+		r.replayJSON(t, "knowledge-check-status.json", map[string]string{placeholderKey: secret, placeholderKB: out.ID}, http.StatusOK, &st)
+		switch st.KnowledgeBase.Status {
+		case "completed":
+			return out.ID
+		case "failed":
+			t.Fatalf("knowledge base %s failed", out.ID)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("knowledge base %s still %s after a minute", out.ID, st.KnowledgeBase.Status)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // newSession creates a session by replaying the create event and returns its id.

@@ -15,13 +15,18 @@ const (
 	ScopeKeysManage    = "keys:manage"
 	ScopeSessionsWrite = "sessions:write"
 	ScopeSessionRead   = "sessions:read"
+	// ScopeKnowledgeRead reads files, collections and knowledge bases, checks a knowledge base's
+	// status and searches it; ScopeKnowledgeWrite uploads, changes and deletes them.
+	ScopeKnowledgeRead  = "knowledge:read"
+	ScopeKnowledgeWrite = "knowledge:write"
 	// ScopeAdmin manages the keys of every owner of the company and includes every other scope.
 	// Only a key that lists it explicitly holds it.
 	ScopeAdmin = "admin"
 )
 
 // KnownScopes lists every scope a key may carry.
-var KnownScopes = []string{ScopeAgentsRead, ScopeAgentsWrite, ScopeKeysManage, ScopeSessionRead, ScopeSessionsWrite, ScopeAdmin}
+var KnownScopes = []string{ScopeAgentsRead, ScopeAgentsWrite, ScopeKeysManage, ScopeSessionRead, ScopeSessionsWrite,
+	ScopeKnowledgeRead, ScopeKnowledgeWrite, ScopeAdmin}
 
 // identifierRE is what owners and companies look like: they become parts of storage keys, so no
 // separators, spaces or control characters.

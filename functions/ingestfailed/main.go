@@ -1,0 +1,7 @@
+// Command ingestfailed is the Lambda function that records the ingestion jobs of the
+// dead-letter queue (deliveries exhausted) as failed datasources with their reason.
+package main
+
+import "github.com/agentorch/agentorch/shared/app"
+
+func main() { app.MainSQS(app.IngestFailed) }

@@ -1,0 +1,131 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/knowledge"
+)
+
+// NewCollections is the handler of the collections endpoint group: named sets of files.
+func NewCollections(svc *knowledge.Service, opts Options) *Group {
+	g := newGroup(opts)
+	h := &collectionHandlers{svc: svc, g: g}
+	g.handle(http.MethodPost, "/api/v1/collections/", false, h.create)
+	g.handle(http.MethodGet, "/api/v1/collections/", false, h.list)
+	g.handle(http.MethodGet, "/api/v1/collections/{collection_id}/", false, h.get)
+	g.handle(http.MethodDelete, "/api/v1/collections/{collection_id}/", false, h.delete)
+	g.handle(http.MethodGet, "/api/v1/collections/{collection_id}/files/", false, h.files)
+	g.handle(http.MethodPost, "/api/v1/collections/{collection_id}/files/", false, h.addFiles)
+	g.handle(http.MethodPost, "/api/v1/collections/{collection_id}/bulk/", false, h.bulk)
+	return g
+}
+
+type collectionHandlers struct {
+	svc *knowledge.Service
+	g   *Group
+}
+
+func (h *collectionHandlers) create(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
+		return err
+	}
+	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	c, err := h.svc.CreateCollection(r.Context(), principal(r), body)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, c)
+	return nil
+}
+
+func (h *collectionHandlers) list(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeKnowledgeRead); err != nil {
+		return err
+	}
+	pg, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	list, more, err := h.svc.ListCollections(r.Context(), principal(r), pg.offset, pg.limit)
+	if err != nil {
+		return err
+	}
+	return writeList(w, r, pg, list, more)
+}
+
+func (h *collectionHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeKnowledgeRead); err != nil {
+		return err
+	}
+	c, err := h.svc.GetCollection(r.Context(), principal(r), r.PathValue("collection_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
+
+// delete removes the collection; its files remain.
+func (h *collectionHandlers) delete(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
+		return err
+	}
+	if err := h.svc.DeleteCollection(r.Context(), principal(r), r.PathValue("collection_id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// files lists the collection's files, a page at a time.
+func (h *collectionHandlers) files(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeKnowledgeRead); err != nil {
+		return err
+	}
+	pg, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	files, more, err := h.svc.CollectionFiles(r.Context(), principal(r), r.PathValue("collection_id"), pg.offset, pg.limit)
+	if err != nil {
+		return err
+	}
+	return writeList(w, r, pg, files, more)
+}
+
+func (h *collectionHandlers) addFiles(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
+		return err
+	}
+	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	res, err := h.svc.AddFiles(r.Context(), principal(r), r.PathValue("collection_id"), body)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// bulk adds or removes many files (operation add_files or remove_files).
+func (h *collectionHandlers) bulk(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
+		return err
+	}
+	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	res, err := h.svc.BulkCollection(r.Context(), principal(r), r.PathValue("collection_id"), body)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}

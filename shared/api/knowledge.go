@@ -1,0 +1,128 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/knowledge"
+)
+
+// NewKnowledge is the handler of the knowledge-bases endpoint group: creation (ingestion starts
+// in the background), status, re-ingestion, deletion and search.
+func NewKnowledge(svc *knowledge.Service, opts Options) *Group {
+	g := newGroup(opts)
+	h := &kbHandlers{svc: svc, g: g}
+	g.handle(http.MethodPost, "/api/v1/knowledge-bases/", false, h.create)
+	g.handle(http.MethodGet, "/api/v1/knowledge-bases/", false, h.list)
+	g.handle(http.MethodGet, "/api/v1/knowledge-bases/{kb_id}/", false, h.get)
+	g.handle(http.MethodDelete, "/api/v1/knowledge-bases/{kb_id}/", false, h.delete)
+	g.handle(http.MethodGet, "/api/v1/knowledge-bases/{kb_id}/check_status/", false, h.checkStatus)
+	g.handle(http.MethodPost, "/api/v1/knowledge-bases/{kb_id}/sync/", false, h.sync)
+	g.handle(http.MethodPost, "/api/v1/knowledge-bases/{kb_id}/search/", false, h.search)
+	return g
+}
+
+type kbHandlers struct {
+	svc *knowledge.Service
+	g   *Group
+}
+
+func (h *kbHandlers) create(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
+		return err
+	}
+	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	kb, err := h.svc.CreateKB(r.Context(), principal(r), body)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, kb)
+	return nil
+}
+
+func (h *kbHandlers) list(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeKnowledgeRead); err != nil {
+		return err
+	}
+	pg, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	list, more, err := h.svc.ListKBs(r.Context(), principal(r), knowledge.KBFilter{
+		Status: q.Get("status"), Engine: q.Get("processing_engine"), Offset: pg.offset, Limit: pg.limit})
+	if err != nil {
+		return err
+	}
+	return writeList(w, r, pg, list, more)
+}
+
+func (h *kbHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeKnowledgeRead); err != nil {
+		return err
+	}
+	kb, err := h.svc.GetKB(r.Context(), principal(r), r.PathValue("kb_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, kb)
+	return nil
+}
+
+// delete removes the knowledge base and its indexed chunks; collections and files remain.
+func (h *kbHandlers) delete(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
+		return err
+	}
+	if err := h.svc.DeleteKB(r.Context(), principal(r), r.PathValue("kb_id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h *kbHandlers) checkStatus(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeKnowledgeRead); err != nil {
+		return err
+	}
+	st, err := h.svc.CheckStatus(r.Context(), principal(r), r.PathValue("kb_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+// sync starts a re-ingestion and answers 202 with the record; check_status follows it.
+func (h *kbHandlers) sync(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
+		return err
+	}
+	id := r.PathValue("kb_id")
+	kb, err := h.svc.SyncKB(r.Context(), principal(r), id)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/api/v1/knowledge-bases/"+id+"/check_status/")
+	writeJSON(w, http.StatusAccepted, kb)
+	return nil
+}
+
+func (h *kbHandlers) search(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeKnowledgeRead); err != nil {
+		return err
+	}
+	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	res, err := h.svc.Search(r.Context(), principal(r), r.PathValue("kb_id"), body)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
