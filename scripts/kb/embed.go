@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
+	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/embeddings"
 	"github.com/agentorch/agentorch/shared/localembed"
@@ -120,9 +121,9 @@ func embedProviders(ctx context.Context, provider string) (*embeddings.Providers
 	case embeddings.ProviderLocal:
 		dir := os.Getenv("LOCALEMBED_DIR")
 		if dir == "" {
-			root, err := repoRoot()
+			root, err := localstack.RepoRoot()
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("%w: set LOCALEMBED_DIR to the local model's cache", err)
 			}
 			dir = filepath.Join(root, ".cache", "models")
 		}
@@ -153,22 +154,4 @@ func embedProviders(ctx context.Context, provider string) (*embeddings.Providers
 		return nil, fmt.Errorf("--provider: %w", err)
 	}
 	return p, nil
-}
-
-// repoRoot is the directory of the nearest go.mod above the working directory.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory: set LOCALEMBED_DIR to the local model's cache")
-		}
-		dir = parent
-	}
 }

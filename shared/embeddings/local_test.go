@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/embeddings"
 	"github.com/agentorch/agentorch/shared/localembed"
@@ -18,19 +19,9 @@ import (
 // network on a first run).
 func modelCache(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	dir, err := localstack.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod at or above the working directory")
-		}
-		dir = parent
 	}
 	cache := filepath.Join(dir, ".cache", "models")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

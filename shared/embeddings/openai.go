@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/agentorch/agentorch/shared/backoff"
 	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/openai"
 )
 
 // Batch limits of one OpenAI-compatible request.
@@ -116,11 +115,11 @@ func (e *openaiEmbedder) embedBatch(ctx context.Context, texts []string) ([][]fl
 			return e.parse(body, len(texts))
 		}
 		failure := e.failure(status, body)
-		if !openaiRetryable(status, body) || attempt >= e.opts.MaxRetries {
+		if !openai.Retryable(status, body) || attempt >= e.opts.MaxRetries {
 			return nil, failure
 		}
 		throttled = failure
-		delay, ok := retryAfter(header)
+		delay, ok := openai.RetryAfter(header)
 		if !ok {
 			delay = backoff.Delay(e.opts.BaseDelay, maxDelay, attempt)
 		}
@@ -182,37 +181,11 @@ func (e *openaiEmbedder) parse(body []byte, n int) ([][]float32, error) {
 	return out, nil
 }
 
-// apiError is the error envelope OpenAI-compatible servers answer with.
-type apiError struct {
-	Error struct {
-		Message string `json:"message"`
-		Code    any    `json:"code"` // a string at OpenAI, a number at some servers
-	} `json:"error"`
-}
-
-func decodeError(body []byte) apiError {
-	var e apiError
-	_ = json.Unmarshal(body, &e) // a non-JSON body leaves it empty
-	return e
-}
-
-// openaiRetryable reports answers a later attempt may not meet. An exhausted quota is a 429 that
-// no wait cures.
-func openaiRetryable(status int, body []byte) bool {
-	switch {
-	case status == http.StatusTooManyRequests:
-		return decodeError(body).Error.Code != "insufficient_quota"
-	case status >= 500:
-		return true
-	}
-	return false
-}
-
 // failure translates an error answer into a domain error. Clients see at most a bounded,
 // key-free excerpt of the server's message; the cause keeps one of the body for the log.
 func (e *openaiEmbedder) failure(status int, body []byte) error {
 	key := e.opts.OpenAI.APIKey
-	apiErr := decodeError(body)
+	apiErr := openai.DecodeError(body)
 	cause := fmt.Errorf("openai embeddings %s: HTTP %d: %s", e.model.id, status, safeMessage(string(body), key))
 	switch {
 	case status == http.StatusTooManyRequests && apiErr.Error.Code == "insufficient_quota":
@@ -230,21 +203,4 @@ func (e *openaiEmbedder) failure(status int, body []byte) error {
 		return rejected(cause, msg)
 	}
 	return cause
-}
-
-// retryAfter reads the server's requested wait: retry-after-ms (OpenAI) or Retry-After in
-// seconds or as an HTTP date. (The same reading as shared/openai's; copied so that the two
-// adapters stay independent.)
-func retryAfter(h http.Header) (time.Duration, bool) {
-	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms >= 0 {
-		return time.Duration(ms * float64(time.Millisecond)), true
-	}
-	v := h.Get("Retry-After")
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0), true
-	}
-	return 0, false
 }

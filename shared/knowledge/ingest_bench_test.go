@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/shared/chunk"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/embeddings"
@@ -23,7 +24,11 @@ import (
 //
 //	go test ./shared/knowledge -run '^$' -bench UploadToSearchable -benchtime 1x
 func BenchmarkUploadToSearchable(b *testing.B) {
-	cache := filepath.Join(repoRootB(b), ".cache", "models")
+	root, err := localstack.RepoRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cache := filepath.Join(root, ".cache", "models")
 	if _, err := localembed.EnsureFiles(context.Background(), cache); err != nil {
 		b.Skipf("the local model's files cannot be fetched: %v", err)
 	}
@@ -31,7 +36,7 @@ func BenchmarkUploadToSearchable(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join(repoRootB(b), "shared", "chunk", "testdata", "persuasion.txt"))
+	raw, err := os.ReadFile(filepath.Join(root, "shared", "chunk", "testdata", "persuasion.txt"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -102,23 +107,5 @@ func BenchmarkUploadToSearchable(b *testing.B) {
 			b.ReportMetric(pipeRate, "pipeline-chunks/s")
 			b.ReportMetric(pipeRate/bareRate, "ratio")
 		})
-	}
-}
-
-func repoRootB(b *testing.B) string {
-	b.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			b.Fatal("no go.mod at or above the working directory")
-		}
-		dir = parent
 	}
 }

@@ -383,18 +383,9 @@ func (s *Service) settle(ctx context.Context, kb *domain.KnowledgeBase) (*domain
 			return kb, nil
 		}
 		msg := fmt.Sprintf("ingestion did not finish within %s; run sync to retry", humanDuration(s.l.RunDeadline))
-		next := *kb
-		next.Sources = make(map[string]*domain.Datasource, len(kb.Sources))
-		for id, d := range kb.Sources {
-			c := *d
-			if isOpen(&c) {
-				c.Status, c.Error, c.UpdatedAt = domain.IngestFailed, msg, &now
-			}
-			next.Sources[id] = &c
-		}
-		next.RunID, next.Status, next.Error, next.RunDeadline = uuid.NewString(), domain.KBFailed, msg, nil
-		next.SourcesRun, next.StatusChanged, next.UpdatedAt = next.RunID, now, now
-		next.Metadata = domain.ProcessingMetadata{Phase: phaseDone, Message: msg}
+		next := failedRun(kb, msg, now)
+		next.RunID = uuid.NewString()
+		next.SourcesRun = next.RunID
 		err := s.d.Store.UpdateKB(ctx, &next, kb.RunID)
 		if err == nil {
 			return &next, nil

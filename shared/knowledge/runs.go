@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentorch/agentorch/shared/domain"
 )
@@ -120,7 +121,16 @@ func (s *Service) dropSource(ctx context.Context, j job, kb *domain.KnowledgeBas
 // failRun ends a run as failed with msg (the run could not proceed; no worker of it is
 // writing): its open datasources fail with the same reason.
 func (s *Service) failRun(ctx context.Context, kb *domain.KnowledgeBase, msg string) error {
-	now := s.now()
+	next := failedRun(kb, msg, s.now())
+	if err := s.d.Store.UpdateKB(ctx, &next, kb.RunID); err != nil && !errors.Is(err, domain.ErrConflict) && !errors.Is(err, domain.ErrNotFound) {
+		return fmt.Errorf("fail run of knowledge base %s: %w", kb.ID, err)
+	}
+	return nil
+}
+
+// failedRun is kb with its run ended as failed with msg: its open datasources fail with the
+// same reason, and the run's progress reads done.
+func failedRun(kb *domain.KnowledgeBase, msg string, now time.Time) domain.KnowledgeBase {
 	next := *kb
 	next.Sources = make(map[string]*domain.Datasource, len(kb.Sources))
 	for id, d := range kb.Sources {
@@ -135,10 +145,7 @@ func (s *Service) failRun(ctx context.Context, kb *domain.KnowledgeBase, msg str
 	}
 	next.Status, next.Error, next.RunDeadline, next.SourcesRun, next.UpdatedAt = domain.KBFailed, msg, nil, kb.RunID, now
 	next.Metadata = domain.ProcessingMetadata{Phase: phaseDone, Message: msg}
-	if err := s.d.Store.UpdateKB(ctx, &next, kb.RunID); err != nil && !errors.Is(err, domain.ErrConflict) && !errors.Is(err, domain.ErrNotFound) {
-		return fmt.Errorf("fail run of knowledge base %s: %w", kb.ID, err)
-	}
-	return nil
+	return next
 }
 
 // finalize ends a run whose datasources are all done (the write that left none pending or

@@ -114,13 +114,13 @@ func (m *Model) Converse(ctx context.Context, req domain.ModelRequest) (*domain.
 			return resp, nil
 		}
 		failure := m.failure(status, respBody)
-		if !retryable(status, respBody) {
+		if !Retryable(status, respBody) {
 			return nil, failure
 		}
 		if attempt >= m.opts.MaxRetries {
 			return nil, failure
 		}
-		delay, ok := retryAfter(header)
+		delay, ok := RetryAfter(header)
 		if !ok {
 			delay = backoff.Delay(m.opts.BaseDelay, maxDelay, attempt)
 		}
@@ -160,8 +160,9 @@ func (m *Model) post(ctx context.Context, payload []byte) (int, http.Header, []b
 	return resp.StatusCode, resp.Header, b, nil
 }
 
-// apiError is the error envelope OpenAI-compatible servers answer with.
-type apiError struct {
+// APIError is the error envelope OpenAI-compatible servers answer with (chat completions and
+// embeddings alike).
+type APIError struct {
 	Error struct {
 		Message string `json:"message"`
 		Type    string `json:"type"`
@@ -169,18 +170,19 @@ type apiError struct {
 	} `json:"error"`
 }
 
-func decodeError(body []byte) apiError {
-	var e apiError
+// DecodeError reads an error envelope; a body that is not one leaves it empty.
+func DecodeError(body []byte) APIError {
+	var e APIError
 	_ = json.Unmarshal(body, &e) // a non-JSON body leaves it empty
 	return e
 }
 
-// retryable reports answers a later attempt may not meet. An exhausted quota is a 429 that no
-// wait cures.
-func retryable(status int, body []byte) bool {
+// Retryable reports whether a later attempt may meet another answer than this error answer. An
+// exhausted quota is a 429 that no wait cures.
+func Retryable(status int, body []byte) bool {
 	switch {
 	case status == http.StatusTooManyRequests:
-		return decodeError(body).Error.Code != "insufficient_quota"
+		return DecodeError(body).Error.Code != "insufficient_quota"
 	case status >= 500:
 		return true
 	}
@@ -191,7 +193,7 @@ func retryable(status int, body []byte) bool {
 // bounded, key-free excerpt of the provider's message; the cause keeps a bounded excerpt of the
 // body for the log, also without the key.
 func (m *Model) failure(status int, body []byte) error {
-	e := decodeError(body)
+	e := DecodeError(body)
 	cause := fmt.Errorf("openai chat completions: HTTP %d: %s", status, m.redact(string(body), 512))
 	switch {
 	case status == http.StatusTooManyRequests && e.Error.Code == "insufficient_quota":
@@ -228,9 +230,9 @@ func (m *Model) redact(s string, n int) string {
 	return s
 }
 
-// retryAfter reads the server's requested wait: retry-after-ms (OpenAI) or Retry-After in
+// RetryAfter reads the server's requested wait: retry-after-ms (OpenAI) or Retry-After in
 // seconds or as an HTTP date.
-func retryAfter(h http.Header) (time.Duration, bool) {
+func RetryAfter(h http.Header) (time.Duration, bool) {
 	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms >= 0 {
 		return time.Duration(ms * float64(time.Millisecond)), true
 	}
