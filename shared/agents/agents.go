@@ -31,6 +31,9 @@ type Store interface {
 	// offset, and whether more follow.
 	ListVersions(ctx context.Context, agentID string, offset, limit int) ([]*domain.AgentVersion, bool, error)
 	GetVersion(ctx context.Context, agentID string, seq int) (*domain.AgentVersion, error)
+	// KnowledgeBaseOwners returns the company of each knowledge base of ids that exists, for the
+	// check that a configuration names only the caller's company's knowledge bases.
+	KnowledgeBaseOwners(ctx context.Context, ids []string) (map[string]string, error)
 }
 
 const maxKeyAttempts = 10
@@ -55,16 +58,45 @@ type Flags struct {
 }
 
 // Validate checks a configuration without storing it, by the rules session creation applies
-// (domain.ParseConfig, with the deployment's tools); prefix is "" or "system_config".
-func (s *Service) Validate(cfg map[string]any, prefix string) []domain.FieldError {
-	_, errs := domain.ParseConfig(cfg, s.tools, prefix)
-	return errs
+// (domain.ParseConfig, with the deployment's tools, and every knowledge base one of p's
+// company's: one BatchGetItem when there are any); prefix is "" or "system_config". The error
+// is for the check itself failing.
+func (s *Service) Validate(ctx context.Context, p domain.Principal, cfg map[string]any, prefix string) ([]domain.FieldError, error) {
+	g, errs := domain.ParseConfig(cfg, s.tools, prefix)
+	if len(errs) > 0 {
+		return errs, nil
+	}
+	refs := g.KnowledgeBaseRefs()
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.ID
+	}
+	owners, err := s.store.KnowledgeBaseOwners(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("check knowledge bases: %w", err)
+	}
+	return domain.CheckKnowledgeBaseAccess(refs, owners, p.Company, false), nil
+}
+
+// validate is Validate for create and update: field errors are an invalid-request error.
+func (s *Service) validate(ctx context.Context, p domain.Principal, cfg map[string]any) error {
+	errs, err := s.Validate(ctx, p, cfg, "system_config")
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return domain.Invalid(errs)
+	}
+	return nil
 }
 
 // Create validates and stores a new agent owned by p.
 func (s *Service) Create(ctx context.Context, p domain.Principal, cfg map[string]any, f Flags) (*domain.Agent, error) {
-	if errs := s.Validate(cfg, "system_config"); len(errs) > 0 {
-		return nil, domain.Invalid(errs)
+	if err := s.validate(ctx, p, cfg); err != nil {
+		return nil, err
 	}
 	now := s.now().UTC()
 	a := &domain.Agent{ID: uuid.NewString(), Owner: p.Owner, Company: p.Company, CreatedAt: now, Seq: 1, VersionNumber: domain.FirstVersion}
@@ -175,8 +207,8 @@ func (s *Service) Update(ctx context.Context, p domain.Principal, id string, cfg
 		if merge {
 			next = domain.MergePatch(a.Explicit, cfg)
 		}
-		if errs := s.Validate(next, "system_config"); len(errs) > 0 {
-			return nil, domain.Invalid(errs)
+		if err := s.validate(ctx, p, next); err != nil {
+			return nil, err
 		}
 	}
 	now := s.now().UTC()

@@ -48,7 +48,10 @@ func (h *agentHandlers) validate(w http.ResponseWriter, r *http.Request) error {
 	if sc, ok := body["system_config"].(map[string]any); ok && len(body) <= 4 {
 		cfg, prefix = sc, "system_config"
 	}
-	errs := h.svc.Validate(cfg, prefix)
+	errs, err := h.svc.Validate(r.Context(), principal(r), cfg, prefix)
+	if err != nil {
+		return err
+	}
 	if len(errs) > 0 {
 		writeJSON(w, http.StatusOK, map[string]any{"valid": false, "errors": errs})
 		return nil

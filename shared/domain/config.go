@@ -54,12 +54,15 @@ type NodeConfig struct {
 
 // KnowledgeBaseRef is one knowledge_bases entry of an agent.
 type KnowledgeBaseRef struct {
-	Name    string
-	Type    string // knowledge_base_type: VectorEngine
-	ID      string // knowledge_base_id
-	Enabled bool   // default true
-	// Retrieval is retrieval_config as sent (checked by the knowledge feature), nil if absent.
-	Retrieval map[string]any
+	Name        string
+	Type        string // knowledge_base_type: VectorEngine
+	ID          string // knowledge_base_id (or its alias id)
+	Enabled     bool   // default true
+	Description string
+	Retrieval   RetrievalConfig // retrieval_config (or its alias config)
+	// Path is the entry's field path in the configuration ("system_config.knowledge_bases.0"),
+	// for errors found after parsing (a knowledge base the caller may not read).
+	Path string
 }
 
 // ToolCatalog names the tools a deployment offers, for the check that a configuration names
@@ -140,16 +143,8 @@ func parseNode(m map[string]any, path string, tools ToolCatalog, errs *[]FieldEr
 		n.Tools = append(n.Tools, name)
 	}
 	kbs, _ := m["knowledge_bases"].([]any)
-	for _, e := range kbs {
-		km := e.(map[string]any)
-		ref := KnowledgeBaseRef{Type: VectorEngine, Enabled: boolOr(km["enabled"], true)}
-		ref.Name, _ = km["name"].(string)
-		if t, ok := km["knowledge_base_type"].(string); ok {
-			ref.Type = t
-		}
-		ref.ID, _ = km["knowledge_base_id"].(string)
-		ref.Retrieval, _ = km["retrieval_config"].(map[string]any)
-		n.KnowledgeBases = append(n.KnowledgeBases, ref)
+	for i, e := range kbs {
+		n.KnowledgeBases = append(n.KnowledgeBases, parseKnowledgeBase(e.(map[string]any), join(path, fmt.Sprintf("knowledge_bases.%d", i))))
 	}
 	return n
 }

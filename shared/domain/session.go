@@ -36,6 +36,9 @@ type Message struct {
 	Visible     bool      `json:"visible"`
 	ExecutionID string    `json:"execution_id"`
 	CreatedAt   time.Time `json:"created_at"`
+	// Citations are the passages an assistant message drew on: nil (no field) when its agent
+	// retrieved nothing, empty when it searched and found nothing.
+	Citations []Citation `json:"citations,omitzero"`
 }
 
 // Execution statuses.

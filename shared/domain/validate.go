@@ -163,33 +163,6 @@ func (v *validator) tools(x any, path string) {
 	}
 }
 
-func (v *validator) knowledgeBases(x any, path string) {
-	list, ok := x.([]any)
-	if !ok {
-		v.add(path, "must be an array of objects")
-		return
-	}
-	for i, e := range list {
-		p := fmt.Sprintf("%s.%d", path, i)
-		m, ok := v.object(e, p)
-		if !ok {
-			continue
-		}
-		for _, k := range []string{"name", "knowledge_base_id"} {
-			if s, ok := m[k]; !ok {
-				v.add(p+"."+k, "is required")
-			} else {
-				v.str(s, p+"."+k, true)
-			}
-		}
-		if t, ok := m["knowledge_base_type"]; ok {
-			if s, ok := v.str(t, p+".knowledge_base_type", true); ok && s != VectorEngine {
-				v.add(p+".knowledge_base_type", "must be %q", VectorEngine)
-			}
-		}
-	}
-}
-
 // graph validates the multi-node shape: the nodes, their unique names and the edges between them.
 // It reports whether the names and edges are well formed, so that the graph's structure can be
 // checked.

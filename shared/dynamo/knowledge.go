@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/agentorch/agentorch/shared/backoff"
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
@@ -258,6 +259,54 @@ func (st *Store) GetKB(ctx context.Context, id string) (*domain.KnowledgeBase, e
 		return nil, fmt.Errorf("get knowledge base %s: %w", id, domain.ErrNotFound)
 	}
 	return decodeKB(out.Item)
+}
+
+// maxBatchGet is BatchGetItem's limit on keys per request.
+const maxBatchGet = 100
+
+// KnowledgeBaseOwners returns the company of each knowledge base of ids that exists (missing
+// ones are absent from the map): one strongly consistent BatchGetItem per 100 ids that reads
+// only the keys (the company is in the list key), plus retries of unprocessed keys. Agent and
+// session validation check knowledge_bases with it.
+func (st *Store) KnowledgeBaseOwners(ctx context.Context, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	var keys []map[string]types.AttributeValue
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			keys = append(keys, itemKey(kbPK(id), kbSK))
+		}
+	}
+	prefix, suffix := companyKBs(""), "#KBS"
+	prefix = strings.TrimSuffix(prefix, suffix)
+	for len(keys) > 0 {
+		n := min(len(keys), maxBatchGet)
+		pending := keys[:n]
+		keys = keys[n:]
+		for attempt := 0; len(pending) > 0; attempt++ {
+			if attempt > 0 && !backoff.Sleep(ctx, backoff.Delay(50*time.Millisecond, time.Second, attempt-1)) {
+				return nil, fmt.Errorf("knowledge base owners: %w", domain.Errorf(domain.KindOverloaded, "The table kept throttling; retry"))
+			}
+			res, err := st.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+				st.table: {Keys: pending, ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("#pk, #list"),
+					ExpressionAttributeNames: map[string]string{"#pk": attrPK, "#list": attrGSI1PK}},
+			}})
+			if err != nil {
+				return nil, fmt.Errorf("knowledge base owners: %w", translate(err))
+			}
+			for _, it := range res.Responses[st.table] {
+				pk, _ := it[attrPK].(*types.AttributeValueMemberS)
+				list, _ := it[attrGSI1PK].(*types.AttributeValueMemberS)
+				if pk == nil || list == nil {
+					continue
+				}
+				out[strings.TrimPrefix(pk.Value, kbPK(""))] = strings.TrimSuffix(strings.TrimPrefix(list.Value, prefix), suffix)
+			}
+			pending = res.UnprocessedKeys[st.table].Keys
+		}
+	}
+	return out, nil
 }
 
 // ListKBs reads a company's knowledge bases with their datasources, newest first (one Query on

@@ -79,6 +79,11 @@ func (c *countingClient) TransactWriteItems(ctx context.Context, in *dynamodb.Tr
 	return c.Client.TransactWriteItems(ctx, in, opts...)
 }
 
+func (c *countingClient) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	c.count("BatchGetItem")
+	return c.Client.BatchGetItem(ctx, in, opts...)
+}
+
 func (c *countingClient) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
 	c.count("BatchWriteItem")
 	return c.Client.BatchWriteItem(ctx, in, opts...)
@@ -395,5 +400,45 @@ func TestKBDatasourceBudget(t *testing.T) {
 	big := &domain.Datasource{FileID: uuid.NewString(), Status: domain.IngestFailed, Error: strings.Repeat("x", 200_000)}
 	if _, err := st.UpdateSource(ctx, kb.ID, "run-1", big); domain.KindOf(err) != domain.KindTooLarge {
 		t.Errorf("update past 400 KB: %v, want request_too_large", err)
+	}
+}
+
+// TestKnowledgeBaseOwners: the companies of existing knowledge bases, in one BatchGetItem per
+// 100 ids; unknown ids are absent.
+func TestKnowledgeBaseOwners(t *testing.T) {
+	st, calls := knowledgeStore(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	var ids []string
+	want := map[string]string{}
+	for i := range 3 {
+		company := []string{"acme", "globex", "acme#KBS"}[i]
+		kb := newKB(company, "run-1", now, "f1")
+		if err := st.PutKB(ctx, kb); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, kb.ID)
+		want[kb.ID] = company
+	}
+	for range 120 {
+		ids = append(ids, uuid.NewString())
+	}
+	ids = append(ids, ids[0]) // duplicates are read once
+	calls.reset()
+	got, err := st.KnowledgeBaseOwners(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("owners (-want +got):\n%s", d)
+	}
+	if n := calls.reset()["BatchGetItem"]; n != 2 {
+		t.Errorf("%d BatchGetItem calls for 123 ids, want 2", n)
+	}
+	if got, err := st.KnowledgeBaseOwners(ctx, nil); err != nil || len(got) != 0 {
+		t.Errorf("no ids: %v %v", got, err)
+	}
+	if n := calls.reset()["BatchGetItem"]; n != 0 {
+		t.Errorf("%d calls for no ids", n)
 	}
 }

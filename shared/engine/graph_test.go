@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/agentorch/agentorch/shared/domain"
@@ -51,8 +50,8 @@ func TestParseGraph(t *testing.T) {
 				Name: "kb",
 				Nodes: map[string]*Node{"kb": {Name: "kb", AgentType: domain.AgentTypeLLM, MaxTokens: domain.DefaultMaxTokens, ShowOutput: true,
 					KnowledgeBases: []domain.KnowledgeBaseRef{
-						{Name: "docs", Type: "opensearch", ID: "k1", Enabled: false, Retrieval: map[string]any{"top_k": json.Number("3")}},
-						{Name: "faq", Type: "opensearch", ID: "k2", Enabled: true},
+						{Name: "docs", Type: "opensearch", ID: "k1", Enabled: false, Retrieval: domain.RetrievalConfig{TopK: 3}, Path: "knowledge_bases.0"},
+						{Name: "faq", Type: "opensearch", ID: "k2", Enabled: true, Path: "knowledge_bases.1"},
 					}}},
 				Order: []string{"kb"},
 				Edges: []Edge{{From: "__start__", To: "kb"}, {From: "kb", To: "__end__"}},

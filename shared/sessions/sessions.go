@@ -35,6 +35,11 @@ type Store interface {
 	PutFeedback(ctx context.Context, f *domain.Feedback) (*domain.Feedback, error)
 }
 
+// KnowledgeBases finds the owners of knowledge bases: the company of each of ids that exists.
+type KnowledgeBases interface {
+	KnowledgeBaseOwners(ctx context.Context, ids []string) (map[string]string, error)
+}
+
 // Agents finds stored agents by agent_key.
 type Agents interface {
 	GetByKey(ctx context.Context, p domain.Principal, agentKey string) (*domain.Agent, error)
@@ -64,6 +69,7 @@ type Service struct {
 	fetch   Fetcher
 	queue   Queue
 	images  Images
+	kbs     KnowledgeBases
 	limits  Limits
 	now     func() time.Time
 }
@@ -78,6 +84,8 @@ type Deps struct {
 	Fetch  Fetcher
 	Queue  Queue
 	Images Images
+	// KnowledgeBases checks the knowledge_bases of new sessions; nil refuses every one.
+	KnowledgeBases KnowledgeBases
 }
 
 // New builds the sessions service.
@@ -89,7 +97,7 @@ func New(d Deps, limits Limits) *Service {
 		limits.LeaseWait = 2 * time.Second
 	}
 	return &Service{store: d.Store, agents: d.Agents, engine: d.Engine, tools: d.Tools, fetch: d.Fetch, queue: d.Queue,
-		images: d.Images, limits: limits, now: time.Now}
+		images: d.Images, kbs: d.KnowledgeBases, limits: limits, now: time.Now}
 }
 
 // Images opens uploaded images by name.
@@ -102,6 +110,9 @@ func (s *Service) Create(ctx context.Context, p domain.Principal, cfg map[string
 	g, errs := domain.ParseConfig(cfg, s.tools, "")
 	if len(errs) > 0 {
 		return nil, domain.Invalid(errs)
+	}
+	if err := s.checkKnowledgeBases(ctx, p, g, false); err != nil {
+		return nil, err
 	}
 	sess := s.newSession(p, cfg)
 	s.configs.put(sess.ConfigHash, g)
@@ -121,6 +132,12 @@ func (s *Service) FromAgent(ctx context.Context, p domain.Principal, agentKey st
 	if len(errs) > 0 {
 		return nil, nil, domain.Invalid(errs)
 	}
+	// A knowledge base deleted since the agent was saved is accepted (the agent still runs and
+	// its retrieval reports the gap); another company's — a public agent of another company —
+	// is refused.
+	if err := s.checkKnowledgeBases(ctx, p, g, true); err != nil {
+		return nil, nil, err
+	}
 	sess := s.newSession(p, a.SystemConfig)
 	s.configs.put(sess.ConfigHash, g)
 	sess.AgentID, sess.AgentName = a.ID, a.Name
@@ -128,6 +145,30 @@ func (s *Service) FromAgent(ctx context.Context, p domain.Principal, agentKey st
 		return nil, nil, fmt.Errorf("create session: %w", err)
 	}
 	return sess, a, nil
+}
+
+// checkKnowledgeBases refuses a configuration naming a knowledge base p's company may not read
+// (one BatchGetItem when it names any).
+func (s *Service) checkKnowledgeBases(ctx context.Context, p domain.Principal, g *domain.AgentConfig, allowMissing bool) error {
+	refs := g.KnowledgeBaseRefs()
+	if len(refs) == 0 {
+		return nil
+	}
+	owners := map[string]string{}
+	if s.kbs != nil {
+		ids := make([]string, len(refs))
+		for i, r := range refs {
+			ids[i] = r.ID
+		}
+		var err error
+		if owners, err = s.kbs.KnowledgeBaseOwners(ctx, ids); err != nil {
+			return fmt.Errorf("check knowledge bases: %w", err)
+		}
+	}
+	if errs := domain.CheckKnowledgeBaseAccess(refs, owners, p.Company, allowMissing); len(errs) > 0 {
+		return domain.Invalid(errs)
+	}
+	return nil
 }
 
 func (s *Service) newSession(p domain.Principal, cfg map[string]any) *domain.Session {
