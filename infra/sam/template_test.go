@@ -223,6 +223,13 @@ func TestTemplateFunctionSettings(t *testing.T) {
 			map[string]any{"Fn::Sub": "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/amazon.titan-embed-text-v1"},
 		},
 	}}}
+	// Agents with knowledge bases search the index (and put the hybrid pipelines on a new
+	// domain) and embed their queries (Titan is among the foundation models bedrock grants).
+	searchIndex := map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
+		"Sid": "SearchKnowledgeBases", "Effect": "Allow",
+		"Action":   []any{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut"},
+		"Resource": map[string]any{"Fn::Sub": "${VectorDomain.Arn}/*"},
+	}}}
 	ingestQueue := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"IngestQueue", "QueueName"}}}
 	deadIngest := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"IngestDeadLetterQueue", "QueueName"}}}
 	sendIngest := map[string]any{"SQSSendMessagePolicy": ingestQueue}
@@ -238,9 +245,9 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		// Stores uploads and serves them; no model, no queue.
 		"ImagesFunction": {256, 29, []any{crud, secret, readWriteImages}},
 		// Runs models synchronously within API Gateway's 30 s and queues asynchronous runs.
-		"RuntimeFunction": {512, 29, []any{crud, secret, bedrock, readImages, map[string]any{"SQSSendMessagePolicy": queueName}}},
+		"RuntimeFunction": {512, 29, []any{crud, secret, bedrock, searchIndex, readImages, map[string]any{"SQSSendMessagePolicy": queueName}}},
 		// Runs queued executions for up to Lambda's 15 minutes.
-		"WorkerFunction": {512, 900, []any{crud, secret, bedrock, readImages, map[string]any{"SQSPollerPolicy": queueName}}},
+		"WorkerFunction": {512, 900, []any{crud, secret, bedrock, searchIndex, readImages, map[string]any{"SQSPollerPolicy": queueName}}},
 		// Uploads (base64-decoded bodies of up to 6 MB) and deletes chunks of deleted files.
 		"FilesFunction":       {512, 29, []any{crud, secret, readWriteFiles, vectorIndex, sendIngest}},
 		"CollectionsFunction": {256, 29, []any{crud, secret}},

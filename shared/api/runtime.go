@@ -111,6 +111,9 @@ type messageView struct {
 	Role      string `json:"role"`
 	Content   string `json:"content"`
 	CreatedAt int64  `json:"created_at"`
+	// Citations: absent when the message's agent retrieved nothing, [] when it searched and
+	// found nothing (domain.Message.Citations).
+	Citations []domain.Citation `json:"citations,omitzero"`
 }
 
 // resultView is the execute result in the requested shape.
@@ -118,8 +121,9 @@ func resultView(res *sessions.Result, format string) any {
 	e := res.Execution
 	if format == "message" {
 		var id, content string
+		var cites []domain.Citation
 		if n := len(res.Messages); n > 0 {
-			id, content = res.Messages[n-1].ID, res.Messages[n-1].Content
+			id, content, cites = res.Messages[n-1].ID, res.Messages[n-1].Content, res.Messages[n-1].Citations
 		}
 		calls := res.ToolCalls
 		if calls == nil {
@@ -130,11 +134,15 @@ func resultView(res *sessions.Result, format string) any {
 		if e.CorrelationID != nil {
 			corr = *e.CorrelationID
 		}
-		return map[string]any{"success": true, "message_id": id, "response": map[string]any{"content": content, "tool_calls": calls}, "correlation_id": corr}
+		resp := map[string]any{"content": content, "tool_calls": calls}
+		if cites != nil {
+			resp["citations"] = cites
+		}
+		return map[string]any{"success": true, "message_id": id, "response": resp, "correlation_id": corr}
 	}
 	msgs := make([]messageView, len(res.Messages))
 	for i, m := range res.Messages {
-		msgs[i] = messageView{ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: m.CreatedAt.Unix()}
+		msgs[i] = messageView{ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: m.CreatedAt.Unix(), Citations: m.Citations}
 	}
 	completed := e.CreatedAt.Unix()
 	if e.CompletedAt != nil {
@@ -205,6 +213,9 @@ func (h *runtimeHandlers) messages(w http.ResponseWriter, r *http.Request) error
 	out := make([]map[string]any, len(msgs))
 	for i, m := range msgs {
 		out[i] = map[string]any{"id": m.ID, "role": m.Role, "content": m.Content, "timestamp": m.CreatedAt.UTC().Format(time.RFC3339)}
+		if m.Citations != nil {
+			out[i]["citations"] = m.Citations
+		}
 	}
 	// Stored messages reach 350,000 bytes each: a full page is cut to what a Lambda response holds.
 	enc, err := fitPage(out)

@@ -165,15 +165,28 @@ func NewWithAWS(awsCfg aws.Config, cfg platform.Config, log *slog.Logger, extra 
 // on first use, so functions that serve no sessions neither build nor link it.
 func (a *App) Sessions() *sessions.Service {
 	a.sessionsOnce.Do(func() {
-		engine := engine.NewEngine(models(a.awsCfg, a.Config), a.tools, engine.Limits{})
+		engine := engine.NewEngine(models(a.awsCfg, a.Config), a.tools, engine.Limits{}).WithRetriever(retriever{a})
 		d := sessions.Deps{Store: a.Store, Agents: a.Agents, Engine: engine, Tools: a.tools,
-			Fetch: tools.NewURLFetcher(tools.Options{}), Images: a.images()}
+			Fetch: tools.NewURLFetcher(tools.Options{}), Images: a.images(), KnowledgeBases: a.Store}
 		if a.Config.ExecQueueURL != "" {
 			d.Queue = sqs.NewQueue(platform.SQSClient(a.awsCfg, a.Config), a.Config.ExecQueueURL)
 		}
 		a.sessions = sessions.New(d, sessions.Limits{})
 	})
 	return a.sessions
+}
+
+// retriever is the engine's retrieval through the knowledge feature, built on the first
+// retrieval: executions of agents without knowledge bases never build it.
+type retriever struct{ a *App }
+
+// SearchKnowledge implements engine.Retriever.
+func (r retriever) SearchKnowledge(ctx context.Context, company, query string, refs []domain.KnowledgeBaseRef, topK int) (*domain.RetrievalResult, error) {
+	k := r.a.Knowledge()
+	if k == nil {
+		return nil, fmt.Errorf("knowledge feature unavailable: %w", r.a.Err())
+	}
+	return k.SearchKnowledge(ctx, company, query, refs, topK)
 }
 
 // Knowledge is the knowledge feature (files, collections, knowledge bases and their ingestion)

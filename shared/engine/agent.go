@@ -20,11 +20,13 @@ type outcome struct {
 	stopReason string
 	usage      domain.Usage
 	finished   time.Time
+	citations  []domain.Citation // nil: the node did not retrieve
 }
 
 // runNode runs one node on the conversation turns and returns its final text. turns is shared
-// with the other nodes of the step and is not modified.
-func (e *Engine) runNode(ctx context.Context, p domain.Principal, n *Node, system string, turns []domain.Turn, em *emitter) (o *outcome, err error) {
+// with the other nodes of the step and is not modified; query is what an llm_agent searches its
+// knowledge bases for.
+func (e *Engine) runNode(ctx context.Context, p domain.Principal, query string, n *Node, system string, turns []domain.Turn, em *emitter) (o *outcome, err error) {
 	start := time.Now()
 	em.send(Event{Type: EventNodeStarted, Node: n.Name, Data: map[string]any{"agent_type": n.AgentType}})
 	o = &outcome{}
@@ -44,12 +46,15 @@ func (e *Engine) runNode(ctx context.Context, p domain.Principal, n *Node, syste
 	if err != nil {
 		return o, fmt.Errorf("agent %q: %w", n.Name, err)
 	}
-	c := &call{e: e, node: n, model: model, em: em, req: domain.ModelRequest{
+	c := &call{e: e, node: n, model: model, em: em, company: p.Company, req: domain.ModelRequest{
 		Provider: n.Provider, Model: n.Model, System: system, Turns: slices.Clip(turns),
 		MaxTokens: n.MaxTokens, Temperature: n.Temperature, TopP: n.TopP, OnText: em.textFunc(n.Name),
 	}}
 	if c.req.MaxTokens <= 0 {
 		c.req.MaxTokens = domain.DefaultMaxTokens
+	}
+	if kbs := enabledKnowledgeBases(n); e.retriever != nil && len(kbs) > 0 {
+		c.retr = newRetrieval(kbs, RetrievalBudget(n.Provider, n.Model))
 	}
 	if n.AgentType == domain.AgentTypeReact {
 		if e.tools != nil {
@@ -57,33 +62,52 @@ func (e *Engine) runNode(ctx context.Context, p domain.Principal, n *Node, syste
 			if err != nil {
 				return o, fmt.Errorf("agent %q: tools: %w", n.Name, err)
 			}
-			c.tools = make(map[string]domain.Tool, len(bound))
 			for _, t := range bound {
-				name := t.Spec().Name
-				if _, dup := c.tools[name]; !dup {
-					c.tools[name] = t
-					c.req.Tools = append(c.req.Tools, t.Spec())
-				}
+				c.addTool(t)
 			}
+		}
+		if c.retr != nil {
+			c.addTool(&searchTool{c: c})
 		}
 		err = c.react(ctx, o)
 	} else {
+		if c.retr != nil && query != "" {
+			c.retrieveForPrompt(ctx, query)
+		}
 		err = c.llm(ctx, o)
 	}
 	if err != nil {
 		return o, fmt.Errorf("agent %q: %w", n.Name, err)
+	}
+	if c.retr != nil {
+		o.citations = c.retr.citations(o.text)
 	}
 	return o, nil
 }
 
 // call is one node run's conversation with its model.
 type call struct {
-	e     *Engine
-	node  *Node
-	model domain.Model
-	em    *emitter
-	req   domain.ModelRequest
-	tools map[string]domain.Tool // bound for this run (react agents)
+	e       *Engine
+	node    *Node
+	model   domain.Model
+	em      *emitter
+	company string // the tenant whose knowledge bases are searched
+	req     domain.ModelRequest
+	tools   map[string]domain.Tool // bound for this run (react agents)
+	retr    *retrieval             // nil: the node does not retrieve
+}
+
+// addTool offers t to the model unless a tool of the same name is already bound.
+func (c *call) addTool(t domain.Tool) {
+	name := t.Spec().Name
+	if _, dup := c.tools[name]; dup {
+		return
+	}
+	if c.tools == nil {
+		c.tools = map[string]domain.Tool{}
+	}
+	c.tools[name] = t
+	c.req.Tools = append(c.req.Tools, t.Spec())
 }
 
 // llm makes the single model call of an llm_agent, without tools.
@@ -224,6 +248,7 @@ func (c *call) callTool(ctx context.Context, u *domain.ToolUse) (string, error) 
 	}
 	tctx, cancel := context.WithTimeout(ctx, c.e.limits.ToolTimeout)
 	defer cancel()
+	tctx = context.WithValue(tctx, toolUseIDKey{}, u.ID)
 	type result struct {
 		out string
 		err error

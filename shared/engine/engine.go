@@ -22,6 +22,9 @@ type Message struct {
 	Content   string
 	Visible   bool
 	CreatedAt time.Time
+	// Citations are the knowledge base passages an assistant message drew on: nil when its
+	// node did not retrieve, empty when it searched and gave the model nothing.
+	Citations []domain.Citation
 }
 
 // Run is one execution: a new user message run through a graph after the earlier conversation.
@@ -92,9 +95,10 @@ func (e *NodeRunLimitError) Error() string {
 // Engine runs graphs of agents against models and tools. It holds no per-run state and is safe
 // for concurrent use.
 type Engine struct {
-	models Models
-	tools  ToolBinder
-	limits Limits
+	models    Models
+	tools     ToolBinder
+	retriever Retriever // nil: knowledge_bases are ignored
+	limits    Limits
 }
 
 // NewEngine returns an engine that resolves providers with models and binds each node's tools for
@@ -113,6 +117,14 @@ func NewEngine(models Models, tools ToolBinder, limits Limits) *Engine {
 		limits.ToolTimeout = DefaultToolTimeout
 	}
 	return &Engine{models: models, tools: tools, limits: limits}
+}
+
+// WithRetriever returns a copy of e whose agents search their knowledge_bases with r: an
+// llm_agent before its model call, a react_agent through the knowledge_base_search tool.
+func (e *Engine) WithRetriever(r Retriever) *Engine {
+	cp := *e
+	cp.retriever = r
+	return &cp
 }
 
 // errSiblingFailed cancels the other nodes of a step when one fails.
@@ -148,6 +160,7 @@ func (e *Engine) Run(ctx context.Context, run Run) (*Result, error) {
 	}
 	base := historyTurns(run.History)
 	base = appendTurn(base, domain.Turn{Role: domain.RoleUser, Parts: run.Input})
+	query := retrievalQuery(run.Input)
 
 	order := map[string]int{}
 	for i, name := range g.Order {
@@ -168,7 +181,7 @@ func (e *Engine) Run(ctx context.Context, run Run) (*Result, error) {
 		for _, m := range res.Messages {
 			turns = appendTurn(turns, textTurn(domain.RoleAssistant, m.Content))
 		}
-		outs, err := e.step(ctx, run.Principal, g, frontier, systems, turns, em)
+		outs, err := e.step(ctx, run.Principal, query, g, frontier, systems, turns, em)
 		for i, o := range outs {
 			if o == nil {
 				continue
@@ -181,7 +194,7 @@ func (e *Engine) Run(ctx context.Context, run Run) (*Result, error) {
 				n := g.Nodes[frontier[i]]
 				res.Messages = append(res.Messages, Message{
 					ID: newID(), Role: domain.RoleAssistant, Node: n.Name, Content: o.text,
-					Visible: n.ShowOutput, CreatedAt: o.finished,
+					Visible: n.ShowOutput, CreatedAt: o.finished, Citations: o.citations,
 				})
 			}
 		}
@@ -195,7 +208,8 @@ func (e *Engine) Run(ctx context.Context, run Run) (*Result, error) {
 
 // step runs the frontier nodes concurrently and waits for all of them. The outcomes are in
 // frontier order; on error the first failure is returned and the other nodes are cancelled.
-func (e *Engine) step(ctx context.Context, p domain.Principal, g *Graph, frontier []string, systems map[string]string, turns []domain.Turn, em *emitter) ([]*outcome, error) {
+// query is what the nodes' knowledge bases are searched for (the new message's text).
+func (e *Engine) step(ctx context.Context, p domain.Principal, query string, g *Graph, frontier []string, systems map[string]string, turns []domain.Turn, em *emitter) ([]*outcome, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	outs := make([]*outcome, len(frontier))
@@ -207,7 +221,7 @@ func (e *Engine) step(ctx context.Context, p domain.Principal, g *Graph, frontie
 	for i, name := range frontier {
 		wg.Go(func() {
 			n := g.Nodes[name]
-			o, err := e.runNode(ctx, p, n, systems[name], turns, em)
+			o, err := e.runNode(ctx, p, query, n, systems[name], turns, em)
 			outs[i] = o
 			if err == nil {
 				return

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -212,6 +214,75 @@ func turnTexts(turns []domain.Turn) []string {
 			}
 		}
 		out = append(out, t.Role+": "+strings.Join(parts, " | "))
+	}
+	return out
+}
+
+// searchCall is one SearchKnowledge call a fakeRetriever received.
+type searchCall struct {
+	Company string
+	Query   string
+	KBs     []string // the ids of the entries searched, in order
+	TopK    int
+}
+
+// fakeRetriever answers searches from an in-memory corpus of hits by knowledge base id and
+// records every call. A knowledge base that is not in the corpus is a problem; fail, when set,
+// answers every search instead.
+type fakeRetriever struct {
+	mu     sync.Mutex
+	corpus map[string][]domain.Hit
+	fail   error
+	calls  []searchCall
+}
+
+// SearchKnowledge returns the hits of the searched knowledge bases best first, at most top_k
+// of each (topK, else the entry's, else domain.DefaultRetrievalTopK); it does not match the
+// query, which is not the engine's concern.
+func (r *fakeRetriever) SearchKnowledge(_ context.Context, company, query string, refs []domain.KnowledgeBaseRef, topK int) (*domain.RetrievalResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := searchCall{Company: company, Query: query, TopK: topK}
+	for _, ref := range refs {
+		c.KBs = append(c.KBs, ref.ID)
+	}
+	r.calls = append(r.calls, c)
+	if r.fail != nil {
+		return nil, r.fail
+	}
+	res := &domain.RetrievalResult{}
+	for _, ref := range refs {
+		hits, ok := r.corpus[ref.ID]
+		if !ok {
+			res.Problems = append(res.Problems, domain.RetrievalProblem{KnowledgeBaseID: ref.ID, Message: "knowledge base " + ref.ID + " not found"})
+			continue
+		}
+		k := cmp.Or(topK, ref.Retrieval.TopK, domain.DefaultRetrievalTopK)
+		res.Hits = append(res.Hits, hits[:min(k, len(hits))]...)
+	}
+	slices.SortStableFunc(res.Hits, func(a, b domain.Hit) int { return cmp.Compare(b.Score, a.Score) })
+	return res, nil
+}
+
+func (r *fakeRetriever) searches() []searchCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.calls)
+}
+
+// hit is a chunk of file (whose id is file without its extension) in knowledge base kb.
+func hit(kb, file string, chunk int, score float64, text string) domain.Hit {
+	id := strings.TrimSuffix(file, path.Ext(file))
+	return domain.Hit{ID: fmt.Sprintf("%s/%s/%d", kb, id, chunk), KBID: kb, FileID: id, FileName: file, ChunkIndex: chunk, Text: text, Score: score}
+}
+
+// eventsOf returns the recorded events of one type.
+func (r *recorder) eventsOf(typ string) []Event {
+	var out []Event
+	for _, ev := range r.events {
+		if ev.Type == typ {
+			out = append(out, ev)
+		}
 	}
 	return out
 }

@@ -40,6 +40,15 @@ func (bs Binders) Bind(ctx context.Context, p domain.Principal, node *Node) ([]d
 	return out, nil
 }
 
+// Retriever searches an agent's knowledge bases (the knowledge feature implements it).
+type Retriever interface {
+	// SearchKnowledge searches refs (enabled entries) for query within company. topK > 0
+	// overrides every entry's top_k (the tool's argument). Knowledge bases that cannot be
+	// searched (deleted, foreign, not yet ingested) are Problems, not an error; err is for
+	// failures of the search itself (the index or the embedder unavailable).
+	SearchKnowledge(ctx context.Context, company, query string, refs []domain.KnowledgeBaseRef, topK int) (*domain.RetrievalResult, error)
+}
+
 // Event kinds recorded for each execution.
 const (
 	EventNodeStarted  = "node_started"
@@ -48,6 +57,9 @@ const (
 	EventToolCall     = "tool_call"
 	EventToolResult   = "tool_result"
 	EventError        = "error"
+	// EventRetrieval is one search of a node's knowledge bases: query, knowledge_bases (ids),
+	// hits (passages given to the model), duration_ms and source ("prompt" or "tool").
+	EventRetrieval = "retrieval"
 )
 
 // Event is one observable step of an execution.

@@ -239,8 +239,9 @@ func TestKBTenancy(t *testing.T) {
 	if got := k.get(t, bob, kb.ID); got.Status != domain.KBCompleted {
 		t.Errorf("bob reads status %s", got.Status)
 	}
-	if _, err := k.Svc.Retrieve(ctx, "globex", []string{kb.ID}, "refund", knowledge.RetrieveOptions{}); domain.KindOf(err) != domain.KindNotFound {
-		t.Errorf("Retrieve of another company's knowledge base: %v", err)
+	if res, err := k.Svc.SearchKnowledge(ctx, "globex", "refund", []domain.KnowledgeBaseRef{{Name: "theirs", ID: kb.ID}}, 0); err != nil ||
+		len(res.Hits) != 0 || len(res.Problems) != 1 || res.Problems[0].KnowledgeBaseID != kb.ID {
+		t.Errorf("an agent of another company searches it: %+v %v", res, err)
 	}
 }
 

@@ -15,16 +15,16 @@ import (
 // Search bounds.
 const (
 	// DefaultTopK is how many chunks a search returns when top_k is not given.
-	DefaultTopK = 5
+	DefaultTopK = domain.DefaultRetrievalTopK
 	// MaxTopK is the largest top_k (OpenAI's file_search allows 50 as well).
-	MaxTopK = 50
+	MaxTopK = domain.MaxRetrievalTopK
 	// MaxQueryLength bounds a query in characters.
-	MaxQueryLength = 8000
+	MaxQueryLength = domain.MaxQueryLength
 	// MaxFilterValues bounds filter.file_ids and filter.tags.
-	MaxFilterValues = 100
+	MaxFilterValues = domain.MaxRetrievalFilterValues
 )
 
-// RetrieveOptions shape a Retrieve: zero values mean top 5, dense, no threshold, no filter.
+// RetrieveOptions shape a search: zero values mean top 5, dense, no threshold, no filter.
 type RetrieveOptions struct {
 	TopK     int
 	Strategy domain.RetrievalStrategy
@@ -79,43 +79,15 @@ func neverCompleted(kb *domain.KnowledgeBase) error {
 	}
 }
 
-// Retrieve searches several knowledge bases of one company with one query (for agents): the
-// query is embedded once per embedding configuration and each index is searched once for all
-// its knowledge bases; the hits are merged best first. Unknown, malformed and foreign ids are a
-// not-found error; knowledge bases that never completed an ingestion contribute nothing.
-func (s *Service) Retrieve(ctx context.Context, company string, kbIDs []string, query string, opts RetrieveOptions) ([]domain.Hit, error) {
-	if errs := checkRetrieve(query, opts); len(errs) > 0 {
-		return nil, domain.Invalid(errs)
-	}
-	p := domain.Principal{Company: company}
-	var kbs []*domain.KnowledgeBase
-	seen := map[string]bool{}
-	for _, id := range kbIDs {
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		kb, err := s.kb(ctx, p, id)
-		if err != nil {
-			return nil, fmt.Errorf("knowledge base %s: %w", domain.Clip(id, 40), err)
-		}
-		if kb.Completed != nil {
-			kbs = append(kbs, kb)
-		}
-	}
-	if len(kbs) == 0 {
-		return []domain.Hit{}, nil
-	}
-	files, err := s.fileMap(ctx, company)
-	if err != nil {
-		return nil, err
-	}
-	return s.search(ctx, company, kbs, files, strings.TrimSpace(query), opts)
-}
-
 // search runs one query over knowledge bases of one company: one embedding per embedding
 // configuration, one index search per index.
 func (s *Service) search(ctx context.Context, company string, kbs []*domain.KnowledgeBase, files map[string]*domain.File, query string, opts RetrieveOptions) ([]domain.Hit, error) {
+	return s.searchWith(ctx, company, kbs, files, query, opts, nil)
+}
+
+// searchWith is search reusing the query's embeddings in vectors (by embedding configuration;
+// nil keeps none), and adding those it makes.
+func (s *Service) searchWith(ctx context.Context, company string, kbs []*domain.KnowledgeBase, files map[string]*domain.File, query string, opts RetrieveOptions, vectors map[domain.Embedding][]float32) ([]domain.Hit, error) {
 	if opts.TopK <= 0 {
 		opts.TopK = DefaultTopK
 	}
@@ -152,13 +124,18 @@ func (s *Service) search(ctx context.Context, company string, kbs []*domain.Know
 	for _, g := range groups {
 		q := domain.VectorQuery{KBIDs: g.kbs, Company: company, Text: query, TopK: opts.TopK, Strategy: opts.Strategy,
 			MinScore: opts.MinScore, FileIDs: opts.FileIDs, Tags: opts.Tags, ExcludeFileIDs: excluded}
-		if opts.Strategy != domain.StrategyBM25 {
+		if v, ok := vectors[g.emb]; ok && opts.Strategy != domain.StrategyBM25 {
+			q.Vector = v
+		} else if opts.Strategy != domain.StrategyBM25 {
 			emb, err := s.d.Embedders.Embedder(ctx, g.emb)
 			if err != nil {
 				return nil, fmt.Errorf("embedder of %s/%s: %w", g.emb.Provider, g.emb.Model, err)
 			}
 			if q.Vector, err = embedQuery(ctx, emb, query); err != nil {
 				return nil, err
+			}
+			if vectors != nil {
+				vectors[g.emb] = q.Vector
 			}
 		}
 		found, err := s.d.Index.Search(ctx, g.index, q)

@@ -184,34 +184,59 @@ func TestSearchLongQuery(t *testing.T) {
 	}
 }
 
-// TestSearchRetrieve: Retrieve searches several knowledge bases with one query and merges the
-// hits best first; knowledge bases that never completed add nothing; foreign ids are not found.
-func TestSearchRetrieve(t *testing.T) {
+// TestSearchKnowledge: an agent's retrieval searches several knowledge bases with one query
+// and merges the hits best first; knowledge bases that never completed or do not exist are
+// problems, not errors; entries with the same options share one embedding and one search.
+func TestSearchKnowledge(t *testing.T) {
 	f := newSearchFixture(t)
 	other := f.addFile(t, alice, "faq.txt", "Refund questions: a refund takes five business days.")
 	second := f.createKB(t, alice, "FAQ", map[string]any{"selected_datasources": idList(other)})
 	f.drain(t)
 	pending := f.createKB(t, alice, "Pending", map[string]any{"selected_datasources": idList(other)})
 	ctx := kbCtx(t)
-	hits, err := f.Svc.Retrieve(ctx, "acme", []string{f.kb.ID, second.ID, pending.ID}, "refund", knowledge.RetrieveOptions{TopK: 10})
+	gone := "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f"
+	refs := []domain.KnowledgeBaseRef{{Name: "policies", ID: f.kb.ID}, {Name: "faq", ID: second.ID},
+		{Name: "pending", ID: pending.ID}, {Name: "gone", ID: gone}}
+	calls := f.Emb.Calls()
+	res, err := f.Svc.SearchKnowledge(ctx, "acme", "refund", refs, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n := f.Emb.Calls() - calls; n != 1 {
+		t.Errorf("%d embedding calls for one query, want 1", n)
+	}
 	kbs := map[string]bool{}
-	for i, h := range hits {
+	for i, h := range res.Hits {
 		kbs[h.KBID] = true
-		if i > 0 && h.Score > hits[i-1].Score {
-			t.Errorf("hits not best first: %+v", hits)
+		if i > 0 && h.Score > res.Hits[i-1].Score {
+			t.Errorf("hits not best first: %+v", res.Hits)
 		}
 	}
-	if !kbs[f.kb.ID] || !kbs[second.ID] || kbs[pending.ID] || len(kbs) != 2 {
+	if !kbs[f.kb.ID] || !kbs[second.ID] || len(kbs) != 2 {
 		t.Errorf("hits from %v", kbs)
 	}
-	if _, err := f.Svc.Retrieve(ctx, "acme", []string{f.kb.ID}, " ", knowledge.RetrieveOptions{}); domain.KindOf(err) != domain.KindInvalid {
-		t.Errorf("empty query: %v", err)
+	var problems []string
+	for _, p := range res.Problems {
+		problems = append(problems, p.KnowledgeBaseID)
 	}
-	if _, err := f.Svc.Retrieve(ctx, "acme", []string{f.kb.ID, "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f"}, "refund", knowledge.RetrieveOptions{}); domain.KindOf(err) != domain.KindNotFound {
-		t.Errorf("unknown id: %v", err)
+	if !slices.Equal(problems, []string{pending.ID, gone}) {
+		t.Errorf("problems %+v, want the pending and the unknown knowledge base", res.Problems)
+	}
+
+	// Mixed strategies merge by rank: the best of each, then the second best.
+	refs = []domain.KnowledgeBaseRef{{Name: "policies", ID: f.kb.ID, Retrieval: domain.RetrievalConfig{Strategy: domain.StrategyBM25, TopK: 2}},
+		{Name: "faq", ID: second.ID, Retrieval: domain.RetrievalConfig{TopK: 2}}}
+	res, err = f.Svc.SearchKnowledge(ctx, "acme", "refund", refs, 0)
+	if err != nil || len(res.Hits) < 2 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if res.Hits[0].KBID != f.kb.ID || res.Hits[1].KBID != second.ID {
+		t.Errorf("mixed strategies: %+v, want the bm25 best then the dense best", res.Hits)
+	}
+	// Nothing searchable: no search at all.
+	res, err = f.Svc.SearchKnowledge(ctx, "acme", "refund", []domain.KnowledgeBaseRef{{Name: "gone", ID: gone}}, 0)
+	if err != nil || len(res.Hits) != 0 || len(res.Problems) != 1 {
+		t.Errorf("only a missing knowledge base: %+v %v", res, err)
 	}
 }
 

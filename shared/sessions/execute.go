@@ -176,7 +176,8 @@ func (s *Service) run(ctx context.Context, sess *domain.Session, leaseID, execID
 	user := domain.Message{ID: uuid.NewString(), Role: domain.RoleUser, Content: userText, Visible: true, ExecutionID: execID, CreatedAt: start}
 	msgs := []domain.Message{user}
 	for _, m := range out.Messages {
-		dm := domain.Message{ID: m.ID, Role: m.Role, Node: m.Node, Content: m.Content, Visible: m.Visible, ExecutionID: execID, CreatedAt: done}
+		dm := domain.Message{ID: m.ID, Role: m.Role, Node: m.Node, Content: m.Content, Visible: m.Visible, ExecutionID: execID, CreatedAt: done,
+			Citations: m.Citations}
 		if dm.ID == "" {
 			dm.ID = uuid.NewString()
 		}

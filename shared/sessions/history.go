@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"unicode/utf8"
@@ -49,12 +50,18 @@ func (s *Service) history(ctx context.Context, sessionID string, budget int) ([]
 // all together at most budget bytes: the longest are cut to one common length, the largest that
 // fits, so short messages stay whole. A cut message ends with a note of what it kept.
 func clipStored(msgs []domain.Message, budget int) {
+	// A message's citations share its item: its content gets what they leave.
+	caps := make([]int, len(msgs))
 	lengths := make([]int, len(msgs))
 	total := 0
 	for i, m := range msgs {
-		lengths[i] = min(len(m.Content), MaxStoredMessageBytes)
+		cites := citationBytes(m.Citations)
+		budget -= cites
+		caps[i] = max(MaxStoredMessageBytes-cites, 0)
+		lengths[i] = min(len(m.Content), caps[i])
 		total += lengths[i]
 	}
+	budget = max(budget, 0)
 	limit := MaxStoredMessageBytes
 	if total > budget {
 		// Water-fill: with the lengths sorted, find the common length c of the longest ones such
@@ -72,10 +79,19 @@ func clipStored(msgs []domain.Message, budget int) {
 		}
 	}
 	for i := range msgs {
-		if len(msgs[i].Content) > limit {
-			msgs[i].Content = truncateStored(msgs[i].Content, limit)
+		if l := min(limit, caps[i]); len(msgs[i].Content) > l {
+			msgs[i].Content = truncateStored(msgs[i].Content, l)
 		}
 	}
+}
+
+// citationBytes bounds from above the bytes citations take in a stored message's JSON.
+func citationBytes(c []domain.Citation) int {
+	if c == nil {
+		return 0
+	}
+	b, _ := json.Marshal(c) // plain structs always encode
+	return len(b)
 }
 
 // truncateStored cuts text to at most limit bytes at a character boundary, ending with a note.

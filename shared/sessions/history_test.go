@@ -9,6 +9,32 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
+// TestClipStoredCitations: a message's citations share its item and the run's budget, so its
+// content gets what they leave.
+func TestClipStoredCitations(t *testing.T) {
+	cites := make([]domain.Citation, domain.MaxCitations)
+	for i := range cites {
+		cites[i] = domain.Citation{Index: i + 1, KnowledgeBaseID: "kb", FileID: "f", FileName: "a.txt", Text: strings.Repeat("\"", domain.CitationTextLength)}
+	}
+	size := citationBytes(cites)
+	if size < domain.MaxCitations*2*domain.CitationTextLength || size > MaxStoredMessageBytes {
+		t.Fatalf("citations take %d bytes", size)
+	}
+	msgs := []domain.Message{{Content: strings.Repeat("a", MaxStoredMessageBytes), Citations: cites}, {Content: "short"}}
+	clipStored(msgs, MaxStoredRunBytes)
+	if n := len(msgs[0].Content) + size; n > MaxStoredMessageBytes {
+		t.Errorf("content and citations take %d bytes, over %d", n, MaxStoredMessageBytes)
+	}
+	if len(msgs[0].Content) < MaxStoredMessageBytes-size-100 || msgs[1].Content != "short" {
+		t.Errorf("cut to %d bytes; want about %d, the rest whole", len(msgs[0].Content), MaxStoredMessageBytes-size)
+	}
+	msgs = []domain.Message{{Content: strings.Repeat("a", 1000), Citations: cites}}
+	clipStored(msgs, size+400)
+	if n := len(msgs[0].Content); n > 400 {
+		t.Errorf("the run budget leaves 400 bytes for content, %d kept", n)
+	}
+}
+
 func TestClipStored(t *testing.T) {
 	msg := func(n int, unit string) domain.Message {
 		return domain.Message{Content: strings.Repeat(unit, n/len(unit))}

@@ -1,0 +1,118 @@
+package knowledge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// SearchKnowledge is the retrieval of an agent (engine.Retriever): query searched in the
+// knowledge bases of refs within company, each with its own retrieval_config (topK > 0
+// overrides every top_k: the knowledge_base_search tool's argument). Entries with the same
+// options share their searches: one embedding of the query per embedding model and one index
+// search per (index, options) group, so at most one of each per knowledge base. The hits are
+// merged best first: by score when every entry uses the same strategy, else by rank (the best of
+// each group, then the second best …), because BM25 and cosine scores are not comparable.
+//
+// A knowledge base that cannot be searched — deleted, another company's, never ingested — is a
+// Problem and the others are searched; err is for the search itself failing.
+func (s *Service) SearchKnowledge(ctx context.Context, company, query string, refs []domain.KnowledgeBaseRef, topK int) (*domain.RetrievalResult, error) {
+	query = strings.TrimSpace(query)
+	if r := []rune(query); len(r) > domain.MaxQueryLength {
+		query = string(r[:domain.MaxQueryLength])
+	}
+	res := &domain.RetrievalResult{Hits: []domain.Hit{}}
+	type group struct {
+		opts RetrieveOptions
+		kbs  []*domain.KnowledgeBase
+	}
+	var groups []*group
+	p := domain.Principal{Company: company}
+	seen := map[string]bool{}
+	for _, ref := range refs {
+		if seen[ref.ID] {
+			continue
+		}
+		seen[ref.ID] = true
+		kb, err := s.kb(ctx, p, ref.ID)
+		if errors.Is(err, domain.ErrNotFound) || domain.KindOf(err) == domain.KindNotFound {
+			res.Problems = append(res.Problems, domain.RetrievalProblem{KnowledgeBaseID: ref.ID,
+				Message: fmt.Sprintf("knowledge base %q (%s) not found: it was deleted or is not your company's; it was not searched", domain.Clip(ref.Name, 60), domain.Clip(ref.ID, 60))})
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if kb.Completed == nil {
+			res.Problems = append(res.Problems, domain.RetrievalProblem{KnowledgeBaseID: ref.ID,
+				Message: fmt.Sprintf("knowledge base %q has not completed an ingestion yet (status %s); it was not searched", domain.Clip(kb.Name, 60), kb.Status)})
+			continue
+		}
+		opts := RetrieveOptions{TopK: ref.Retrieval.TopK, Strategy: ref.Retrieval.Strategy, MinScore: ref.Retrieval.ScoreThreshold,
+			FileIDs: ref.Retrieval.FileIDs, Tags: ref.Retrieval.Tags}
+		if topK > 0 {
+			opts.TopK = topK
+		}
+		if opts.TopK <= 0 {
+			opts.TopK = domain.DefaultRetrievalTopK
+		}
+		if opts.Strategy == "" {
+			opts.Strategy = domain.StrategyDense
+		}
+		i := slices.IndexFunc(groups, func(g *group) bool { return sameOptions(g.opts, opts) })
+		if i < 0 {
+			groups = append(groups, &group{opts: opts})
+			i = len(groups) - 1
+		}
+		groups[i].kbs = append(groups[i].kbs, kb)
+	}
+	if len(groups) == 0 || query == "" {
+		return res, nil
+	}
+	if errs := checkRetrieve(query, groups[0].opts); len(errs) > 0 {
+		return nil, domain.Invalid(errs)
+	}
+	files, err := s.fileMap(ctx, company)
+	if err != nil {
+		return nil, err
+	}
+	vectors := map[domain.Embedding][]float32{}
+	ranked := make([][]domain.Hit, len(groups))
+	mixed := false
+	for i, g := range groups {
+		mixed = mixed || g.opts.Strategy != groups[0].opts.Strategy
+		if ranked[i], err = s.searchWith(ctx, company, g.kbs, files, query, g.opts, vectors); err != nil {
+			return nil, err
+		}
+	}
+	if !mixed {
+		for _, hs := range ranked {
+			res.Hits = append(res.Hits, hs...)
+		}
+		sort.SliceStable(res.Hits, func(i, j int) bool { return res.Hits[i].Score > res.Hits[j].Score })
+		return res, nil
+	}
+	for rank := 0; ; rank++ {
+		more := false
+		for _, hs := range ranked {
+			if rank < len(hs) {
+				res.Hits = append(res.Hits, hs[rank])
+				more = true
+			}
+		}
+		if !more {
+			return res, nil
+		}
+	}
+}
+
+// sameOptions reports whether two entries can share their searches.
+func sameOptions(a, b RetrieveOptions) bool {
+	sameMin := (a.MinScore == nil) == (b.MinScore == nil) && (a.MinScore == nil || *a.MinScore == *b.MinScore)
+	return a.TopK == b.TopK && a.Strategy == b.Strategy && sameMin && slices.Equal(a.FileIDs, b.FileIDs) && slices.Equal(a.Tags, b.Tags)
+}
