@@ -1,0 +1,122 @@
+package knowledge_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentorch/agentorch/infra/localstack"
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/embeddings"
+	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/localembed"
+)
+
+// evalStrategies are the retrieval strategies the evaluation compares.
+var evalStrategies = []domain.RetrievalStrategy{domain.StrategyDense, domain.StrategyBM25, domain.StrategyHybrid, domain.StrategyHybridRRF}
+
+// evalScore is what one pass over the labelled set measured.
+type evalScore struct {
+	recall5 float64 // share of questions with a relevant hit among the top 5 (top_k 5)
+	mrr10   float64 // mean of 1/rank of the first relevant hit among the top 10 (top_k 10; 0 if none)
+}
+
+// BenchmarkRetrievalQuality is the retrieval evaluation of testdata/eval/README.md: the
+// labelled questions of testdata/eval/questions.json over chapters 1-6 of Persuasion (one file
+// a chapter), ingested once with the real `local` embedder through the real OpenSearch adapter
+// on the in-process stand-in, then asked with each strategy through Service.Search. It reports
+// recall@5 and MRR@10 per strategy, the size of the set, and the time of one search. One
+// op is one pass over the set (two searches a question: top_k 5 and top_k 10).
+//
+//	go test ./shared/knowledge -run '^$' -bench RetrievalQuality -benchtime 1x
+func BenchmarkRetrievalQuality(b *testing.B) {
+	root, err := localstack.RepoRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cache := filepath.Join(root, ".cache", "models")
+	if _, err := localembed.EnsureFiles(context.Background(), cache); err != nil {
+		b.Skipf("the local model's files cannot be fetched: %v", err)
+	}
+	providers, err := embeddings.New(embeddings.Options{LocalCacheDir: cache})
+	if err != nil {
+		b.Fatal(err)
+	}
+	files := evalCorpus(b)
+	qs := evalQuestions(b)
+
+	// Ingest once: the sub-benchmarks share the knowledge base (a benchmark with
+	// sub-benchmarks runs its own body once).
+	ctx := context.Background()
+	k := newKBService(b, func(d *knowledge.Deps, _ *knowledge.Limits) { d.Embedders = providers })
+	var ids []any
+	for _, f := range files {
+		fv, err := k.Svc.Upload(ctx, alice, knowledge.Upload{Name: f.Name, Data: []byte(f.Text)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids = append(ids, fv.ID)
+	}
+	kb := k.createKB(b, alice, "persuasion", map[string]any{"selected_datasources": ids,
+		"embedding_config": map[string]any{"provider": "local"}})
+	if errs := k.drain(b); len(errs) > 0 {
+		b.Fatalf("ingestion errors: %v", errs)
+	}
+	if got := k.get(b, alice, kb.ID); got.Status != domain.KBCompleted || got.SuccessRate != 100 {
+		b.Fatalf("status %s, success rate %d: %+v", got.Status, got.SuccessRate, got.DatasourceErrors)
+	}
+	chunks := len(k.Index.Stored())
+
+	for _, st := range evalStrategies {
+		b.Run(string(st), func(b *testing.B) {
+			var score evalScore
+			b.ResetTimer()
+			began := time.Now()
+			for i := 0; i < b.N; i++ {
+				score = evalPass(b, k, kb.ID, st, qs)
+			}
+			elapsed := time.Since(began)
+			b.ReportMetric(score.recall5, "recall@5")
+			b.ReportMetric(score.mrr10, "MRR@10")
+			b.ReportMetric(float64(len(qs)), "questions")
+			b.ReportMetric(float64(chunks), "chunks")
+			b.ReportMetric(float64(elapsed.Microseconds())/1000/float64(2*len(qs)*b.N), "ms/search")
+		})
+	}
+}
+
+// evalPass asks every question with one strategy and scores the hits. A failed search ends the
+// benchmark with its error as it is: a strategy the stack cannot serve is a finding, not
+// something to work around.
+func evalPass(b *testing.B, k *kbHarness, kbID string, st domain.RetrievalStrategy, qs []evalQuestion) evalScore {
+	ctx := context.Background()
+	search := func(q evalQuestion, topK int) []knowledge.SearchHit {
+		res, err := k.Svc.Search(ctx, alice, kbID, map[string]any{"query": q.Question, "top_k": topK, "strategy": string(st)})
+		if err != nil {
+			b.Fatalf("%s: search %s (top_k %d): %v", st, q.ID, topK, err)
+		}
+		return res.Results
+	}
+	var found, rr float64
+	for _, q := range qs {
+		if firstRelevant(search(q, 5), q) > 0 {
+			found++
+		}
+		if r := firstRelevant(search(q, 10), q); r > 0 {
+			rr += 1 / float64(r)
+		}
+	}
+	n := float64(len(qs))
+	return evalScore{recall5: found / n, mrr10: rr / n}
+}
+
+// firstRelevant is the rank (from 1) of the first hit that answers q, or 0.
+func firstRelevant(hits []knowledge.SearchHit, q evalQuestion) int {
+	for i, h := range hits {
+		if answers(h.Text, q) {
+			return i + 1
+		}
+	}
+	return 0
+}
