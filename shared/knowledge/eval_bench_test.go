@@ -2,15 +2,11 @@ package knowledge_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/embeddings"
 	"github.com/agentorch/agentorch/shared/knowledge"
-	"github.com/agentorch/agentorch/shared/localembed"
 )
 
 // evalStrategies are the retrieval strategies the evaluation compares.
@@ -31,18 +27,7 @@ type evalScore struct {
 //
 //	go test ./shared/knowledge -run '^$' -bench RetrievalQuality -benchtime 1x
 func BenchmarkRetrievalQuality(b *testing.B) {
-	root, err := localstack.RepoRoot()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cache := filepath.Join(root, ".cache", "models")
-	if _, err := localembed.EnsureFiles(context.Background(), cache); err != nil {
-		b.Skipf("the local model's files cannot be fetched: %v", err)
-	}
-	providers, err := embeddings.New(embeddings.Options{LocalCacheDir: cache})
-	if err != nil {
-		b.Fatal(err)
-	}
+	providers := localProviders(b)
 	files := evalCorpus(b)
 	qs := evalQuestions(b)
 

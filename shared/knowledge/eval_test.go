@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/shared/chunk"
 	"github.com/agentorch/agentorch/shared/extract"
 )
@@ -56,15 +55,7 @@ var chapterHeading = regexp.MustCompile(`(?m)^Chapter (\d+)$`)
 // next one, named persuasion-chapter-NN.txt. The text is the book's, unchanged.
 func evalCorpus(tb testing.TB) []evalFile {
 	tb.Helper()
-	root, err := localstack.RepoRoot()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	raw, err := os.ReadFile(filepath.Join(root, "shared", "chunk", "testdata", "persuasion.txt"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	text := string(raw)
+	text := persuasion(tb)
 	heads := chapterHeading.FindAllStringSubmatchIndex(text, -1)
 	if len(heads) <= evalChapters {
 		tb.Fatalf("persuasion.txt has %d chapter headings, want more than %d", len(heads), evalChapters)

@@ -24,23 +24,8 @@ import (
 //
 //	go test ./shared/knowledge -run '^$' -bench UploadToSearchable -benchtime 1x
 func BenchmarkUploadToSearchable(b *testing.B) {
-	root, err := localstack.RepoRoot()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cache := filepath.Join(root, ".cache", "models")
-	if _, err := localembed.EnsureFiles(context.Background(), cache); err != nil {
-		b.Skipf("the local model's files cannot be fetched: %v", err)
-	}
-	providers, err := embeddings.New(embeddings.Options{LocalCacheDir: cache})
-	if err != nil {
-		b.Fatal(err)
-	}
-	raw, err := os.ReadFile(filepath.Join(root, "shared", "chunk", "testdata", "persuasion.txt"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	text := string(raw)
+	providers := localProviders(b)
+	text := persuasion(b)
 	big := strings.Repeat(text, (1<<20)/len(text)+1)[:1<<20]
 	// 50 small files: consecutive 8 KB pieces of the book.
 	var small []string
@@ -108,4 +93,38 @@ func BenchmarkUploadToSearchable(b *testing.B) {
 			b.ReportMetric(pipeRate/bareRate, "ratio")
 		})
 	}
+}
+
+// localProviders are the embedding providers with the real local model, its files fetched into
+// .cache/models; the benchmark is skipped when they cannot be fetched.
+func localProviders(b *testing.B) *embeddings.Providers {
+	b.Helper()
+	root, err := localstack.RepoRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cache := filepath.Join(root, ".cache", "models")
+	if _, err := localembed.EnsureFiles(context.Background(), cache); err != nil {
+		b.Skipf("the local model's files cannot be fetched: %v", err)
+	}
+	providers, err := embeddings.New(embeddings.Options{LocalCacheDir: cache})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return providers
+}
+
+// persuasion is the text of Jane Austen's Persuasion the project ships
+// (shared/chunk/testdata/persuasion.txt).
+func persuasion(tb testing.TB) string {
+	tb.Helper()
+	root, err := localstack.RepoRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "shared", "chunk", "testdata", "persuasion.txt"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(raw)
 }
