@@ -1,11 +1,9 @@
 package embeddings
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -26,7 +24,6 @@ const (
 	// dimensions, 341 of 3,072.
 	maxBatchFloats  = 1 << 20
 	maxResponseBody = 64 << 20
-	maxErrorBody    = 64 << 10
 )
 
 // openaiEmbedder embeds with an OpenAI-compatible POST {base}/embeddings, in batches.
@@ -132,30 +129,9 @@ func (e *openaiEmbedder) embedBatch(ctx context.Context, texts []string) ([][]fl
 	}
 }
 
+// post sends one embeddings request and reads the response, bounded in size.
 func (e *openaiEmbedder) post(ctx context.Context, payload []byte) (int, http.Header, []byte, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, e.opts.OpenAI.BaseURL+"/embeddings", bytes.NewReader(payload))
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
-	if e.opts.OpenAI.APIKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+e.opts.OpenAI.APIKey)
-	}
-	resp, err := e.opts.OpenAI.HTTPClient.Do(hreq)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	defer resp.Body.Close()
-	limit := int64(maxResponseBody)
-	if resp.StatusCode != http.StatusOK {
-		limit = maxErrorBody
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, limit))
-	if err != nil {
-		return 0, nil, nil, fmt.Errorf("read response: %w", err)
-	}
-	return resp.StatusCode, resp.Header, b, nil
+	return openai.Post(ctx, e.opts.OpenAI.HTTPClient, e.opts.OpenAI.BaseURL+"/embeddings", e.opts.OpenAI.APIKey, payload, maxResponseBody)
 }
 
 // parse reads n vectors and puts each at its index.

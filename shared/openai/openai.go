@@ -135,21 +135,28 @@ func (m *Model) Converse(ctx context.Context, req domain.ModelRequest) (*domain.
 
 // post sends one request and reads the response, bounded in size.
 func (m *Model) post(ctx context.Context, payload []byte) (int, http.Header, []byte, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, m.opts.BaseURL+"/chat/completions", bytes.NewReader(payload))
+	return Post(ctx, m.opts.HTTPClient, m.opts.BaseURL+"/chat/completions", m.opts.APIKey, payload, maxResponseBody)
+}
+
+// Post sends one JSON request to url of an OpenAI-compatible server (with a bearer token when
+// apiKey is set) and reads the response: at most maxBody bytes of a 200, at most 64 KiB of an
+// error. The chat model and the embeddings adapter share it.
+func Post(ctx context.Context, client *http.Client, url, apiKey string, payload []byte, maxBody int64) (int, http.Header, []byte, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
 	if err != nil {
 		return 0, nil, nil, err
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "application/json")
-	if m.opts.APIKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+m.opts.APIKey)
+	if apiKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+apiKey)
 	}
-	resp, err := m.opts.HTTPClient.Do(hreq)
+	resp, err := client.Do(hreq)
 	if err != nil {
 		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
-	limit := int64(maxResponseBody)
+	limit := maxBody
 	if resp.StatusCode != http.StatusOK {
 		limit = maxErrorBody
 	}
