@@ -70,11 +70,7 @@ func (s *Service) Validate(ctx context.Context, p domain.Principal, cfg map[stri
 	if len(refs) == 0 {
 		return nil, nil
 	}
-	ids := make([]string, len(refs))
-	for i, r := range refs {
-		ids[i] = r.ID
-	}
-	owners, err := s.store.KnowledgeBaseOwners(ctx, ids)
+	owners, err := s.store.KnowledgeBaseOwners(ctx, domain.KnowledgeBaseIDs(refs))
 	if err != nil {
 		return nil, fmt.Errorf("check knowledge bases: %w", err)
 	}

@@ -165,52 +165,80 @@ func (v *validator) kbID(m map[string]any, p string) (string, bool) {
 	return s, ok
 }
 
-// retrievalConfig checks retrieval_config: top_k 1..MaxRetrievalTopK, score_threshold 0..1,
+// ParseRetrieval checks and reads retrieval options in m: an agent's retrieval_config, or the
+// search endpoint's body beside its query. Keys other than top_k, score_threshold, strategy,
+// filter and extra are unknown; errors are named under path ("" at the top level).
+func ParseRetrieval(m map[string]any, path string, extra ...string) (RetrievalConfig, []FieldError) {
+	v := &validator{}
+	v.retrievalConfig(m, path, extra...)
+	return readRetrieval(m), v.errs
+}
+
+// retrievalConfig checks retrieval options: top_k 1..MaxRetrievalTopK, score_threshold 0..1,
 // strategy one of Strategies, filter {file_ids, tags}.
-func (v *validator) retrievalConfig(x any, path string) {
+func (v *validator) retrievalConfig(x any, path string, extra ...string) {
 	m, ok := x.(map[string]any)
 	if !ok {
 		v.add(path, "must be an object with top_k, score_threshold, strategy and filter, not %s", JSONType(x))
 		return
 	}
+	known := append(slices.Clone(extra), retrievalFields...)
 	for _, k := range sortedKeys(m) {
-		if !slices.Contains(retrievalFields, k) {
-			v.add(path+"."+k, "unknown field; retrieval_config has %s", strings.Join(retrievalFields, ", "))
+		if !slices.Contains(known, k) {
+			v.add(join(path, k), "unknown field; the fields are %s", strings.Join(known, ", "))
 		}
 	}
 	if t, ok := m["top_k"]; ok && t != nil {
 		f, isNum := Number(t)
 		if !isNum || f != float64(int(f)) || f < 1 || f > MaxRetrievalTopK {
-			v.add(path+".top_k", "must be an integer from 1 to %d", MaxRetrievalTopK)
+			v.add(join(path, "top_k"), "must be an integer from 1 to %d", MaxRetrievalTopK)
 		}
 	}
 	if t, ok := m["score_threshold"]; ok && t != nil {
-		if f, ok := v.number(t, path+".score_threshold"); ok && (f < 0 || f > 1) {
-			v.add(path+".score_threshold", "must be between 0 and 1")
+		if f, ok := v.number(t, join(path, "score_threshold")); ok && (f < 0 || f > 1) {
+			v.add(join(path, "score_threshold"), "must be between 0 and 1")
 		}
 	}
 	if t, ok := m["strategy"]; ok && t != nil {
-		if s, ok := v.str(t, path+".strategy", true); ok && !slices.Contains(Strategies, RetrievalStrategy(s)) {
-			v.add(path+".strategy", "must be one of %s, not %q", strategyNames(), Clip(s, 40))
+		if s, ok := v.str(t, join(path, "strategy"), true); ok && !slices.Contains(Strategies, RetrievalStrategy(s)) {
+			v.add(join(path, "strategy"), "must be one of %s, not %q", strategyNames(), Clip(s, 40))
 		}
 	}
 	if f, ok := m["filter"]; ok && f != nil {
+		fp := join(path, "filter")
 		fm, ok := f.(map[string]any)
 		if !ok {
-			v.add(path+".filter", "must be an object with file_ids and tags, not %s", JSONType(f))
+			v.add(fp, "must be an object with file_ids and tags, not %s", JSONType(f))
 			return
 		}
 		for _, k := range sortedKeys(fm) {
 			if k != "file_ids" && k != "tags" {
-				v.add(path+".filter."+k, "unknown field; filter has file_ids and tags")
+				v.add(fp+"."+k, "unknown field; filter has file_ids and tags")
 			}
 		}
 		for _, k := range []string{"file_ids", "tags"} {
 			if l, ok := fm[k]; ok && l != nil {
-				v.stringList(l, path+".filter."+k, MaxRetrievalFilterValues)
+				v.stringList(l, fp+"."+k, MaxRetrievalFilterValues)
 			}
 		}
 	}
+}
+
+// readRetrieval reads retrieval options retrievalConfig accepted (nil m: the defaults).
+func readRetrieval(m map[string]any) RetrievalConfig {
+	var c RetrievalConfig
+	if f, ok := Number(m["top_k"]); ok {
+		c.TopK = int(f)
+	}
+	c.ScoreThreshold = numberPtr(m["score_threshold"])
+	if s, ok := m["strategy"].(string); ok {
+		c.Strategy = RetrievalStrategy(s)
+	}
+	if fm, ok := m["filter"].(map[string]any); ok {
+		c.FileIDs = stringValues(fm["file_ids"])
+		c.Tags = stringValues(fm["tags"])
+	}
+	return c
 }
 
 // stringList checks an array of at most max non-empty strings.
@@ -253,22 +281,12 @@ func parseKnowledgeBase(km map[string]any, path string) KnowledgeBaseRef {
 	if !ok {
 		rc, _ = km["config"].(map[string]any)
 	}
-	if f, ok := Number(rc["top_k"]); ok {
-		ref.Retrieval.TopK = int(f)
-	}
-	ref.Retrieval.ScoreThreshold = numberPtr(rc["score_threshold"])
-	if s, ok := rc["strategy"].(string); ok {
-		ref.Retrieval.Strategy = RetrievalStrategy(s)
-	}
-	if fm, ok := rc["filter"].(map[string]any); ok {
-		ref.Retrieval.FileIDs = strings_(fm["file_ids"])
-		ref.Retrieval.Tags = strings_(fm["tags"])
-	}
+	ref.Retrieval = readRetrieval(rc)
 	return ref
 }
 
-// strings_ reads an array of strings (validated).
-func strings_(x any) []string {
+// stringValues reads an array of strings (validated), without repeats.
+func stringValues(x any) []string {
 	list, _ := x.([]any)
 	var out []string
 	for _, e := range list {
@@ -289,6 +307,15 @@ func (c *AgentConfig) KnowledgeBaseRefs() []KnowledgeBaseRef {
 		}
 	}
 	return out
+}
+
+// KnowledgeBaseIDs returns the ids of refs, in order.
+func KnowledgeBaseIDs(refs []KnowledgeBaseRef) []string {
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.ID
+	}
+	return ids
 }
 
 // CheckKnowledgeBaseAccess checks that company may read every knowledge base refs name, given

@@ -62,7 +62,8 @@ func enabledKnowledgeBases(n *Node) []domain.KnowledgeBaseRef {
 }
 
 // retrievalQuery is what an llm_agent searches for: the text parts of the new message joined
-// by newlines, trimmed and cut to domain.MaxQueryLength characters; "" when it has no text.
+// by newlines and trimmed; "" when it has no text. (The retriever cuts a query to
+// domain.MaxQueryLength characters.)
 func retrievalQuery(input []domain.Part) string {
 	var texts []string
 	for _, p := range input {
@@ -70,11 +71,7 @@ func retrievalQuery(input []domain.Part) string {
 			texts = append(texts, p.Text)
 		}
 	}
-	q := strings.TrimSpace(strings.Join(texts, "\n"))
-	if utf8.RuneCountInString(q) > domain.MaxQueryLength {
-		q = string([]rune(q)[:domain.MaxQueryLength])
-	}
-	return q
+	return strings.TrimSpace(strings.Join(texts, "\n"))
 }
 
 // clipChars cuts s to n characters, marking a cut with "…".
@@ -229,10 +226,7 @@ func (c *call) search(ctx context.Context, query string, refs []domain.Knowledge
 	} else {
 		c.retr.markSearched()
 	}
-	ids := make([]string, len(refs))
-	for i, r := range refs {
-		ids[i] = r.ID
-	}
+	ids := domain.KnowledgeBaseIDs(refs)
 	data := map[string]any{"query": clipChars(query, maxEventQuery), "knowledge_bases": ids, "hits": len(ps),
 		"duration_ms": time.Since(start).Milliseconds()}
 	for k, v := range extra {
@@ -269,10 +263,7 @@ func safeSearchMessage(err error) string {
 func (c *call) retrieveForPrompt(ctx context.Context, query string) {
 	ps, failed := c.search(ctx, query, c.retr.refs, 0, map[string]any{"source": "prompt"})
 	if failed != "" && ctx.Err() == nil { // a cancelled run is reported as such, not as a failed search
-		ids := make([]string, len(c.retr.refs))
-		for i, r := range c.retr.refs {
-			ids[i] = r.ID
-		}
+		ids := domain.KnowledgeBaseIDs(c.retr.refs)
 		c.em.send(Event{Type: EventError, Node: c.node.Name, Data: map[string]any{"message": failed, "knowledge_bases": ids}})
 	}
 	var b strings.Builder
@@ -377,9 +368,6 @@ func (t *searchTool) args(input map[string]any) (string, []domain.KnowledgeBaseR
 	q = strings.TrimSpace(q)
 	if !ok || q == "" {
 		return "", nil, 0, fmt.Errorf("%s: query is required: a non-empty string, the text to search for in the knowledge bases %s", SearchToolName, list)
-	}
-	if utf8.RuneCountInString(q) > domain.MaxQueryLength {
-		q = string([]rune(q)[:domain.MaxQueryLength])
 	}
 	topK := 0
 	if x, ok := input["top_k"]; ok && x != nil {

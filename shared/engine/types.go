@@ -42,7 +42,8 @@ func (bs Binders) Bind(ctx context.Context, p domain.Principal, node *Node) ([]d
 
 // Retriever searches an agent's knowledge bases (the knowledge feature implements it).
 type Retriever interface {
-	// SearchKnowledge searches refs (enabled entries) for query within company. topK > 0
+	// SearchKnowledge searches refs (enabled entries) for query, cut to domain.MaxQueryLength
+	// characters, within company. topK > 0
 	// overrides every entry's top_k (the tool's argument). Knowledge bases that cannot be
 	// searched (deleted, foreign, not yet ingested) are Problems, not an error; err is for
 	// failures of the search itself (the index or the embedder unavailable).

@@ -2,11 +2,11 @@ package knowledge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentorch/agentorch/shared/domain"
 )
@@ -23,12 +23,12 @@ import (
 // Problem and the others are searched; err is for the search itself failing.
 func (s *Service) SearchKnowledge(ctx context.Context, company, query string, refs []domain.KnowledgeBaseRef, topK int) (*domain.RetrievalResult, error) {
 	query = strings.TrimSpace(query)
-	if r := []rune(query); len(r) > domain.MaxQueryLength {
-		query = string(r[:domain.MaxQueryLength])
+	if utf8.RuneCountInString(query) > domain.MaxQueryLength {
+		query = string([]rune(query)[:domain.MaxQueryLength])
 	}
 	res := &domain.RetrievalResult{Hits: []domain.Hit{}}
 	type group struct {
-		opts RetrieveOptions
+		opts domain.RetrievalConfig
 		kbs  []*domain.KnowledgeBase
 	}
 	var groups []*group
@@ -40,7 +40,7 @@ func (s *Service) SearchKnowledge(ctx context.Context, company, query string, re
 		}
 		seen[ref.ID] = true
 		kb, err := s.kb(ctx, p, ref.ID)
-		if errors.Is(err, domain.ErrNotFound) || domain.KindOf(err) == domain.KindNotFound {
+		if domain.KindOf(err) == domain.KindNotFound {
 			res.Problems = append(res.Problems, domain.RetrievalProblem{KnowledgeBaseID: ref.ID,
 				Message: fmt.Sprintf("knowledge base %q (%s) not found: it was deleted or is not your company's; it was not searched", domain.Clip(ref.Name, 60), domain.Clip(ref.ID, 60))})
 			continue
@@ -53,8 +53,7 @@ func (s *Service) SearchKnowledge(ctx context.Context, company, query string, re
 				Message: fmt.Sprintf("knowledge base %q has not completed an ingestion yet (status %s); it was not searched", domain.Clip(kb.Name, 60), kb.Status)})
 			continue
 		}
-		opts := RetrieveOptions{TopK: ref.Retrieval.TopK, Strategy: ref.Retrieval.Strategy, MinScore: ref.Retrieval.ScoreThreshold,
-			FileIDs: ref.Retrieval.FileIDs, Tags: ref.Retrieval.Tags}
+		opts := ref.Retrieval
 		if topK > 0 {
 			opts.TopK = topK
 		}
@@ -73,9 +72,6 @@ func (s *Service) SearchKnowledge(ctx context.Context, company, query string, re
 	}
 	if len(groups) == 0 || query == "" {
 		return res, nil
-	}
-	if errs := checkRetrieve(query, groups[0].opts); len(errs) > 0 {
-		return nil, domain.Invalid(errs)
 	}
 	files, err := s.fileMap(ctx, company)
 	if err != nil {
@@ -112,7 +108,7 @@ func (s *Service) SearchKnowledge(ctx context.Context, company, query string, re
 }
 
 // sameOptions reports whether two entries can share their searches.
-func sameOptions(a, b RetrieveOptions) bool {
-	sameMin := (a.MinScore == nil) == (b.MinScore == nil) && (a.MinScore == nil || *a.MinScore == *b.MinScore)
+func sameOptions(a, b domain.RetrievalConfig) bool {
+	sameMin := (a.ScoreThreshold == nil) == (b.ScoreThreshold == nil) && (a.ScoreThreshold == nil || *a.ScoreThreshold == *b.ScoreThreshold)
 	return a.TopK == b.TopK && a.Strategy == b.Strategy && sameMin && slices.Equal(a.FileIDs, b.FileIDs) && slices.Equal(a.Tags, b.Tags)
 }

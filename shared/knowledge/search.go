@@ -24,16 +24,6 @@ const (
 	MaxFilterValues = domain.MaxRetrievalFilterValues
 )
 
-// RetrieveOptions shape a search: zero values mean top 5, dense, no threshold, no filter.
-type RetrieveOptions struct {
-	TopK     int
-	Strategy domain.RetrievalStrategy
-	// MinScore drops hits below it (0..1; dense and hybrid scores only).
-	MinScore *float64
-	FileIDs  []string // only these files, if any
-	Tags     []string // only chunks with one of these tags, if any
-}
-
 // Search finds the chunks of a knowledge base nearest to a query, best first (one GetKB, one
 // ListFiles, one embedding of the query and one index search). The body is {query, top_k
 // (default 5, at most 50), score_threshold (0..1), strategy (dense|bm25|hybrid|hybrid_rrf),
@@ -81,13 +71,13 @@ func neverCompleted(kb *domain.KnowledgeBase) error {
 
 // search runs one query over knowledge bases of one company: one embedding per embedding
 // configuration, one index search per index.
-func (s *Service) search(ctx context.Context, company string, kbs []*domain.KnowledgeBase, files map[string]*domain.File, query string, opts RetrieveOptions) ([]domain.Hit, error) {
+func (s *Service) search(ctx context.Context, company string, kbs []*domain.KnowledgeBase, files map[string]*domain.File, query string, opts domain.RetrievalConfig) ([]domain.Hit, error) {
 	return s.searchWith(ctx, company, kbs, files, query, opts, nil)
 }
 
 // searchWith is search reusing the query's embeddings in vectors (by embedding configuration;
 // nil keeps none), and adding those it makes.
-func (s *Service) searchWith(ctx context.Context, company string, kbs []*domain.KnowledgeBase, files map[string]*domain.File, query string, opts RetrieveOptions, vectors map[domain.Embedding][]float32) ([]domain.Hit, error) {
+func (s *Service) searchWith(ctx context.Context, company string, kbs []*domain.KnowledgeBase, files map[string]*domain.File, query string, opts domain.RetrievalConfig, vectors map[domain.Embedding][]float32) ([]domain.Hit, error) {
 	if opts.TopK <= 0 {
 		opts.TopK = DefaultTopK
 	}
@@ -123,7 +113,7 @@ func (s *Service) searchWith(ctx context.Context, company string, kbs []*domain.
 	var hits []domain.Hit
 	for _, g := range groups {
 		q := domain.VectorQuery{KBIDs: g.kbs, Company: company, Text: query, TopK: opts.TopK, Strategy: opts.Strategy,
-			MinScore: opts.MinScore, FileIDs: opts.FileIDs, Tags: opts.Tags, ExcludeFileIDs: excluded}
+			MinScore: opts.ScoreThreshold, FileIDs: opts.FileIDs, Tags: opts.Tags, ExcludeFileIDs: excluded}
 		if v, ok := vectors[g.emb]; ok && opts.Strategy != domain.StrategyBM25 {
 			q.Vector = v
 		} else if opts.Strategy != domain.StrategyBM25 {
@@ -194,96 +184,27 @@ func embedQuery(ctx context.Context, emb Embedder, query string) ([]float32, err
 	return out, nil
 }
 
-// searchFields are the fields of a search's body.
-var searchFields = []string{"query", "top_k", "score_threshold", "strategy", "filter"}
-
-// parseSearch reads a search's body; every problem is a 400 naming its field.
-func parseSearch(body map[string]any) (string, RetrieveOptions, error) {
-	in := &kbInput{}
-	for _, k := range sortedKeys(body) {
-		if !slices.Contains(searchFields, k) {
-			in.add(k, "unknown field; a search has %s", strings.Join(searchFields, ", "))
-		}
-	}
+// parseSearch reads a search's body: query beside the retrieval options (domain.ParseRetrieval,
+// as an agent's retrieval_config); every problem is a 400 naming its field.
+func parseSearch(body map[string]any) (string, domain.RetrievalConfig, error) {
+	opts, errs := domain.ParseRetrieval(body, "", "query")
 	query := ""
 	switch v := body["query"].(type) {
 	case nil:
-		in.add("query", "is required: the text to search for")
+		errs = append(errs, domain.FieldError{Field: "query", Message: "is required: the text to search for"})
 	case string:
 		query = strings.TrimSpace(v)
+		switch {
+		case query == "":
+			errs = append(errs, domain.FieldError{Field: "query", Message: "must not be empty: give the text to search for"})
+		case utf8.RuneCountInString(query) > MaxQueryLength:
+			errs = append(errs, domain.FieldError{Field: "query", Message: fmt.Sprintf("must be at most %d characters", MaxQueryLength)})
+		}
 	default:
-		in.add("query", "must be a string, not %s", domain.JSONType(v))
+		errs = append(errs, domain.FieldError{Field: "query", Message: "must be a string, not " + domain.JSONType(v)})
 	}
-	var opts RetrieveOptions
-	if _, ok := body["top_k"]; ok {
-		if n, ok := in.integer(body, "top_k", "top_k"); ok {
-			opts.TopK = n
-			if n < 1 {
-				opts.TopK = -1 // reported by checkRetrieve
-			}
-		}
-	}
-	if v, ok := body["score_threshold"]; ok && v != nil {
-		f, isNum := domain.Number(v)
-		if !isNum {
-			in.add("score_threshold", "must be a number between 0 and 1, not %s", describe(v))
-		} else {
-			opts.MinScore = &f
-		}
-	}
-	if v, ok := body["strategy"]; ok && v != nil {
-		st, isStr := v.(string)
-		if !isStr {
-			in.add("strategy", "must be a string, not %s", domain.JSONType(v))
-		}
-		opts.Strategy = domain.RetrievalStrategy(st)
-	}
-	if v, ok := body["filter"]; ok && v != nil {
-		m, isObj := v.(map[string]any)
-		if !isObj {
-			in.add("filter", "must be an object with file_ids and tags, not %s", domain.JSONType(v))
-		}
-		for _, k := range sortedKeys(m) {
-			if k != "file_ids" && k != "tags" {
-				in.add("filter."+k, "unknown field; filter has file_ids and tags")
-			}
-		}
-		opts.FileIDs = in.ids(m["file_ids"], "filter.file_ids", MaxFilterValues)
-		opts.Tags = in.ids(m["tags"], "filter.tags", MaxFilterValues)
-	}
-	if len(in.errs) == 0 {
-		in.errs = checkRetrieve(query, opts)
-	}
-	if len(in.errs) > 0 {
-		return "", opts, domain.Invalid(in.errs)
+	if len(errs) > 0 {
+		return "", opts, domain.Invalid(errs)
 	}
 	return query, opts, nil
-}
-
-// checkRetrieve checks a query and its options (a zero TopK and Strategy are the defaults).
-func checkRetrieve(query string, opts RetrieveOptions) []domain.FieldError {
-	var errs []domain.FieldError
-	add := func(field, format string, args ...any) {
-		errs = append(errs, domain.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
-	}
-	switch q := strings.TrimSpace(query); {
-	case q == "":
-		add("query", "must not be empty: give the text to search for")
-	case utf8.RuneCountInString(q) > MaxQueryLength:
-		add("query", "must be at most %d characters", MaxQueryLength)
-	}
-	if opts.TopK < 0 || opts.TopK > MaxTopK {
-		add("top_k", "must be an integer from 1 to %d", MaxTopK)
-	}
-	if opts.MinScore != nil && (*opts.MinScore < 0 || *opts.MinScore > 1) {
-		add("score_threshold", "must be between 0 and 1")
-	}
-	if opts.Strategy != "" && !slices.Contains(domain.Strategies, opts.Strategy) {
-		names := make([]string, len(domain.Strategies))
-		for i, st := range domain.Strategies {
-			names[i] = string(st)
-		}
-		add("strategy", "must be one of %s, not %q", strings.Join(names, ", "), domain.Clip(string(opts.Strategy), 40))
-	}
-	return errs
 }

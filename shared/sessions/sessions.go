@@ -156,12 +156,8 @@ func (s *Service) checkKnowledgeBases(ctx context.Context, p domain.Principal, g
 	}
 	owners := map[string]string{}
 	if s.kbs != nil {
-		ids := make([]string, len(refs))
-		for i, r := range refs {
-			ids[i] = r.ID
-		}
 		var err error
-		if owners, err = s.kbs.KnowledgeBaseOwners(ctx, ids); err != nil {
+		if owners, err = s.kbs.KnowledgeBaseOwners(ctx, domain.KnowledgeBaseIDs(refs)); err != nil {
 			return fmt.Errorf("check knowledge bases: %w", err)
 		}
 	}
