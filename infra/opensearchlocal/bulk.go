@@ -235,7 +235,7 @@ func (ix *index) update(op writeOp, cur *doc, now time.Time) (writeResult, *osEr
 		}
 		return writeResult{}, (&osError{typ: "document_missing_exception", reason: "[" + op.id + "]: document missing", status: http.StatusNotFound}).inShard(ix)
 	}
-	base := cur.srcVal
+	base := cur.source.parsed()
 	if base == nil {
 		return writeResult{}, errIllegalArgument("[%s]: document source missing", op.id).inShard(ix)
 	}

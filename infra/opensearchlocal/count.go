@@ -53,7 +53,7 @@ func (s *Server) handleCount(q *request, args []string) {
 	var failures []shardFailure
 	now := time.Now()
 	for pos, ix := range ixs {
-		res, e := searchIndex(ix, pos, qry, nil, now)
+		res, e := searchIndex(ix, pos, qry, nil, 0, now)
 		if e != nil {
 			failures = append(failures, shardFailure{index: ix.name, indexUUID: ix.uuid, cause: e})
 			continue

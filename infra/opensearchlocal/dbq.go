@@ -112,7 +112,7 @@ func (s *Server) handleDeleteByQuery(q *request, args []string) {
 	var hits []scoredHit
 	var failures []shardFailure
 	for pos, ix := range ixs {
-		res, e := searchIndex(ix, pos, qry, nil, now)
+		res, e := searchIndex(ix, pos, qry, nil, -1, now)
 		if e != nil {
 			failures = append(failures, shardFailure{index: ix.name, indexUUID: ix.uuid, cause: e})
 			continue

@@ -1,6 +1,7 @@
 package opensearchlocal
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strconv"
@@ -26,6 +27,16 @@ type docParser struct {
 	cloned bool
 	id     string
 	fields map[string]*fieldData
+	spans  []vecSpan // where the vectors lie in the source, in document order
+}
+
+// parsedDoc is what parsing a source gives: the indexed field data, the mapping root when the
+// document introduced new fields (else nil), the source as a value and its vector spans.
+type parsedDoc struct {
+	fields map[string]*fieldData
+	root   *field
+	val    *jv
+	spans  []vecSpan
 }
 
 var metadataFields = map[string]bool{"_id": true, "_index": true, "_source": true, "_routing": true, "_field_names": true,
@@ -33,26 +44,26 @@ var metadataFields = map[string]bool{"_id": true, "_index": true, "_source": tru
 
 // parseSource parses and indexes a document. It returns the field data and, when the document
 // introduced new fields, the new mapping root.
-func parseSource(m *mapping, id string, src []byte) (map[string]*fieldData, *field, *jv, *osError) {
-	trimmed := strings.TrimSpace(string(src))
-	if trimmed == "" {
-		return nil, nil, nil, errMapperParsing("failed to parse, document is empty")
+func parseSource(m *mapping, id string, src []byte) (*parsedDoc, *osError) {
+	if len(bytes.TrimSpace(src)) == 0 {
+		return nil, errMapperParsing("failed to parse, document is empty")
 	}
 	v, err := parseJSON(src)
 	if err != nil {
-		return nil, nil, nil, errMapperParsing("failed to parse").withCause(errJSON(src, err))
+		return nil, errMapperParsing("failed to parse").withCause(errJSON(src, err))
 	}
 	if v.k != kObject {
-		return nil, nil, nil, errMapperParsing("failed to parse").withCause(errMapperParsing("Malformed content, must start with an object"))
+		return nil, errMapperParsing("failed to parse").withCause(errMapperParsing("Malformed content, must start with an object"))
 	}
 	p := &docParser{m: m, root: m.root, id: id, fields: map[string]*fieldData{}}
 	if e := p.object(p.root, v, "", "true"); e != nil {
-		return nil, nil, nil, e
+		return nil, e
 	}
+	out := &parsedDoc{fields: p.fields, val: v, spans: p.spans}
 	if p.cloned {
-		return p.fields, p.root, v, nil
+		out.root = p.root
 	}
-	return p.fields, nil, v, nil
+	return out, nil
 }
 
 func (p *docParser) data(path string) *fieldData {
@@ -443,6 +454,12 @@ func (p *docParser) vector(f *field, v *jv) *osError {
 		return p.fieldErr(f, &jv{k: kNull}, errIllegalArgument("Vector field [%s] cannot have more than one value", f.path))
 	}
 	d.vec = vec
+	if v.k == kArray {
+		if end := bytes.IndexByte(v.src[v.off:], ']'); end >= 0 {
+			// Only numbers are inside, so the first ']' closes the array.
+			p.spans = append(p.spans, vecSpan{start: v.off, end: v.off + end + 1, vec: vec})
+		}
+	}
 	return nil
 }
 

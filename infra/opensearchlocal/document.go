@@ -90,25 +90,22 @@ func (ix *index) apply(op writeOp, now time.Time) (writeResult, *osError) {
 // store indexes a source as the new version of id (lock held).
 func (ix *index) store(id string, source []byte, cur *doc, now time.Time) (writeResult, *osError) {
 	res := writeResult{index: ix.name, id: id}
-	fields, newRoot, val, err := parseSource(ix.m, id, source)
+	pd, err := parseSource(ix.m, id, source)
 	if err != nil {
 		return res, err
 	}
-	if newRoot != nil {
+	if pd.root != nil {
 		m := *ix.m
-		m.root = newRoot
+		m.root = pd.root
 		ix.m = &m
 	}
-	d := &doc{id: id, fields: fields, srcVal: val}
+	d := &doc{id: id, fields: pd.fields}
 	if ix.m.sourceEnabled {
 		if len(ix.m.sourceIncludes) > 0 || len(ix.m.sourceExcludes) > 0 {
-			d.srcVal = filterSource(val, ix.m.sourceIncludes, ix.m.sourceExcludes)
-			d.source = d.srcVal.raw()
+			d.source = storedSource{raw: filterSource(pd.val, ix.m.sourceIncludes, ix.m.sourceExcludes).raw()}
 		} else {
-			d.source = append([]byte(nil), source...)
+			d.source = compactSource(source, pd.spans)
 		}
-	} else {
-		d.srcVal = nil
 	}
 	if cur != nil {
 		d.version = cur.version + 1

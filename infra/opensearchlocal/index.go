@@ -42,8 +42,7 @@ type doc struct {
 	version int64
 	seqNo   int64
 	order   int64 // Lucene doc order: ties in score sort by it
-	source  []byte
-	srcVal  *jv
+	source  storedSource
 	fields  map[string]*fieldData
 }
 

@@ -2,7 +2,6 @@ package opensearchlocal
 
 import (
 	"math"
-	"sort"
 )
 
 // k-NN spaces and their score translations, from the k-NN plugin's documentation
@@ -171,11 +170,11 @@ func (c *shardCtx) bindKNN(q *qKNN) (matcher, *osError) {
 			return nil, e
 		}
 	}
-	type hit struct {
-		d *doc
-		s float32
+	keep := -1 // radial search: every document within the threshold
+	if q.k > 0 {
+		keep = q.k
 	}
-	var hits []hit
+	top := newTopK(keep)
 	threshold := float32(math.Inf(-1))
 	if q.minScore != nil {
 		threshold = *q.minScore
@@ -197,17 +196,12 @@ func (c *shardCtx) bindKNN(q *qKNN) (matcher, *osError) {
 		if s < threshold {
 			continue
 		}
-		hits = append(hits, hit{d, s})
+		top.offer(scoredHit{d: d, score: s})
 	}
-	if q.k > 0 {
-		sort.SliceStable(hits, func(i, j int) bool { return hits[i].s > hits[j].s })
-		if len(hits) > q.k {
-			hits = hits[:q.k]
-		}
-	}
+	hits := top.result()
 	out := &mScores{scores: make(map[*doc]float32, len(hits)), name: q.name}
 	for _, h := range hits {
-		out.scores[h.d] = h.s * q.boost
+		out.scores[h.d] = h.score * q.boost
 	}
 	return out, nil
 }

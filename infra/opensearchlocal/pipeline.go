@@ -288,14 +288,10 @@ func runHybrid(ixs []*index, h *qHybrid, req *searchReq, pp *phaseProcessor, now
 			if h.filter != nil {
 				q = &qBool{must: []query{sq}, filter: []query{h.filter}, boost: 1}
 			}
-			res, e := searchIndex(ix, pos, q, nil, now)
+			res, e := searchIndex(ix, pos, q, nil, depth, now)
 			if e != nil {
 				failed = e
 				break
-			}
-			sortHits(res.hits)
-			if len(res.hits) > depth {
-				res.hits = res.hits[:depth]
 			}
 			perIx = append(perIx, res.hits)
 		}

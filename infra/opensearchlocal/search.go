@@ -3,7 +3,6 @@ package opensearchlocal
 import (
 	"math"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -202,14 +201,16 @@ type scoredHit struct {
 	names []string
 }
 
-// shardResult is one index's part of a search.
+// shardResult is one index's part of a search: its best hits in answer order, and how many
+// documents matched.
 type shardResult struct {
 	hits  []scoredHit
 	total int
 }
 
-// searchIndex evaluates a query on one index's snapshot.
-func searchIndex(ix *index, pos int, q query, minScore *float32, now time.Time) (shardResult, *osError) {
+// searchIndex evaluates a query on one index's snapshot, keeping the best keep hits (every hit
+// when keep < 0).
+func searchIndex(ix *index, pos int, q query, minScore *float32, keep int, now time.Time) (shardResult, *osError) {
 	snap, m := ix.searcher(now)
 	ctx := &shardCtx{ix: ix, snap: snap, m: m}
 	if q == nil {
@@ -220,6 +221,7 @@ func searchIndex(ix *index, pos int, q query, minScore *float32, now time.Time) 
 		return shardResult{}, e
 	}
 	var res shardResult
+	top := newTopK(keep)
 	for _, d := range snap.docs {
 		var names []string
 		s, ok := mt.match(d, &names)
@@ -229,9 +231,10 @@ func searchIndex(ix *index, pos int, q query, minScore *float32, now time.Time) 
 		if minScore != nil && s < *minScore {
 			continue
 		}
-		res.hits = append(res.hits, scoredHit{ix: ix, ixPos: pos, d: d, score: s, names: names})
+		res.total++
+		top.offer(scoredHit{ix: ix, ixPos: pos, d: d, score: s, names: names})
 	}
-	res.total = len(res.hits)
+	res.hits = top.result()
 	return res, nil
 }
 
@@ -293,7 +296,7 @@ func (s *Server) handleSearch(q *request, args []string) {
 		}
 	} else {
 		for pos, ix := range ixs {
-			res, e := searchIndex(ix, pos, req.query, req.minScore, now)
+			res, e := searchIndex(ix, pos, req.query, req.minScore, req.from+req.size, now)
 			if e != nil {
 				failures = append(failures, shardFailure{index: ix.name, indexUUID: ix.uuid, cause: e})
 				continue
@@ -308,18 +311,6 @@ func (s *Server) handleSearch(q *request, args []string) {
 		return
 	}
 	writeJSON(q.w, q.r, http.StatusOK, renderSearch(req, ixs, hits, total, failures, start))
-}
-
-func sortHits(hits []scoredHit) {
-	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].score != hits[j].score {
-			return hits[i].score > hits[j].score
-		}
-		if hits[i].ixPos != hits[j].ixPos {
-			return hits[i].ixPos < hits[j].ixPos
-		}
-		return hits[i].d.order < hits[j].d.order
-	})
 }
 
 // searchPhaseFailure is the error of a search that failed on every shard.
@@ -374,11 +365,11 @@ func renderHit(req *searchReq, h scoredHit) obj {
 		o = append(o, kv{"_seq_no", h.d.seqNo}, kv{"_primary_term", 1})
 	}
 	o = append(o, kv{"_score", score(h.score)})
-	if !req.source.off && h.d.srcVal != nil {
+	if !req.source.off && h.d.source.raw != nil {
 		if len(req.source.includes) > 0 || len(req.source.excludes) > 0 {
-			o = append(o, kv{"_source", filterSource(h.d.srcVal, req.source.includes, req.source.excludes)})
+			o = append(o, kv{"_source", filterSource(h.d.source.parsed(), req.source.includes, req.source.excludes)})
 		} else {
-			o = append(o, kv{"_source", rawJSON(h.d.source)})
+			o = append(o, kv{"_source", rawJSON(h.d.source.bytes())})
 		}
 	}
 	if len(h.names) > 0 {
