@@ -215,6 +215,38 @@ func TestAsyncParameter(t *testing.T) {
 	}
 }
 
+// TestStreamParameter: ?stream= reads as ?async= does; a value that is neither true nor false
+// is a 400 naming it, not a silent plain answer.
+func TestStreamParameter(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	sid := s.session(key, flatSession)
+	run := "/api/v1/runtime/" + sid + "/execute/"
+	for _, v := range []string{"true", "1", "TRUE", "yes", "On"} {
+		res := s.do(req{method: "POST", path: run + "?stream=" + v, key: key, body: `{"content":"streamed"}`})
+		if ct := res.header.Get("Content-Type"); res.status != 200 || ct != "text/event-stream" {
+			t.Errorf("stream=%s: %d %s %.200s", v, res.status, ct, res.body)
+		}
+	}
+	for _, v := range []string{"false", "0", "No", "OFF"} {
+		res := s.do(req{method: "POST", path: run + "?stream=" + v, key: key, body: `{"content":"plain"}`})
+		if ct := res.header.Get("Content-Type"); res.status != 200 || !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("stream=%s: %d %s %.200s", v, res.status, ct, res.body)
+		}
+	}
+	for _, v := range []string{"maybe", "", "2", "yes please"} {
+		res := s.do(req{method: "POST", path: run + "?stream=" + strings.ReplaceAll(v, " ", "+"), key: key, body: `{"content":"never"}`})
+		if res.status != 400 || fieldOf(t, res) != "stream" {
+			t.Errorf("stream=%q: %d %s", v, res.status, res.body)
+		}
+	}
+	for _, m := range s.history(key, sid) {
+		if strings.Contains(m, "never") {
+			t.Errorf("a refused execute ran: %q", m)
+		}
+	}
+}
+
 // waitExecution polls a queued execution until it has finished, so the next execute finds the
 // session free.
 func waitExecution(t *testing.T, s *stack, key string, queued response) {

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -72,6 +71,10 @@ func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
+	stream, err := boolParam(q, "stream")
+	if err != nil {
+		return err
+	}
 	format := firstNonEmpty(q.Get("format"), b.ResponseFormat, "session")
 	if format != "session" && format != "message" {
 		return domain.Invalid([]domain.FieldError{{Field: "response_format", Message: `must be "session" (default) or "message"`}})
@@ -87,17 +90,15 @@ func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error 
 		w.Header().Set("Location", "/api/v1/runtime/"+sid+"/executions/"+e.ID+"/")
 		writeJSON(w, http.StatusAccepted, executionView(e, nil, nil))
 		return nil
-	case b.Stream || q.Get("stream") == "true" || strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
+	case b.Stream || stream || strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
 		return h.stream(w, r, sid, req, format)
 	}
-	ctx := r.Context()
-	if dl, ok := ctx.Deadline(); ok {
-		// Stop two seconds before the Lambda does, so the client gets our envelope (503 with
-		// advice) instead of API Gateway's bare timeout.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, dl.Add(-2*time.Second))
-		defer cancel()
-	}
+	// As with streaming, the run is detached from the client: one that goes away cancels
+	// neither the run nor the commit of its turn. It stops deadlineMargin before the request's
+	// deadline (the Lambda's), so that a client still waiting gets our envelope (503 with
+	// advice) instead of API Gateway's bare timeout.
+	ctx, cancel := detach(r.Context())
+	defer cancel()
 	res, err := h.svc.Execute(ctx, principal(r), sid, req, sessions.Observer{})
 	if err != nil {
 		return err

@@ -398,10 +398,17 @@ func TestStreamFailureIsTerminal(t *testing.T) {
 // gateModel is the local model behind a gate: each call waits until the gate opens (or its
 // context ends), so a test can hold a run in flight.
 type gateModel struct {
-	open chan struct{}
+	open    chan struct{}
+	entered chan struct{} // when not nil, receives a token as each call begins to wait
 }
 
 func (g gateModel) Converse(ctx context.Context, req domain.ModelRequest) (*domain.ModelResponse, error) {
+	if g.entered != nil {
+		select {
+		case g.entered <- struct{}{}:
+		default:
+		}
+	}
 	select {
 	case <-g.open:
 	case <-ctx.Done():
@@ -410,16 +417,21 @@ func (g gateModel) Converse(ctx context.Context, req domain.ModelRequest) (*doma
 	return localmodel.Model{}.Converse(ctx, req)
 }
 
+// gatedRuntime is a runtime group whose engine offers the gate model as provider "gate".
+func (s *stack) gatedRuntime(gate gateModel) *api.Group {
+	models := engine.ModelSet{Default: "local", ByName: map[string]domain.Model{"local": localmodel.Model{}, "gate": gate}}
+	registry := tools.NewRegistry(tools.Builtins(tools.Options{})...)
+	svc := sessions.New(sessions.Deps{Store: s.app.Store, Agents: s.app.Agents, Engine: engine.NewEngine(models, registry, engine.Limits{}),
+		Tools: registry, Fetch: tools.NewURLFetcher(tools.Options{})}, sessions.Limits{})
+	return api.NewRuntime(svc, api.Options{Auth: s.app.Auth})
+}
+
 // gatedServer serves the stack with a runtime group whose engine offers the gate model as
 // provider "gate". Requests pass through wrap, which may change them before the handler sees
 // them; requestGone is closed when the server sees the first streaming request's context end
 // (the client went away, or the handler returned) and handlerDone when that handler returned.
 func (s *stack) gatedServer(gate gateModel, wrap func(*http.Request) *http.Request) (srv *httptest.Server, requestGone, handlerDone chan struct{}) {
-	models := engine.ModelSet{Default: "local", ByName: map[string]domain.Model{"local": localmodel.Model{}, "gate": gate}}
-	registry := tools.NewRegistry(tools.Builtins(tools.Options{})...)
-	svc := sessions.New(sessions.Deps{Store: s.app.Store, Agents: s.app.Agents, Engine: engine.NewEngine(models, registry, engine.Limits{}),
-		Tools: registry, Fetch: tools.NewURLFetcher(tools.Options{})}, sessions.Limits{})
-	rt := api.NewRuntime(svc, api.Options{Auth: s.app.Auth})
+	rt := s.gatedRuntime(gate)
 	requestGone, handlerDone = make(chan struct{}), make(chan struct{})
 	var first sync.Once
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -526,5 +538,39 @@ func TestStreamKeepsTheDeadline(t *testing.T) {
 	}
 	if ended.After(deadline) {
 		t.Errorf("the stream ended %s after the deadline", ended.Sub(deadline))
+	}
+}
+
+// TestExecuteClientGoneStillCommits cancels a plain (non-streaming) execute's request while its
+// model call is in flight, as net/http does when the client disconnects: the run goes on and its
+// turn is stored, as with streaming.
+func TestExecuteClientGoneStillCommits(t *testing.T) {
+	s := newStack(t)
+	gate := gateModel{open: make(chan struct{}), entered: make(chan struct{}, 1)}
+	rt := s.gatedRuntime(gate)
+	key := s.key("alice", "acme")
+	sid := s.session(key, `{"name":"Slow","agent_type":"llm_agent","system_prompt":"Be slow.","llm_config":{"provider":"gate"}}`)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	hr := httptest.NewRequest("POST", "/api/v1/runtime/"+sid+"/execute/", strings.NewReader(`{"content":"are you still there?"}`)).WithContext(ctx)
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("x-api-key", key)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rt.ServeHTTP(httptest.NewRecorder(), hr)
+	}()
+	select {
+	case <-gate.entered:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the model was never called")
+	}
+	cancel() // the client went away
+	close(gate.open)
+	waitFor(t, done, "the execute handler to return")
+
+	got := s.transcript(key, sid)
+	if len(got) != 2 || got[0] != "user: are you still there?" || !strings.HasPrefix(got[1], "assistant: ") {
+		t.Errorf("stored turn after the client left = %q, want the user's message and the reply", got)
 	}
 }
