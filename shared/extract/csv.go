@@ -35,7 +35,7 @@ func csvText(ctx context.Context, in input) (output, error) {
 	r.FieldsPerRecord = -1
 
 	var (
-		b      strings.Builder
+		b      textBuf
 		header []string
 		row    int
 	)

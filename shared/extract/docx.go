@@ -14,9 +14,19 @@ import (
 	"golang.org/x/net/html/charset"
 )
 
-// docxUnpackFactor bounds how much XML a DOCX may unpack to, as a multiple of Limits.MaxBytes: far
-// above real documents (text-heavy DOCX compress about 10:1), far below a zip bomb.
-const docxUnpackFactor = 32
+// docxUnpackFactor and docxXMLPerText bound how much XML a DOCX may unpack to: a multiple of
+// Limits.MaxBytes (text-heavy DOCX compress about 10:1) and a multiple of Limits.MaxText (Word's
+// markup is rarely more than ten times the text it holds), whichever is less. Far above real
+// documents, far below a zip bomb; reading is streamed, so the bound is on time, not memory.
+const (
+	docxUnpackFactor = 32
+	docxXMLPerText   = 16
+)
+
+// docxUnpackLimit is the most XML a DOCX may unpack to under lim.
+func docxUnpackLimit(lim Limits) int64 {
+	return min(int64(docxUnpackFactor)*int64(lim.MaxBytes), int64(docxXMLPerText)*int64(lim.MaxText))
+}
 
 // docxText reads a Word document with archive/zip and encoding/xml: the main document part (found
 // through _rels/.rels, normally word/document.xml), then footnotes and endnotes. Paragraphs become
@@ -36,7 +46,7 @@ func docxText(ctx context.Context, in input) (output, error) {
 	if files[main] == nil {
 		return output{}, notDOCX(files)
 	}
-	budget := &budget{left: int64(docxUnpackFactor) * int64(in.lim.MaxBytes)}
+	budget := &budget{left: docxUnpackLimit(in.lim), limit: docxUnpackLimit(in.lim)}
 	w := docxWalker{ctx: ctx, l: layout{limit: in.lim.MaxText + 1}}
 	parts := []string{main, path.Join(path.Dir(main), "footnotes.xml"), path.Join(path.Dir(main), "endnotes.xml")}
 	for i, name := range parts {
@@ -101,7 +111,7 @@ func notDOCX(files map[string]*zip.File) error {
 }
 
 // budget is the unpacked bytes a DOCX may still produce.
-type budget struct{ left int64 }
+type budget struct{ left, limit int64 }
 
 // errBudget marks a part that unpacked beyond the budget.
 var errBudget = errors.New("unpacked size limit reached")
@@ -144,15 +154,27 @@ func (w *docxWalker) part(f *zip.File, b *budget) error {
 		return wrapInvalid(err, fmt.Sprintf("the DOCX is damaged: %s cannot be unpacked", f.Name))
 	}
 	defer rc.Close()
-	dec := xml.NewDecoder(budgetReader{r: rc, b: b})
-	dec.CharsetReader = charset.NewReaderLabel // parts declared as UTF-16 or a legacy code page
+	// The splitter keeps every token the decoder builds small: the decoder holds a whole token in
+	// memory before returning it, and the budget alone would let one token be hundreds of MB.
+	raw := &xmlSplitter{r: budgetReader{r: rc, b: b}}
+	dec := xml.NewDecoder(raw)
+	dec.CharsetReader = func(label string, in io.Reader) (io.Reader, error) {
+		// A part declared in a legacy code page: the splitter works on the converted UTF-8, where
+		// it cannot cut a multi-byte character in two.
+		r, err := charset.NewReaderLabel(label, in)
+		if err != nil {
+			return nil, err
+		}
+		raw.off = true
+		return &xmlSplitter{r: r}, nil
+	}
 	for {
 		tok, err := dec.Token()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
-			return docxError(f.Name, err)
+			return docxError(f.Name, err, b.limit)
 		}
 		w.tokens++
 		if w.tokens%8192 == 0 && w.ctx.Err() != nil {
@@ -267,11 +289,13 @@ func xmlAttr(t xml.StartElement, local string) string {
 }
 
 // docxError explains a failure to read a part.
-func docxError(part string, err error) error {
+func docxError(part string, err error, unpackLimit int64) error {
 	var syn *xml.SyntaxError
 	switch {
 	case errors.Is(err, errBudget):
-		return invalidf("the DOCX is too large: %s unpacks to more than the limit", part)
+		return invalidf("the DOCX is too large: %s unpacks to more than %s of XML, the limit (a decompression bomb?)", part, formatSize(int(unpackLimit)))
+	case errors.Is(err, errXMLMarkup):
+		return invalidf("the DOCX cannot be read: %s holds an XML tag or comment longer than %s", part, formatSize(maxXMLMarkup))
 	case errors.As(err, &syn):
 		return wrapInvalid(err, fmt.Sprintf("the DOCX is damaged: %s is not well-formed XML (line %d: %s)", part, syn.Line, syn.Msg))
 	case errors.Is(err, zip.ErrChecksum):

@@ -141,7 +141,7 @@ func TestDOCXErrors(t *testing.T) {
 		{"truncated", good[:len(good)-40], Limits{}, "the DOCX is damaged: it is not a readable ZIP archive"},
 		{"bad xml", docx(t, `<w:p><w:r><w:t>open</w:r></w:p>`), Limits{}, "the DOCX is damaged: word/document.xml is not well-formed XML"},
 		{"no text", docx(t, `<w:p><w:r><w:drawing/></w:r></w:p>`), Limits{}, "no text could be extracted from this DOCX"},
-		{"unpacks too far", bomb, Limits{MaxBytes: 64 << 10}, "the DOCX is too large: word/document.xml unpacks to more than the limit"},
+		{"unpacks too far", bomb, Limits{MaxBytes: 64 << 10}, "the DOCX is too large: word/document.xml unpacks to more than 2.0 MiB of XML, the limit"},
 		{"encrypted office file", ole, Limits{}, "the DOCX is encrypted"},
 	}
 	for _, tt := range tests {

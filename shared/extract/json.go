@@ -63,7 +63,7 @@ func jsonText(ctx context.Context, in input) (output, error) {
 // flattener writes JSON leaves as "path: value" lines.
 type flattener struct {
 	ctx    context.Context
-	b      strings.Builder
+	b      textBuf
 	limit  int
 	leaves int
 }
@@ -151,7 +151,7 @@ func (f *flattener) leaf(path, v string) error {
 	if f.leaves%4096 == 0 && f.ctx.Err() != nil {
 		return contextError(f.ctx, "")
 	}
-	if f.b.Len() > 0 && !strings.HasSuffix(f.b.String(), "\n\n") {
+	if f.b.Len() > 0 && !f.b.HasSuffix("\n\n") {
 		f.b.WriteByte('\n')
 	}
 	if path != "" {

@@ -22,7 +22,7 @@ var breakText = [...]string{breakSpace: " ", breakCell: " | ", breakLine: "\n", 
 // breaks and paragraph breaks go, layout makes sure each break is written once and none at the
 // start. It stops growing at limit bytes and remembers that it overflowed.
 type layout struct {
-	b        strings.Builder
+	b        textBuf
 	pending  int
 	marker   string // a list marker waiting for its item's first text
 	limit    int
@@ -77,7 +77,7 @@ func (l *layout) write(s string) {
 	}
 	if l.b.Len() > 0 && l.pending > breakNone {
 		sep := breakText[l.pending]
-		if l.pending == breakSpace && endsInSpace(l.b.String()) {
+		if l.pending == breakSpace && unicode.IsSpace(l.b.lastRune()) {
 			sep = ""
 		}
 		l.b.WriteString(sep)
@@ -94,11 +94,6 @@ func (l *layout) write(s string) {
 }
 
 func (l *layout) String() string { return l.b.String() }
-
-func endsInSpace(s string) bool {
-	r, _ := utf8.DecodeLastRuneInString(s)
-	return unicode.IsSpace(r)
-}
 
 // isHTMLSpace is ASCII whitespace as HTML defines it; a no-break space is content, not layout.
 func isHTMLSpace(r rune) bool {

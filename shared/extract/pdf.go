@@ -77,7 +77,7 @@ func pdfText(ctx context.Context, in input) (output, error) {
 		return output{}, first.err
 	}
 	var (
-		b                           strings.Builder
+		b                           textBuf
 		imageOnly, failed, unmapped []int
 		anyUnmapped, allFailed      = false, true
 	)
@@ -115,7 +115,8 @@ func pdfText(ctx context.Context, in input) (output, error) {
 			return output{}, invalidf("the file holds more than %s of text, the limit", formatSize(in.lim.MaxText))
 		}
 	}
-	if !hasWords(b.String()) {
+	text := b.String()
+	if !hasWords(text) {
 		switch {
 		case first.pages > 0 && allFailed:
 			return output{}, invalidf("the PDF is damaged: none of its %d pages could be read", first.pages)
@@ -134,7 +135,7 @@ func pdfText(ctx context.Context, in input) (output, error) {
 	if len(failed) > 0 {
 		warnings = append(warnings, pageList(failed)+" damaged content; the text read before the damage was kept")
 	}
-	return output{text: b.String(), pages: first.pages, warnings: warnings}, nil
+	return output{text: text, pages: first.pages, warnings: warnings}, nil
 }
 
 // pageList names pages for a warning, runs as ranges: "page 3 has", "pages 3-5 and 9 have".
