@@ -313,37 +313,45 @@ func (m *mBool) match(d *doc, names *[]string) (float32, bool) {
 		addName(names, m.name)
 		return m.boost, true
 	}
-	var local []string
+	// Clauses add their names as they match; a document the bool query rejects takes them
+	// back (no slice per document: this runs for every document of a search).
+	mark := 0
+	if names != nil {
+		mark = len(*names)
+	}
+	fail := func() (float32, bool) {
+		if names != nil {
+			*names = (*names)[:mark]
+		}
+		return 0, false
+	}
 	var sum float64
 	for _, c := range m.filter {
-		if _, ok := c.match(d, &local); !ok {
-			return 0, false
+		if _, ok := c.match(d, names); !ok {
+			return fail()
 		}
 	}
 	for _, c := range m.must {
-		s, ok := c.match(d, &local)
+		s, ok := c.match(d, names)
 		if !ok {
-			return 0, false
+			return fail()
 		}
 		sum += float64(s)
 	}
 	for _, c := range m.mustNot {
 		if _, ok := c.match(d, nil); ok {
-			return 0, false
+			return fail()
 		}
 	}
 	n := 0
 	for _, c := range m.should {
-		if s, ok := c.match(d, &local); ok {
+		if s, ok := c.match(d, names); ok {
 			n++
 			sum += float64(s)
 		}
 	}
 	if n < m.msm {
-		return 0, false
-	}
-	if names != nil {
-		*names = append(*names, local...)
+		return fail()
 	}
 	addName(names, m.name)
 	return float32(sum) * m.boost, true

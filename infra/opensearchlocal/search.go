@@ -222,8 +222,9 @@ func searchIndex(ix *index, pos int, q query, minScore *float32, keep int, now t
 	}
 	var res shardResult
 	top := newTopK(keep)
+	var names []string // one variable for the scan; a kept hit's names get their own array
 	for _, d := range snap.docs {
-		var names []string
+		names = nil
 		s, ok := mt.match(d, &names)
 		if !ok {
 			continue
