@@ -24,6 +24,14 @@ var FileStatuses = []string{FileUploading, FileActive, FileArchived, FileError}
 // FileTypes are the classes of file_type (Atthene's).
 var FileTypes = []string{"document", "image", "video", "audio", "archive", "code", "data", "other"}
 
+// Object is what blob storage says of a stored object.
+type Object struct {
+	Size        int64
+	ContentType string
+	// ETag names the object's bytes: a copy or read conditioned on it fails if they changed.
+	ETag string
+}
+
 // File is an uploaded file. Its bytes are in S3 under ObjectKey.
 type File struct {
 	ID          string    `json:"id"`

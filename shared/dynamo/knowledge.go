@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/agentorch/agentorch/shared/backoff"
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
@@ -43,15 +42,50 @@ func listed(it map[string]types.AttributeValue, list string, created time.Time, 
 	it[attrGSI1SK] = stringAttr(sortTime(created) + "#" + id)
 }
 
-// PutFile stores a file, creating or overwriting it (one PutItem).
-func (st *Store) PutFile(ctx context.Context, f *domain.File) error {
+// fileItem builds a file's item: the record, its updated_at (the optimistic lock of UpdateFile)
+// and its place in the company's list.
+func fileItem(f *domain.File) (map[string]types.AttributeValue, error) {
 	it, err := rawItem(filePK(f.ID), fileSK, f)
+	if err != nil {
+		return nil, err
+	}
+	it[attrUpdatedAt] = stringAttr(sortTime(f.UpdatedAt))
+	listed(it, companyFiles(f.Company), f.CreatedAt, f.ID)
+	return it, nil
+}
+
+// CreateFile stores a new file (one conditional PutItem): KindConflict if its id is taken.
+func (st *Store) CreateFile(ctx context.Context, f *domain.File) error {
+	it, err := fileItem(f)
 	if err != nil {
 		return err
 	}
-	listed(it, companyFiles(f.Company), f.CreatedAt, f.ID)
-	if _, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it}); err != nil {
-		return fmt.Errorf("put file %s: %w", f.ID, translate(err))
+	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it,
+		ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	if err != nil {
+		return fmt.Errorf("create file %s: %w", f.ID, translate(err))
+	}
+	return nil
+}
+
+// UpdateFile replaces a file if it still exists and its stored updated_at is still prev (one
+// conditional PutItem): KindNotFound if it was deleted meanwhile (so that a change racing a
+// delete never brings the record back), KindConflict if someone changed it since it was read.
+// A record written before files kept updated_at passes the time check.
+func (st *Store) UpdateFile(ctx context.Context, f *domain.File, prev time.Time) error {
+	it, err := fileItem(f)
+	if err != nil {
+		return err
+	}
+	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(st.table), Item: it,
+		ConditionExpression:                 aws.String("attribute_exists(pk) AND (attribute_not_exists(#u) OR #u = :prev)"),
+		ExpressionAttributeNames:            map[string]string{"#u": attrUpdatedAt},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":prev": stringAttr(sortTime(prev))},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if err != nil {
+		return fmt.Errorf("update file %s: %w", f.ID, lostRace(err, "File "+f.ID, "The file was changed meanwhile; read it again"))
 	}
 	return nil
 }
@@ -65,19 +99,39 @@ func (st *Store) GetFile(ctx context.Context, id string) (*domain.File, error) {
 	return &f, nil
 }
 
-// ListFiles reads a company's files, newest first (one Query on gsi1 per 1 MB page).
-func (st *Store) ListFiles(ctx context.Context, company string) ([]*domain.File, error) {
-	items, err := st.query(ctx, newestFirst(companyFiles(company)))
+// ListFiles reads one page of a company's files, newest first: at most limit after the cursor
+// after ("" from the newest), and the cursor of the next page ("" at the end). It reads only the
+// page (a Query on gsi1 with Limit), whatever the number of the company's files.
+func (st *Store) ListFiles(ctx context.Context, company, after string, limit int) ([]*domain.File, string, error) {
+	items, next, err := st.listPage(ctx, companyFiles(company), filePK, fileSK, after, limit)
 	if err != nil {
-		return nil, fmt.Errorf("list files of %s: %w", company, err)
+		return nil, "", fmt.Errorf("list files of %s: %w", company, err)
 	}
 	out := make([]*domain.File, 0, len(items))
 	for _, it := range items {
 		var f domain.File
 		if err := decode(it, &f); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		out = append(out, &f)
+	}
+	return out, next, nil
+}
+
+// GetFiles reads the files of ids that exist (missing ones are absent from the map): one
+// BatchGetItem per 100 ids, plus retries of unprocessed keys. It does not check companies.
+func (st *Store) GetFiles(ctx context.Context, ids []string) (map[string]*domain.File, error) {
+	out := make(map[string]*domain.File, len(ids))
+	err := st.batchGet(ctx, ids, filePK, fileSK, "", nil, func(it map[string]types.AttributeValue) error {
+		var f domain.File
+		if err := decode(it, &f); err != nil {
+			return err
+		}
+		out[f.ID] = &f
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get files: %w", err)
 	}
 	return out, nil
 }
@@ -118,21 +172,21 @@ func (st *Store) GetCollection(ctx context.Context, id string) (*domain.Collecti
 	return &c, nil
 }
 
-// ListCollections reads a company's collections, newest first (one Query on gsi1 per page).
-func (st *Store) ListCollections(ctx context.Context, company string) ([]*domain.Collection, error) {
-	items, err := st.query(ctx, newestFirst(companyCollections(company)))
+// ListCollections reads one page of a company's collections, newest first, as ListFiles does.
+func (st *Store) ListCollections(ctx context.Context, company, after string, limit int) ([]*domain.Collection, string, error) {
+	items, next, err := st.listPage(ctx, companyCollections(company), collectionPK, collectionSK, after, limit)
 	if err != nil {
-		return nil, fmt.Errorf("list collections of %s: %w", company, err)
+		return nil, "", fmt.Errorf("list collections of %s: %w", company, err)
 	}
 	out := make([]*domain.Collection, 0, len(items))
 	for _, it := range items {
 		var c domain.Collection
 		if err := decode(it, &c); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		out = append(out, &c)
 	}
-	return out, nil
+	return out, next, nil
 }
 
 // DeleteCollection removes a collection (one DeleteItem; a missing one is no error).
@@ -261,70 +315,44 @@ func (st *Store) GetKB(ctx context.Context, id string) (*domain.KnowledgeBase, e
 	return decodeKB(out.Item)
 }
 
-// maxBatchGet is BatchGetItem's limit on keys per request.
-const maxBatchGet = 100
-
 // KnowledgeBaseOwners returns the company of each knowledge base of ids that exists (missing
 // ones are absent from the map): one strongly consistent BatchGetItem per 100 ids that reads
 // only the keys (the company is in the list key), plus retries of unprocessed keys. Agent and
 // session validation check knowledge_bases with it.
 func (st *Store) KnowledgeBaseOwners(ctx context.Context, ids []string) (map[string]string, error) {
 	out := make(map[string]string, len(ids))
-	var keys []map[string]types.AttributeValue
-	seen := map[string]bool{}
-	for _, id := range ids {
-		if id != "" && !seen[id] {
-			seen[id] = true
-			keys = append(keys, itemKey(kbPK(id), kbSK))
-		}
-	}
 	prefix, suffix := companyKBs(""), "#KBS"
 	prefix = strings.TrimSuffix(prefix, suffix)
-	for len(keys) > 0 {
-		n := min(len(keys), maxBatchGet)
-		pending := keys[:n]
-		keys = keys[n:]
-		for attempt := 0; len(pending) > 0; attempt++ {
-			if attempt > 0 && !backoff.Sleep(ctx, backoff.Delay(50*time.Millisecond, time.Second, attempt-1)) {
-				return nil, fmt.Errorf("knowledge base owners: %w", domain.Errorf(domain.KindOverloaded, "The table kept throttling; retry"))
-			}
-			res, err := st.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-				st.table: {Keys: pending, ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("#pk, #list"),
-					ExpressionAttributeNames: map[string]string{"#pk": attrPK, "#list": attrGSI1PK}},
-			}})
-			if err != nil {
-				return nil, fmt.Errorf("knowledge base owners: %w", translate(err))
-			}
-			for _, it := range res.Responses[st.table] {
-				pk, _ := it[attrPK].(*types.AttributeValueMemberS)
-				list, _ := it[attrGSI1PK].(*types.AttributeValueMemberS)
-				if pk == nil || list == nil {
-					continue
-				}
-				out[strings.TrimPrefix(pk.Value, kbPK(""))] = strings.TrimSuffix(strings.TrimPrefix(list.Value, prefix), suffix)
-			}
-			pending = res.UnprocessedKeys[st.table].Keys
+	err := st.batchGet(ctx, ids, kbPK, kbSK, "#pk, #list", map[string]string{"#pk": attrPK, "#list": attrGSI1PK}, func(it map[string]types.AttributeValue) error {
+		pk, _ := it[attrPK].(*types.AttributeValueMemberS)
+		list, _ := it[attrGSI1PK].(*types.AttributeValueMemberS)
+		if pk != nil && list != nil {
+			out[strings.TrimPrefix(pk.Value, kbPK(""))] = strings.TrimSuffix(strings.TrimPrefix(list.Value, prefix), suffix)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("knowledge base owners: %w", err)
 	}
 	return out, nil
 }
 
-// ListKBs reads a company's knowledge bases with their datasources, newest first (one Query on
-// gsi1 per 1 MB page).
-func (st *Store) ListKBs(ctx context.Context, company string) ([]*domain.KnowledgeBase, error) {
-	items, err := st.query(ctx, newestFirst(companyKBs(company)))
+// ListKBs reads one page of a company's knowledge bases with their datasources, newest first,
+// as ListFiles does.
+func (st *Store) ListKBs(ctx context.Context, company, after string, limit int) ([]*domain.KnowledgeBase, string, error) {
+	items, next, err := st.listPage(ctx, companyKBs(company), kbPK, kbSK, after, limit)
 	if err != nil {
-		return nil, fmt.Errorf("list knowledge bases of %s: %w", company, err)
+		return nil, "", fmt.Errorf("list knowledge bases of %s: %w", company, err)
 	}
 	out := make([]*domain.KnowledgeBase, 0, len(items))
 	for _, it := range items {
 		kb, err := decodeKB(it)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		out = append(out, kb)
 	}
-	return out, nil
+	return out, next, nil
 }
 
 // DeleteKB removes a knowledge base's record (one DeleteItem; a missing one is no error). Its

@@ -102,8 +102,10 @@ func newFile(company string, created time.Time) *domain.File {
 		ContentHash: strings.Repeat("ab", 32), ObjectKey: "files/" + company + "/x", CreatedAt: created, UpdatedAt: created}
 }
 
-// TestFileEntity: a file is written and read back whole, listed newest first in its company
-// only, overwritten by a second put, and deleted (a second delete is no error).
+// TestFileEntity: a file is created and read back whole, listed newest first in its company
+// only, read in a batch, updated under its optimistic lock (a stale read is a conflict; an
+// update after a delete is not found and never brings the record back), and deleted (a second
+// delete is no error).
 func TestFileEntity(t *testing.T) {
 	st, calls := knowledgeStore(t)
 	ctx := context.Background()
@@ -112,14 +114,17 @@ func TestFileEntity(t *testing.T) {
 	for i := range 3 {
 		// Fractions that RFC 3339 would trim (.1 and .12) must still sort as the times do.
 		f := newFile("acme", base.Truncate(time.Second).Add(time.Duration(i)*100*time.Millisecond+time.Duration(i)*20*time.Millisecond))
-		if err := st.PutFile(ctx, f); err != nil {
+		if err := st.CreateFile(ctx, f); err != nil {
 			t.Fatal(err)
 		}
 		want = append([]string{f.ID}, want...)
 	}
 	other := newFile("globex", base)
-	if err := st.PutFile(ctx, other); err != nil {
+	if err := st.CreateFile(ctx, other); err != nil {
 		t.Fatal(err)
+	}
+	if err := st.CreateFile(ctx, other); domain.KindOf(err) != domain.KindConflict {
+		t.Errorf("second create of one id: %v, want a conflict", err)
 	}
 	calls.reset()
 	got, err := st.GetFile(ctx, other.ID)
@@ -132,9 +137,9 @@ func TestFileEntity(t *testing.T) {
 	if n := calls.reset(); n["GetItem"] != 1 || len(n) != 1 {
 		t.Errorf("get made %v, want 1 GetItem", n)
 	}
-	files, err := st.ListFiles(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
+	files, next, err := st.ListFiles(ctx, "acme", "", 10)
+	if err != nil || next != "" {
+		t.Fatalf("list: next %q, %v", next, err)
 	}
 	var ids []string
 	for _, f := range files {
@@ -143,23 +148,88 @@ func TestFileEntity(t *testing.T) {
 	if d := cmp.Diff(want, ids); d != "" {
 		t.Errorf("acme's files, newest first (-want +got):\n%s", d)
 	}
-	if files, err := st.ListFiles(ctx, "globex"); err != nil || len(files) != 1 || files[0].ID != other.ID {
+	if files, _, err := st.ListFiles(ctx, "globex", "", 10); err != nil || len(files) != 1 || files[0].ID != other.ID {
 		t.Errorf("globex's files: %v, %v", files, err)
 	}
-	other.Status, other.Tags = domain.FileArchived, []string{}
-	if err := st.PutFile(ctx, other); err != nil {
+	batch, err := st.GetFiles(ctx, append(append([]string{}, want...), other.ID, uuid.NewString(), want[0]))
+	if err != nil || len(batch) != 4 || batch[other.ID].Company != "globex" || batch[want[1]].Name != "report <Q1> & notes.pdf" {
+		t.Errorf("batch read: %d files, %v", len(batch), err)
+	}
+
+	prev := other.UpdatedAt
+	other.Status, other.Tags, other.UpdatedAt = domain.FileArchived, []string{}, prev.Add(time.Second)
+	if err := st.UpdateFile(ctx, other, prev); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := st.GetFile(ctx, other.ID); err != nil || got.Status != domain.FileArchived {
-		t.Errorf("after overwrite: %+v, %v", got, err)
+		t.Errorf("after update: %+v, %v", got, err)
+	}
+	stale := *other
+	stale.Tags = []string{"stale"}
+	if err := st.UpdateFile(ctx, &stale, prev); domain.KindOf(err) != domain.KindConflict {
+		t.Errorf("update from a stale read: %v, want a conflict", err)
 	}
 	for range 2 {
 		if err := st.DeleteFile(ctx, other.ID); err != nil {
 			t.Fatalf("delete: %v", err)
 		}
 	}
+	// A tag change that read the file before the delete must not bring it back.
+	if err := st.UpdateFile(ctx, other, other.UpdatedAt); domain.KindOf(err) != domain.KindNotFound {
+		t.Errorf("update after delete: %v, want not found", err)
+	}
 	if _, err := st.GetFile(ctx, other.ID); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("get after delete: %v, want not found", err)
+	}
+}
+
+// TestListPages: a company list is read a page at a time with a cursor, newest first, each page
+// costing one Query that reads only its items; every record is seen once across the pages.
+func TestListPages(t *testing.T) {
+	st, calls := knowledgeStore(t)
+	ctx := context.Background()
+	base := time.Now().UTC().Add(-time.Hour)
+	var want []string
+	for i := range 23 {
+		f := newFile("acme", base.Add(time.Duration(i)*time.Millisecond))
+		if err := st.CreateFile(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		want = append([]string{f.ID}, want...)
+	}
+	for i := range 5 { // another company's files, older and newer
+		if err := st.CreateFile(ctx, newFile("globex", base.Add(time.Duration(i*10-20)*time.Millisecond))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls.reset()
+	var got []string
+	after, pages := "", 0
+	for {
+		files, next, err := st.ListFiles(ctx, "acme", after, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if len(files) > 10 {
+			t.Fatalf("page of %d files, want at most 10", len(files))
+		}
+		for _, f := range files {
+			got = append(got, f.ID)
+		}
+		if next == "" {
+			break
+		}
+		after = next
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("files across pages (-want +got):\n%s", d)
+	}
+	if n := calls.reset(); pages != 3 || n["Query"] != 3 || len(n) != 1 {
+		t.Errorf("%d pages made %v, want 3 Queries", pages, n)
+	}
+	if _, _, err := st.ListFiles(ctx, "acme", "not-a-cursor", 10); domain.KindOf(err) != domain.KindInvalid {
+		t.Errorf("malformed cursor: %v, want invalid", err)
 	}
 }
 
@@ -185,11 +255,11 @@ func TestCollectionEntity(t *testing.T) {
 	if d := cmp.Diff(c, got); d != "" {
 		t.Errorf("get (-put +got):\n%s", d)
 	}
-	list, err := st.ListCollections(ctx, "acme")
+	list, _, err := st.ListCollections(ctx, "acme", "", 100)
 	if err != nil || len(list) != 2 || list[0].ID != c.ID || list[1].ID != older.ID {
 		t.Errorf("list, newest first: %v, %v", list, err)
 	}
-	if list, err := st.ListCollections(ctx, "globex"); err != nil || len(list) != 0 {
+	if list, _, err := st.ListCollections(ctx, "globex", "", 100); err != nil || len(list) != 0 {
 		t.Errorf("globex sees %v, %v", list, err)
 	}
 
@@ -257,11 +327,11 @@ func TestKBEntity(t *testing.T) {
 	if d := cmp.Diff(kb, got); d != "" {
 		t.Errorf("get (-put +got):\n%s", d)
 	}
-	list, err := st.ListKBs(ctx, "acme")
+	list, _, err := st.ListKBs(ctx, "acme", "", 100)
 	if err != nil || len(list) != 2 || list[0].ID != kb.ID || list[1].ID != older.ID || len(list[0].Sources) != 2 {
 		t.Errorf("list, newest first with sources: %v, %v", list, err)
 	}
-	if list, err := st.ListKBs(ctx, "globex"); err != nil || len(list) != 0 {
+	if list, _, err := st.ListKBs(ctx, "globex", "", 100); err != nil || len(list) != 0 {
 		t.Errorf("globex sees %v, %v", list, err)
 	}
 

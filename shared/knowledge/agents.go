@@ -73,7 +73,11 @@ func (s *Service) SearchKnowledge(ctx context.Context, company, query string, re
 	if len(groups) == 0 || query == "" {
 		return res, nil
 	}
-	files, err := s.fileMap(ctx, company)
+	var all []*domain.KnowledgeBase
+	for _, g := range groups {
+		all = append(all, g.kbs...)
+	}
+	files, err := s.searchableFiles(ctx, company, all...)
 	if err != nil {
 		return nil, err
 	}

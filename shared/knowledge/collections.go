@@ -43,14 +43,10 @@ const (
 // updateAttempts is how often a collection update is tried when concurrent writes keep winning.
 const updateAttempts = 5
 
-// smallLoad is up to how many files are read one GetFile each; more are read with one
-// ListFiles of the company.
-const smallLoad = 3
-
 // CreateCollection creates an empty collection from {name, description?}: status pending,
 // progress 0, counts 0.
 func (s *Service) CreateCollection(ctx context.Context, p domain.Principal, body map[string]any) (*CollectionView, error) {
-	var errs []domain.FieldError
+	errs := unknownKeys(body, "", "a collection has name and description", "name", "description")
 	name, ok := body["name"].(string)
 	switch {
 	case body["name"] == nil:
@@ -84,11 +80,12 @@ func (s *Service) CreateCollection(ctx context.Context, p domain.Principal, body
 
 // ListCollections lists the company's collections, newest first, a page at a time.
 func (s *Service) ListCollections(ctx context.Context, p domain.Principal, offset, limit int) ([]*CollectionView, bool, error) {
-	all, err := s.d.Store.ListCollections(ctx, p.Company)
+	colls, more, err := collect(ctx, func(ctx context.Context, after string, n int) ([]*domain.Collection, string, error) {
+		return s.d.Store.ListCollections(ctx, p.Company, after, n)
+	}, nil, offset, limit)
 	if err != nil {
 		return nil, false, fmt.Errorf("list collections: %w", err)
 	}
-	colls, more := page(all, offset, limit)
 	var ids []string
 	for _, c := range colls {
 		ids = append(ids, c.FileIDs...)
@@ -150,8 +147,8 @@ func (s *Service) CollectionFiles(ctx context.Context, p domain.Principal, id st
 // malformed and repeated ids fail, as do ids beyond the collection's capacity.
 func (s *Service) AddFiles(ctx context.Context, p domain.Principal, id string, body map[string]any) (*AddFilesResult, error) {
 	ids, idsErr := requestIDs(body)
-	if idsErr != nil {
-		return nil, domain.Invalid([]domain.FieldError{*idsErr})
+	if extra := unknownKeys(body, "", "adding files takes file_ids", "file_ids"); idsErr != nil || len(extra) > 0 {
+		return nil, joinInvalid(append([]domain.FieldError{derefField(idsErr)}, extra...)...)
 	}
 	c, err := s.collection(ctx, p, id)
 	if err != nil {
@@ -180,8 +177,14 @@ func (s *Service) AddFiles(ctx context.Context, p domain.Principal, id string, b
 func (s *Service) BulkCollection(ctx context.Context, p domain.Principal, id string, body map[string]any) (*BulkResult, error) {
 	op, opErr := operation(body, opAddFiles, opRemoveFiles)
 	ids, idsErr := requestIDs(body)
-	if opErr != nil || idsErr != nil {
-		return nil, joinInvalid(derefField(opErr), derefField(idsErr))
+	extra := unknownKeys(body, "", "a collection's bulk request has operation, file_ids and parameters", "operation", "file_ids", "parameters")
+	params, ok := body["parameters"].(map[string]any)
+	if !ok && body["parameters"] != nil {
+		extra = append(extra, domain.FieldError{Field: "parameters", Message: "must be an object, got " + domain.JSONType(body["parameters"])})
+	}
+	extra = append(extra, unknownKeys(params, "parameters.", op+" takes no parameters")...)
+	if opErr != nil || idsErr != nil || len(extra) > 0 {
+		return nil, joinInvalid(append([]domain.FieldError{derefField(opErr), derefField(idsErr)}, extra...)...)
 	}
 	c, err := s.collection(ctx, p, id)
 	if err != nil {
@@ -365,47 +368,6 @@ func (s *Service) changeCollection(ctx context.Context, c *domain.Collection, ch
 		}
 		c = fresh
 	}
-}
-
-// files loads the company's files among ids, by id: one GetFile each for a few, else one
-// ListFiles. Malformed, unknown and foreign ids are absent from the map.
-func (s *Service) files(ctx context.Context, company string, ids []string) (map[string]*domain.File, error) {
-	out := map[string]*domain.File{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	if len(ids) > smallLoad {
-		all, err := s.d.Store.ListFiles(ctx, company)
-		if err != nil {
-			return nil, fmt.Errorf("list files: %w", err)
-		}
-		want := map[string]bool{}
-		for _, id := range ids {
-			want[id] = true
-		}
-		for _, f := range all {
-			if want[f.ID] {
-				out[f.ID] = f
-			}
-		}
-		return out, nil
-	}
-	for _, id := range ids {
-		if !domain.IsID(id) || out[id] != nil {
-			continue
-		}
-		f, err := s.d.Store.GetFile(ctx, id)
-		if errors.Is(err, domain.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("get file %s: %w", id, err)
-		}
-		if f.Company == company {
-			out[id] = f
-		}
-	}
-	return out, nil
 }
 
 // collectionView derives a collection's status, progress and counts from its files (see the

@@ -175,7 +175,7 @@ func TestCollectionList(t *testing.T) {
 	if !cmp.Equal(got, []string{ids[3], ids[2], ids[1]}) || !more {
 		t.Errorf("first page = %v (more %v), want %v", got, more, []string{ids[3], ids[2], ids[1]})
 	}
-	if h.Store.Get("ListCollections") != 1 || h.Store.Get("ListFiles") != 1 || h.Store.Total() != 2 {
+	if h.Store.Get("ListCollections") != 1 || h.Store.Get("GetFiles") != 1 || h.Store.Total() != 2 {
 		t.Errorf("Store calls: %d in all", h.Store.Total())
 	}
 	list, more, err = h.Svc.ListCollections(ctx, alice, 3, 3)
@@ -246,7 +246,7 @@ func TestCollectionAddFiles(t *testing.T) {
 		t.Errorf("result (-want +got):\n%s", d)
 	}
 	if n := h.Store.Total(); n != 3 || h.Store.Get("UpdateCollection") != 1 {
-		t.Errorf("%d Store calls, want 3 (GetCollection, ListFiles, UpdateCollection)", n)
+		t.Errorf("%d Store calls, want 3 (GetCollection, GetFiles, UpdateCollection)", n)
 	}
 	files, _, _ := h.Svc.CollectionFiles(ctx, alice, c.ID, 0, 0)
 	if len(files) != 2 || files[0].ID != a.ID || files[1].ID != b.ID {

@@ -1,9 +1,13 @@
 package knowledge_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -63,12 +67,22 @@ func (c *counts) Reset() {
 type memStore struct {
 	counts
 	mu          sync.Mutex
+	read        int // records read by lists and batch reads (under mu), as DynamoDB charges them
 	files       map[string][]byte
 	collections map[string][]byte
 	kbs         map[string][]byte
 }
 
 var _ knowledge.Store = (*memStore)(nil)
+
+// Read returns how many records lists and batch reads have read, and starts again from none.
+func (m *memStore) Read() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.read
+	m.read = 0
+	return n
+}
 
 func newMemStore() *memStore {
 	return &memStore{files: map[string][]byte{}, collections: map[string][]byte{}, kbs: map[string][]byte{}}
@@ -114,12 +128,44 @@ func newestFirst[T any](m map[string][]byte, company string, created func(*T) (s
 	return out
 }
 
-func (m *memStore) PutFile(_ context.Context, f *domain.File) error {
-	m.add("PutFile")
+func (m *memStore) CreateFile(_ context.Context, f *domain.File) error {
+	m.add("CreateFile")
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if _, ok := m.files[f.ID]; ok {
+		return &domain.Error{Kind: domain.KindConflict, Message: "file " + f.ID + " exists"}
+	}
 	m.files[f.ID] = enc(f)
 	return nil
+}
+
+func (m *memStore) UpdateFile(_ context.Context, f *domain.File, prev time.Time) error {
+	m.add("UpdateFile")
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.files[f.ID]
+	if !ok {
+		return missing("File", f.ID)
+	}
+	if !dec[domain.File](b).UpdatedAt.Equal(prev) {
+		return &domain.Error{Kind: domain.KindConflict, Message: "The file was changed meanwhile; read it again"}
+	}
+	m.files[f.ID] = enc(f)
+	return nil
+}
+
+func (m *memStore) GetFiles(_ context.Context, ids []string) (map[string]*domain.File, error) {
+	m.add("GetFiles")
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]*domain.File{}
+	for _, id := range ids {
+		if b, ok := m.files[id]; ok {
+			out[id] = dec[domain.File](b)
+			m.read++
+		}
+	}
+	return out, nil
 }
 
 func (m *memStore) GetFile(_ context.Context, id string) (*domain.File, error) {
@@ -133,11 +179,42 @@ func (m *memStore) GetFile(_ context.Context, id string) (*domain.File, error) {
 	return dec[domain.File](b), nil
 }
 
-func (m *memStore) ListFiles(_ context.Context, company string) ([]*domain.File, error) {
+func (m *memStore) ListFiles(_ context.Context, company, after string, limit int) ([]*domain.File, string, error) {
 	m.add("ListFiles")
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return newestFirst(m.files, company, func(f *domain.File) (string, time.Time, string) { return f.Company, f.CreatedAt, f.ID }), nil
+	out, next, err := pageAfter(newestFirst(m.files, company, fileOrder), fileOrder, after, limit)
+	for range out {
+		m.read++ // what DynamoDB would charge for
+	}
+	return out, next, err
+}
+
+func fileOrder(f *domain.File) (string, time.Time, string) { return f.Company, f.CreatedAt, f.ID }
+
+// pageAfter cuts a page of a newest-first list as the dynamo adapter does: at most limit records
+// after the cursor (the "<created>#<id>" of the last record of the page before) and the next
+// cursor, "" at the end.
+func pageAfter[T any](all []*T, order func(*T) (string, time.Time, string), after string, limit int) ([]*T, string, error) {
+	cursor := func(v *T) string {
+		_, t, id := order(v)
+		return t.UTC().Format(time.RFC3339Nano) + "#" + id
+	}
+	start := 0
+	if after != "" {
+		start = len(all)
+		for i, v := range all {
+			if cursor(v) == after {
+				start = i + 1
+				break
+			}
+		}
+	}
+	all = all[start:]
+	if limit < 1 || len(all) <= limit {
+		return all, "", nil
+	}
+	return all[:limit], cursor(all[limit-1]), nil
 }
 
 func (m *memStore) DeleteFile(_ context.Context, id string) error {
@@ -167,11 +244,16 @@ func (m *memStore) GetCollection(_ context.Context, id string) (*domain.Collecti
 	return dec[domain.Collection](b), nil
 }
 
-func (m *memStore) ListCollections(_ context.Context, company string) ([]*domain.Collection, error) {
+func (m *memStore) ListCollections(_ context.Context, company, after string, limit int) ([]*domain.Collection, string, error) {
 	m.add("ListCollections")
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return newestFirst(m.collections, company, func(c *domain.Collection) (string, time.Time, string) { return c.Company, c.CreatedAt, c.ID }), nil
+	order := func(c *domain.Collection) (string, time.Time, string) { return c.Company, c.CreatedAt, c.ID }
+	out, next, err := pageAfter(newestFirst(m.collections, company, order), order, after, limit)
+	for range out {
+		m.read++
+	}
+	return out, next, err
 }
 
 func (m *memStore) DeleteCollection(_ context.Context, id string) error {
@@ -216,11 +298,16 @@ func (m *memStore) GetKB(_ context.Context, id string) (*domain.KnowledgeBase, e
 	return dec[domain.KnowledgeBase](b), nil
 }
 
-func (m *memStore) ListKBs(_ context.Context, company string) ([]*domain.KnowledgeBase, error) {
+func (m *memStore) ListKBs(_ context.Context, company, after string, limit int) ([]*domain.KnowledgeBase, string, error) {
 	m.add("ListKBs")
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return newestFirst(m.kbs, company, func(kb *domain.KnowledgeBase) (string, time.Time, string) { return kb.Company, kb.CreatedAt, kb.ID }), nil
+	order := func(kb *domain.KnowledgeBase) (string, time.Time, string) { return kb.Company, kb.CreatedAt, kb.ID }
+	out, next, err := pageAfter(newestFirst(m.kbs, company, order), order, after, limit)
+	for range out {
+		m.read++
+	}
+	return out, next, err
 }
 
 func (m *memStore) DeleteKB(_ context.Context, id string) error {
@@ -311,15 +398,49 @@ func (b *memBlobs) Get(_ context.Context, key string, limit int64) ([]byte, stri
 	return append([]byte(nil), d...), b.types[key], nil
 }
 
-func (b *memBlobs) Head(_ context.Context, key string) (int64, error) {
+func (b *memBlobs) object(key string) (domain.Object, error) {
+	d, ok := b.objs[key]
+	if !ok {
+		return domain.Object{}, missing("Object", key)
+	}
+	sum := sha256.Sum256(d)
+	return domain.Object{Size: int64(len(d)), ContentType: b.types[key], ETag: `"` + hex.EncodeToString(sum[:16]) + `"`}, nil
+}
+
+func (b *memBlobs) Head(_ context.Context, key string) (domain.Object, error) {
 	b.add("Head")
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	d, ok := b.objs[key]
-	if !ok {
-		return 0, missing("Object", key)
+	return b.object(key)
+}
+
+func (b *memBlobs) Open(_ context.Context, key string) (io.ReadCloser, domain.Object, error) {
+	b.add("Open")
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.GetErr != nil {
+		return nil, domain.Object{}, b.GetErr
 	}
-	return int64(len(d)), nil
+	o, err := b.object(key)
+	if err != nil {
+		return nil, o, err
+	}
+	return io.NopCloser(bytes.NewReader(b.objs[key])), o, nil
+}
+
+func (b *memBlobs) Copy(_ context.Context, from, to, etag string) error {
+	b.add("Copy")
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	o, err := b.object(from)
+	if err != nil {
+		return err
+	}
+	if o.ETag != etag {
+		return &domain.Error{Kind: domain.KindConflict, Message: "The object changed meanwhile"}
+	}
+	b.objs[to], b.types[to] = append([]byte(nil), b.objs[from]...), b.types[from]
+	return nil
 }
 
 func (b *memBlobs) Delete(_ context.Context, key string) error {
@@ -339,8 +460,22 @@ func (b *memBlobs) PresignPut(_ context.Context, key string, size int64, content
 	return fmt.Sprintf("mem://%s?size=%d&type=%s", key, size, contentType), nil
 }
 
-// ClientPut stores data under the key of a presigned URL, as a client's PUT would.
+// ClientPut stores data under the key of a presigned URL with the signed Content-Type, as a
+// client's PUT would.
 func (b *memBlobs) ClientPut(t testing.TB, url string, data []byte) {
+	t.Helper()
+	rest, ok := strings.CutPrefix(url, "mem://")
+	if !ok {
+		t.Fatalf("not a presigned URL of memBlobs: %q", url)
+	}
+	_, query, _ := strings.Cut(rest, "?")
+	_, ctype, _ := strings.Cut(query, "&type=")
+	b.ClientPutAs(t, url, data, ctype)
+}
+
+// ClientPutAs stores data under the key of a presigned URL with the Content-Type ctype (a
+// client ignoring the signed headers, as a lax S3 stand-in lets it).
+func (b *memBlobs) ClientPutAs(t testing.TB, url string, data []byte, ctype string) {
 	t.Helper()
 	rest, ok := strings.CutPrefix(url, "mem://")
 	if !ok {
@@ -350,6 +485,7 @@ func (b *memBlobs) ClientPut(t testing.TB, url string, data []byte) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.objs[key] = append([]byte(nil), data...)
+	b.types[key] = ctype
 }
 
 // Keys lists the stored keys, sorted.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -46,7 +47,7 @@ func (s *Service) BulkFiles(ctx context.Context, p domain.Principal, body map[st
 	ids, idsErr := requestIDs(body)
 	var tags []string
 	var status string
-	var paramErrs []domain.FieldError
+	paramErrs := unknownKeys(body, "", "a bulk request has operation, file_ids and parameters", "operation", "file_ids", "parameters")
 	params, ok := body["parameters"].(map[string]any)
 	if !ok && body["parameters"] != nil {
 		paramErrs = append(paramErrs, domain.FieldError{Field: "parameters", Message: "must be an object, got " + domain.JSONType(body["parameters"])})
@@ -54,11 +55,15 @@ func (s *Service) BulkFiles(ctx context.Context, p domain.Principal, body map[st
 	switch op {
 	case opUpdateTags:
 		tags, paramErrs = bulkTags(params, paramErrs)
+		paramErrs = append(paramErrs, unknownKeys(params, "parameters.", "update_tags takes parameters.tags", "tags")...)
+	case opDelete:
+		paramErrs = append(paramErrs, unknownKeys(params, "parameters.", "the delete operation takes no parameters")...)
 	case opChangeStatus:
 		status, ok = params["status"].(string)
 		if !ok || (status != domain.FileActive && status != domain.FileArchived) {
 			paramErrs = append(paramErrs, domain.FieldError{Field: "parameters.status", Message: fmt.Sprintf("is required: %q or %q", domain.FileActive, domain.FileArchived)})
 		}
+		paramErrs = append(paramErrs, unknownKeys(params, "parameters.", "change_status takes parameters.status", "status")...)
 	}
 	if opErr != nil || idsErr != nil || len(paramErrs) > 0 {
 		return nil, joinInvalid(append([]domain.FieldError{derefField(opErr), derefField(idsErr)}, paramErrs...)...)
@@ -115,10 +120,11 @@ func (s *Service) BulkFiles(ctx context.Context, p domain.Principal, body map[st
 	return bulkResult(items), nil
 }
 
-// putFile writes a changed file record.
+// putFile writes a changed file record if nobody changed or deleted it since it was read.
 func (s *Service) putFile(ctx context.Context, f *domain.File) error {
+	prev := f.UpdatedAt
 	f.UpdatedAt = s.now()
-	if err := s.d.Store.PutFile(ctx, f); err != nil {
+	if err := s.d.Store.UpdateFile(ctx, f, prev); err != nil {
 		return fmt.Errorf("update file %s: %w", f.ID, err)
 	}
 	return nil
@@ -138,6 +144,19 @@ func bulkTags(params map[string]any, errs []domain.FieldError) ([]string, []doma
 	}
 	tags, tagErrs := cleanTags(in, "parameters.tags")
 	return tags, append(errs, tagErrs...)
+}
+
+// unknownKeys names each key of m (sorted) that is not one of known, as a field error under
+// prefix with the message "unknown field; " + what: a field a client means must never be
+// silently ignored.
+func unknownKeys(m map[string]any, prefix, what string, known ...string) []domain.FieldError {
+	var errs []domain.FieldError
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(known, k) {
+			errs = append(errs, domain.FieldError{Field: prefix + domain.Clip(k, 64), Message: "unknown field; " + what})
+		}
+	}
+	return errs
 }
 
 // reason is the client-safe reason of a failed item: a domain error's message, else a generic

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"path"
 	"slices"
@@ -75,8 +76,12 @@ type FileFilter struct {
 	Offset, Limit         int
 }
 
-// objectKey is where a file's bytes live in S3.
+// objectKey is where a file's bytes live in S3. Only the service writes there.
 func objectKey(company, id string) string { return "files/" + company + "/" + id }
+
+// uploadKey is where a presigned upload's client PUTs the bytes; CompleteUpload copies them to
+// objectKey. The bucket's lifecycle rule expires what stays there (see template.yaml).
+func uploadKey(company, id string) string { return "uploads/" + company + "/" + id }
 
 // Upload stores a file sent whole: its bytes in S3, then its record (status active; media_type
 // and file_type judged by the bytes), then its place in the collection it names. Every check
@@ -109,7 +114,7 @@ func (s *Service) Upload(ctx context.Context, p domain.Principal, in Upload) (*F
 	if err := s.d.Blobs.Put(ctx, f.ObjectKey, in.Data, f.MediaType); err != nil {
 		return nil, fmt.Errorf("store file %s: %w", f.ID, err)
 	}
-	if err := s.d.Store.PutFile(ctx, f); err != nil {
+	if err := s.d.Store.CreateFile(ctx, f); err != nil {
 		return nil, fmt.Errorf("record file %s: %w", f.ID, err)
 	}
 	if err := s.joinCollection(ctx, coll, f); err != nil {
@@ -149,11 +154,11 @@ func (s *Service) StartUpload(ctx context.Context, p domain.Principal, in StartU
 	f := &domain.File{ID: uuid.NewString(), Company: p.Company, Owner: p.Owner, Name: name, Status: domain.FileUploading,
 		MediaType: media, FileType: string(extract.FileOther), Size: in.Size, Tags: tags, CreatedAt: now, UpdatedAt: now}
 	f.ObjectKey = objectKey(p.Company, f.ID)
-	url, err := s.d.Blobs.PresignPut(ctx, f.ObjectKey, f.Size, media, PresignTTL)
+	url, err := s.d.Blobs.PresignPut(ctx, uploadKey(f.Company, f.ID), f.Size, media, PresignTTL)
 	if err != nil {
 		return nil, fmt.Errorf("presign file %s: %w", f.ID, err)
 	}
-	if err := s.d.Store.PutFile(ctx, f); err != nil {
+	if err := s.d.Store.CreateFile(ctx, f); err != nil {
 		return nil, fmt.Errorf("record file %s: %w", f.ID, err)
 	}
 	if err := s.joinCollection(ctx, coll, f); err != nil {
@@ -163,15 +168,22 @@ func (s *Service) StartUpload(ctx context.Context, p domain.Principal, in StartU
 		Headers: map[string]string{"Content-Type": media, "Content-Length": strconv.FormatInt(f.Size, 10)}}, nil
 }
 
-// CompleteUpload checks a presigned upload's object and makes the file active: its bytes are
-// read (at most the size the upload was started for) to hash them and judge their type.
+// CompleteUpload checks a presigned upload's object and makes the file active. The client PUTs
+// to a staging key (uploads/…); completing streams the staged bytes once (hashing them and
+// judging their type, never holding them in memory), copies them server-side to the file's key
+// on the condition that their ETag is still the one read, records the file and deletes the
+// staged object. Ingestion reads only the file's key, which no URL can write, so once a file is
+// complete its bytes, content_hash and type cannot change: a later PUT to the still-valid URL
+// writes a staged object nothing reads (and the bucket's lifecycle rule expires it).
 //   - An active or archived file answers its record unchanged: completing twice is harmless.
 //   - No object yet: 409, the record unchanged, while the URL is valid; once it has expired the
 //     file is settled as `error` (so that no file, and no collection, waits forever) and the
 //     409 says to start a new upload.
-//   - An object of another size (a PUT that bypassed the signed Content-Length): 400; the
-//     object is deleted and the file stays uploading, so the client may PUT again while the
+//   - An object of another size or content type than the upload was started for (a PUT that
+//     bypassed the signed headers, which real S3 refuses but a local stand-in may not): 400;
+//     the object is deleted and the file stays uploading, so the client may PUT again while the
 //     URL is valid.
+//   - Bytes replaced while completing: 409, complete again.
 //   - A file in `error`: 409 with its reason.
 func (s *Service) CompleteUpload(ctx context.Context, p domain.Principal, fileID string) (*FileView, error) {
 	f, err := s.file(ctx, p, fileID)
@@ -185,44 +197,78 @@ func (s *Service) CompleteUpload(ctx context.Context, p domain.Principal, fileID
 		return nil, domain.Errorf(domain.KindConflict, "The upload failed: %s", f.Error)
 	}
 	expires := f.CreatedAt.Add(PresignTTL)
-	size, err := s.d.Blobs.Head(ctx, f.ObjectKey)
+	staged := uploadKey(f.Company, f.ID)
+	body, obj, err := s.d.Blobs.Open(ctx, staged)
 	if errors.Is(err, domain.ErrNotFound) {
 		if s.now().Before(expires) {
 			return nil, domain.Errorf(domain.KindConflict, "No bytes were uploaded yet: upload the bytes with PUT to upload_url first (valid until %s), then complete", expires.Format(time.RFC3339))
 		}
+		prev := f.UpdatedAt
 		f.Status, f.Error, f.UpdatedAt = domain.FileError, "the upload URL expired before the bytes were uploaded; delete the file and start a new upload", s.now()
-		if err := s.d.Store.PutFile(ctx, f); err != nil {
+		if err := s.d.Store.UpdateFile(ctx, f, prev); err != nil {
 			return nil, fmt.Errorf("settle file %s: %w", f.ID, err)
 		}
 		return nil, domain.Errorf(domain.KindConflict, "The upload failed: %s", f.Error)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("head file %s: %w", f.ID, err)
+		return nil, fmt.Errorf("read file %s: %w", f.ID, err)
 	}
-	var data []byte
-	if size == f.Size {
-		data, _, err = s.d.Blobs.Get(ctx, f.ObjectKey, f.Size)
-		if domain.KindOf(err) == domain.KindTooLarge {
-			size = f.Size + 1 // it grew since the Head: a second PUT of other bytes
-		} else if err != nil {
-			return nil, fmt.Errorf("read file %s: %w", f.ID, err)
-		} else {
-			size = int64(len(data))
+	defer func() { _ = body.Close() }()
+	refuse := func(what string) error {
+		if err := s.d.Blobs.Delete(ctx, staged); err != nil {
+			return fmt.Errorf("delete refused object of file %s: %w", f.ID, err)
 		}
+		return domain.Errorf(domain.KindInvalid, "The uploaded object %s; it was deleted: PUT exactly %d bytes with Content-Type %s to upload_url (valid until %s) and complete again",
+			what, f.Size, f.MediaType, expires.Format(time.RFC3339))
 	}
-	if size != f.Size {
-		if err := s.d.Blobs.Delete(ctx, f.ObjectKey); err != nil {
-			return nil, fmt.Errorf("delete mis-sized object of file %s: %w", f.ID, err)
-		}
-		return nil, domain.Errorf(domain.KindInvalid, "The uploaded object does not have the %d bytes the upload was started for; it was deleted: PUT exactly %d bytes to upload_url (valid until %s) and complete again",
-			f.Size, f.Size, expires.Format(time.RFC3339))
+	if obj.Size != f.Size {
+		return nil, refuse(fmt.Sprintf("has %d bytes, not the %d the upload was started for", obj.Size, f.Size))
 	}
-	judge(f, data)
+	if !sameMediaType(obj.ContentType, f.MediaType) {
+		return nil, refuse(fmt.Sprintf("has Content-Type %q, not the %q the upload was started for", domain.Clip(obj.ContentType, 64), f.MediaType))
+	}
+	h, head := sha256.New(), &headBuffer{max: detectBytes}
+	n, err := io.Copy(io.MultiWriter(h, head), io.LimitReader(body, f.Size+1))
+	if err != nil {
+		return nil, fmt.Errorf("read file %s: %w", f.ID, err)
+	}
+	if n != f.Size {
+		return nil, refuse(fmt.Sprintf("has %d bytes, not the %d the upload was started for", n, f.Size))
+	}
+	if err := s.d.Blobs.Copy(ctx, staged, f.ObjectKey, obj.ETag); errors.Is(err, domain.ErrConflict) {
+		return nil, domain.Errorf(domain.KindConflict, "The uploaded bytes were replaced while the upload was being completed; complete again")
+	} else if err != nil {
+		return nil, fmt.Errorf("copy file %s: %w", f.ID, err)
+	}
+	t := extract.Detect(f.Name, head.b)
+	prev := f.UpdatedAt
+	f.MediaType, f.FileType, f.ContentHash = t.MediaType, string(t.FileType), hex.EncodeToString(h.Sum(nil))
 	f.Status, f.UpdatedAt = domain.FileActive, s.now()
-	if err := s.d.Store.PutFile(ctx, f); err != nil {
+	if err := s.d.Store.UpdateFile(ctx, f, prev); err != nil {
 		return nil, fmt.Errorf("record file %s: %w", f.ID, err)
 	}
+	// The file is complete whatever happens to the staged copy; the lifecycle rule removes it
+	// if this delete fails.
+	_ = s.d.Blobs.Delete(ctx, staged)
 	return fileView(f), nil
+}
+
+// headBuffer keeps the first max bytes written to it (the head extract.Detect reads).
+type headBuffer struct {
+	b   []byte
+	max int
+}
+
+func (w *headBuffer) Write(p []byte) (int, error) {
+	if n := w.max - len(w.b); n > 0 {
+		w.b = append(w.b, p[:min(n, len(p))]...)
+	}
+	return len(p), nil
+}
+
+// sameMediaType reports whether a stored object's Content-Type is the one an upload signed.
+func sameMediaType(stored, signed string) bool {
+	return strings.EqualFold(strings.TrimSpace(stored), strings.TrimSpace(signed))
 }
 
 // judge sets what the bytes say of a file: media type, class, size and hash.
@@ -232,7 +278,8 @@ func judge(f *domain.File, data []byte) {
 	f.MediaType, f.FileType, f.Size, f.ContentHash = t.MediaType, string(t.FileType), int64(len(data)), hex.EncodeToString(sum[:])
 }
 
-// ListFiles lists the company's files, newest first, filtered and paged (one Store call).
+// ListFiles lists the company's files, newest first, filtered and paged: it reads the page's
+// records (and, with a filter, those it passes over), not the company's whole list.
 func (s *Service) ListFiles(ctx context.Context, p domain.Principal, f FileFilter) ([]*FileView, bool, error) {
 	var errs []domain.FieldError
 	if f.Status != "" && !slices.Contains(domain.FileStatuses, f.Status) {
@@ -244,20 +291,25 @@ func (s *Service) ListFiles(ctx context.Context, p domain.Principal, f FileFilte
 	if len(errs) > 0 {
 		return nil, false, domain.Invalid(errs)
 	}
-	files, err := s.d.Store.ListFiles(ctx, p.Company)
+	tag := strings.TrimSpace(f.Tag)
+	var keep func(*domain.File) (bool, error)
+	if f.Status != "" || f.FileType != "" || tag != "" {
+		keep = func(file *domain.File) (bool, error) {
+			return (f.Status == "" || file.Status == f.Status) && (f.FileType == "" || file.FileType == f.FileType) &&
+				(tag == "" || slices.Contains(file.Tags, tag)), nil
+		}
+	}
+	files, more, err := collect(ctx, func(ctx context.Context, after string, n int) ([]*domain.File, string, error) {
+		return s.d.Store.ListFiles(ctx, p.Company, after, n)
+	}, keep, f.Offset, f.Limit)
 	if err != nil {
 		return nil, false, fmt.Errorf("list files: %w", err)
 	}
-	tag := strings.TrimSpace(f.Tag)
-	var out []*FileView
-	for _, file := range files {
-		if (f.Status == "" || file.Status == f.Status) && (f.FileType == "" || file.FileType == f.FileType) &&
-			(tag == "" || slices.Contains(file.Tags, tag)) {
-			out = append(out, fileView(file))
-		}
+	out := make([]*FileView, len(files))
+	for i, file := range files {
+		out[i] = fileView(file)
 	}
-	list, more := page(out, f.Offset, f.Limit)
-	return list, more, nil
+	return out, more, nil
 }
 
 // GetFile reads a file of the company.
@@ -297,9 +349,8 @@ func (s *Service) deleteFiles(ctx context.Context, company string, files []*doma
 		dropped[f.ID] = true
 	}
 	if len(dropped) > 0 {
-		colls, err := s.d.Store.ListCollections(ctx, company)
+		colls, err := s.allCollections(ctx, company)
 		if err != nil {
-			err = fmt.Errorf("list collections: %w", err)
 			for id := range dropped {
 				failed[id] = err
 			}
@@ -331,7 +382,7 @@ func (s *Service) deleteFiles(ctx context.Context, company string, files []*doma
 		if !dropped[f.ID] {
 			continue
 		}
-		if err := s.d.Blobs.Delete(ctx, f.ObjectKey); err != nil {
+		if err := errors.Join(s.d.Blobs.Delete(ctx, f.ObjectKey), s.d.Blobs.Delete(ctx, uploadKey(f.Company, f.ID))); err != nil {
 			failed[f.ID] = fmt.Errorf("delete bytes of file %s: %w", f.ID, err)
 			continue
 		}
@@ -346,8 +397,8 @@ func (s *Service) deleteFiles(ctx context.Context, company string, files []*doma
 // and "C:\docs\x.txt" are "x.txt"). It answers the message of a field error when the name is
 // unusable.
 func fileName(name string) (string, string) {
-	if !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
-		return "", "has a file name with control characters or invalid UTF-8"
+	if !utf8.ValidString(name) || strings.ContainsFunc(name, unsafeRune) {
+		return "", "has a file name with control or format characters (such as U+202E, which shows \"‮txt.exe\" as \"exe.txt\") or invalid UTF-8"
 	}
 	slashed := strings.TrimSpace(strings.ReplaceAll(name, `\`, "/"))
 	base := strings.TrimSpace(path.Base(slashed))
@@ -359,6 +410,11 @@ func fileName(name string) (string, string) {
 	}
 	return base, ""
 }
+
+// unsafeRune reports the characters a name may not hold: controls (Cc) and format characters
+// (Cf: bidirectional overrides and isolates, zero-width characters), which make a name read as
+// something it is not.
+func unsafeRune(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }
 
 // mediaType checks a declared media type; empty is application/octet-stream.
 func mediaType(v string) (string, string) {
@@ -384,8 +440,8 @@ func cleanTags(in []string, field string) ([]string, []domain.FieldError) {
 		switch {
 		case t == "" || slices.Contains(tags, t):
 			continue
-		case !utf8.ValidString(t) || strings.ContainsFunc(t, unicode.IsControl):
-			return nil, []domain.FieldError{{Field: field, Message: "must be text without control characters"}}
+		case !utf8.ValidString(t) || strings.ContainsFunc(t, unsafeRune):
+			return nil, []domain.FieldError{{Field: field, Message: "must be text without control or format characters"}}
 		case utf8.RuneCountInString(t) > MaxTagLength:
 			return nil, []domain.FieldError{{Field: field, Message: fmt.Sprintf("has a tag longer than %d characters (%q)", MaxTagLength, domain.Clip(t, 80))}}
 		}

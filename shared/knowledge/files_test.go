@@ -28,7 +28,7 @@ func sha(b []byte) string {
 
 // TestUpload: the bytes go to S3 under the company's prefix, the record is active with the type
 // the bytes show (not the name or the declared type), its size and hash, the base name and the
-// cleaned tags; one Put and one PutFile.
+// cleaned tags; one Put and one CreateFile.
 func TestUpload(t *testing.T) {
 	h := newTestService(t)
 	f, err := h.Svc.Upload(ctx, alice, knowledge.Upload{Name: `../../etc/C:\docs\photo.txt`, Data: pngHead,
@@ -55,8 +55,8 @@ func TestUpload(t *testing.T) {
 	if got, err := h.Svc.GetFile(ctx, bob, f.ID); err != nil || !cmp.Equal(got, f) {
 		t.Errorf("GetFile by a colleague = %+v, %v", got, err)
 	}
-	if h.Store.Get("PutFile") != 1 || h.Blobs.counts.Get("Put") != 1 {
-		t.Errorf("PutFile %d, Put %d, want 1 each", h.Store.Get("PutFile"), h.Blobs.counts.Get("Put"))
+	if h.Store.Get("CreateFile") != 1 || h.Blobs.counts.Get("Put") != 1 {
+		t.Errorf("CreateFile %d, Put %d, want 1 each", h.Store.Get("CreateFile"), h.Blobs.counts.Get("Put"))
 	}
 	text := upload(t, h, alice, "notes.md", "# Notes\n\nplain words\n")
 	if text.MediaType != "text/markdown" || text.FileType != "document" {
@@ -162,7 +162,7 @@ func TestUploadPresigned(t *testing.T) {
 	if f.Status != "uploading" || f.SizeBytes != 1000 || f.OriginalFilename != "big.pdf" || f.ContentHash != "" || !cmp.Equal(f.Tags, []string{"x"}) {
 		t.Errorf("file = %+v", f)
 	}
-	want := &knowledge.PendingUpload{FileID: f.ID, Method: "PUT", UploadURL: "mem://files/acme/" + f.ID + "?size=1000&type=application/pdf",
+	want := &knowledge.PendingUpload{FileID: f.ID, Method: "PUT", UploadURL: "mem://uploads/acme/" + f.ID + "?size=1000&type=application/pdf",
 		Headers: map[string]string{"Content-Type": "application/pdf", "Content-Length": "1000"}, ExpiresAt: f.CreatedAt.Add(knowledge.PresignTTL)}
 	if d := cmp.Diff(want, up); d != "" {
 		t.Errorf("pending upload (-want +got):\n%s", d)
@@ -172,7 +172,7 @@ func TestUploadPresigned(t *testing.T) {
 		t.Errorf("upload of the limit without a media type = %+v, %v", up2, err)
 	}
 
-	before := h.Store.Get("PutFile")
+	before := h.Store.Get("CreateFile")
 	for _, tt := range []struct {
 		name  string
 		in    knowledge.StartUpload
@@ -194,7 +194,7 @@ func TestUploadPresigned(t *testing.T) {
 			wantErr(t, err, tt.kind, tt.field, tt.msg)
 		})
 	}
-	if n := h.Store.Get("PutFile"); n != before {
+	if n := h.Store.Get("CreateFile"); n != before {
 		t.Errorf("refused uploads wrote %d records", n-before)
 	}
 }
@@ -216,10 +216,10 @@ func TestUploadComplete(t *testing.T) {
 	if f.Status != "active" || f.MediaType != "application/pdf" || f.FileType != "document" || f.ContentHash != sha(data) || f.SizeBytes != int64(len(data)) {
 		t.Errorf("completed file = %+v", f)
 	}
-	writes := h.Store.Get("PutFile")
+	writes := h.Store.Get("UpdateFile")
 	again, err := h.Svc.CompleteUpload(ctx, alice, up.FileID)
-	if err != nil || !cmp.Equal(again, f) || h.Store.Get("PutFile") != writes {
-		t.Errorf("second complete = %+v, %v (writes %d → %d)", again, err, writes, h.Store.Get("PutFile"))
+	if err != nil || !cmp.Equal(again, f) || h.Store.Get("UpdateFile") != writes {
+		t.Errorf("second complete = %+v, %v (writes %d → %d)", again, err, writes, h.Store.Get("UpdateFile"))
 	}
 	for _, id := range []string{up.FileID, unknownID, "nope"} {
 		_, err := h.Svc.CompleteUpload(ctx, eve, id)
@@ -570,8 +570,8 @@ func TestBulkFilesRejects(t *testing.T) {
 	}
 }
 
-// TestBulkFilesStoreCalls: many ids are loaded with one ListFiles, a few with one GetFile each;
-// each changed file is one write.
+// TestBulkFilesStoreCalls: the ids are loaded with one batch read (GetFiles), never a list of
+// the company's files; each changed file is one conditional write.
 func TestBulkFilesStoreCalls(t *testing.T) {
 	h := newTestService(t)
 	var ids []string
@@ -581,16 +581,16 @@ func TestBulkFilesStoreCalls(t *testing.T) {
 	for _, tt := range []struct {
 		n                   int
 		list, get, put, all int
-	}{{20, 1, 0, 20, 21}, {2, 0, 2, 2, 4}} {
+	}{{20, 1, 0, 20, 21}, {2, 1, 0, 2, 3}} {
 		h.Store.Reset()
 		res, err := h.Svc.BulkFiles(ctx, alice, map[string]any{"operation": "update_tags", "file_ids": anyIDs(ids[:tt.n]...),
 			"parameters": map[string]any{"tags": []any{"round" + strconv.Itoa(tt.n)}}})
 		if err != nil || !res.Success || res.Processed != tt.n {
 			t.Fatalf("bulk = %+v, %v", res, err)
 		}
-		if h.Store.Get("ListFiles") != tt.list || h.Store.Get("GetFile") != tt.get || h.Store.Get("PutFile") != tt.put || h.Store.Total() != tt.all {
-			t.Errorf("%d ids: ListFiles %d GetFile %d PutFile %d total %d, want %d %d %d %d", tt.n, h.Store.Get("ListFiles"),
-				h.Store.Get("GetFile"), h.Store.Get("PutFile"), h.Store.Total(), tt.list, tt.get, tt.put, tt.all)
+		if h.Store.Get("GetFiles") != tt.list || h.Store.Get("GetFile") != tt.get || h.Store.Get("UpdateFile") != tt.put || h.Store.Total() != tt.all {
+			t.Errorf("%d ids: GetFiles %d GetFile %d UpdateFile %d total %d, want %d %d %d %d", tt.n, h.Store.Get("GetFiles"),
+				h.Store.Get("GetFile"), h.Store.Get("UpdateFile"), h.Store.Total(), tt.list, tt.get, tt.put, tt.all)
 		}
 	}
 }

@@ -102,11 +102,7 @@ func (s *Service) startRun(ctx context.Context, j job) error {
 		}
 		return s.sendPending(ctx, kb)
 	}
-	files, err := s.fileMap(ctx, kb.Company)
-	if err != nil {
-		return err
-	}
-	ids, err := s.resolveSources(ctx, kb, files)
+	ids, files, err := s.resolveSources(ctx, kb)
 	if err != nil {
 		return err
 	}
@@ -168,8 +164,24 @@ func (s *Service) startRun(ctx context.Context, j job) error {
 
 // resolveSources lists the files of a knowledge base: its collections' files and its selected
 // files that still exist, once each, in order. Deleted collections and files leave it.
-func (s *Service) resolveSources(ctx context.Context, kb *domain.KnowledgeBase, files map[string]*domain.File) ([]string, error) {
-	var ids, colls, selected []string
+func (s *Service) resolveSources(ctx context.Context, kb *domain.KnowledgeBase) ([]string, map[string]*domain.File, error) {
+	var candidates, colls []string
+	for _, cid := range kb.Collections {
+		c, err := s.d.Store.GetCollection(ctx, cid)
+		if errors.Is(err, domain.ErrNotFound) || (err == nil && c.Company != kb.Company) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("collection %s of knowledge base %s: %w", cid, kb.ID, err)
+		}
+		colls = append(colls, cid)
+		candidates = append(candidates, c.FileIDs...)
+	}
+	files, err := s.files(ctx, kb.Company, append(candidates, kb.Files...))
+	if err != nil {
+		return nil, nil, err
+	}
+	var ids, selected []string
 	seen := map[string]bool{}
 	add := func(id string) {
 		if files[id] != nil && !seen[id] {
@@ -177,18 +189,8 @@ func (s *Service) resolveSources(ctx context.Context, kb *domain.KnowledgeBase, 
 			ids = append(ids, id)
 		}
 	}
-	for _, cid := range kb.Collections {
-		c, err := s.d.Store.GetCollection(ctx, cid)
-		if errors.Is(err, domain.ErrNotFound) || (err == nil && c.Company != kb.Company) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("collection %s of knowledge base %s: %w", cid, kb.ID, err)
-		}
-		colls = append(colls, cid)
-		for _, fid := range c.FileIDs {
-			add(fid)
-		}
+	for _, fid := range candidates {
+		add(fid)
 	}
 	for _, fid := range kb.Files {
 		if files[fid] != nil {
@@ -197,7 +199,7 @@ func (s *Service) resolveSources(ctx context.Context, kb *domain.KnowledgeBase, 
 		}
 	}
 	kb.Collections, kb.Files = colls, selected
-	return ids, nil
+	return ids, files, nil
 }
 
 // ingestFile runs a file job: extract, chunk, embed and index chunks [From, From+ChunksPerJob)

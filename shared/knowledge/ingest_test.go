@@ -93,9 +93,10 @@ func TestIngestCalls(t *testing.T) {
 			t.Fatalf("%s run: %s, chunks %d", run, got.Status, got.DatasourceSnapshots[files[0].ID].Chunks)
 		}
 		// Per file: GetKB at the start and after indexing, GetFile, UpdateSource when it
-		// starts and when it ends. Per run: GetKB, ListFiles and GetCollection of the start
-		// job, UpdateKB of the start and of the end; GetKB and ListFiles of the read above.
-		wantStore := map[string]int{"GetKB": 2*n + 1 + 1, "GetFile": n, "UpdateSource": 2 * n, "ListFiles": 1 + 1, "GetCollection": 1, "UpdateKB": 2}
+		// starts and when it ends. Per run: GetKB, GetCollection and GetFiles (of the
+		// collection's files only) of the start job, UpdateKB of the start and of the end;
+		// GetKB and GetFiles (of its sources) of the read above. Never a list of the company.
+		wantStore := map[string]int{"GetKB": 2*n + 1 + 1, "GetFile": n, "UpdateSource": 2 * n, "GetFiles": 1 + 1, "GetCollection": 1, "UpdateKB": 2, "ListFiles": 0}
 		for name, want := range wantStore {
 			if got := k.Store.Get(name); got != want {
 				t.Errorf("%s run: Store.%s: %d calls, want %d", run, name, got, want)
@@ -321,17 +322,17 @@ func TestDeadLetterStartJob(t *testing.T) {
 	}
 }
 
-// busyLists fails ListFiles while *on, as a throttled table would.
+// busyLists fails GetFiles while *on, as a throttled table would.
 type busyLists struct {
 	knowledge.Store
 	on *bool
 }
 
-func (b busyLists) ListFiles(ctx context.Context, company string) ([]*domain.File, error) {
+func (b busyLists) GetFiles(ctx context.Context, ids []string) (map[string]*domain.File, error) {
 	if *b.on {
 		return nil, errBusy
 	}
-	return b.Store.ListFiles(ctx, company)
+	return b.Store.GetFiles(ctx, ids)
 }
 
 // TestDeadLetterUnresolvedStart: a start job that could never resolve the run's files ends,

@@ -274,7 +274,7 @@ func (k *kbHarness) addFile(t testing.TB, p domain.Principal, name, content stri
 	if err := k.Blobs.Put(kbCtx(t), f.ObjectKey, []byte(content), f.MediaType); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.Store.PutFile(kbCtx(t), f); err != nil {
+	if err := k.Store.CreateFile(kbCtx(t), f); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -284,11 +284,12 @@ func (k *kbHarness) addFile(t testing.TB, p domain.Principal, name, content stri
 func (k *kbHarness) rewrite(t testing.TB, f *domain.File, content string) {
 	t.Helper()
 	sum := sha256.Sum256([]byte(content))
+	prev := f.UpdatedAt
 	f.ContentHash, f.Size, f.UpdatedAt = hex.EncodeToString(sum[:]), int64(len(content)), k.Clock.Now()
 	if err := k.Blobs.Put(kbCtx(t), f.ObjectKey, []byte(content), f.MediaType); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.Store.PutFile(kbCtx(t), f); err != nil {
+	if err := k.Store.UpdateFile(kbCtx(t), f, prev); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -297,7 +298,7 @@ func (k *kbHarness) rewrite(t testing.TB, f *domain.File, content string) {
 func (k *kbHarness) setStatus(t testing.TB, f *domain.File, status string) {
 	t.Helper()
 	f.Status = status
-	if err := k.Store.PutFile(kbCtx(t), f); err != nil {
+	if err := k.Store.UpdateFile(kbCtx(t), f, f.UpdatedAt); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -35,22 +35,8 @@ const (
 // defaults that fit the embedder and validated by the splitter.
 func (s *Service) CreateKB(ctx context.Context, p domain.Principal, body map[string]any) (*KBDetail, error) {
 	in := parseKB(body)
-	files, err := s.d.Store.ListFiles(ctx, p.Company)
-	if err != nil {
-		return nil, fmt.Errorf("list files: %w", err)
-	}
-	byID := make(map[string]*domain.File, len(files))
-	for _, f := range files {
-		byID[f.ID] = f
-	}
-	var ids []string // the files of the knowledge base, in order, once each
-	seen := map[string]bool{}
-	addID := func(id string) {
-		if !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
+	var colls []*domain.Collection
+	candidates := slices.Clone(in.files)
 	for i, id := range in.collections {
 		c, err := s.collection(ctx, p, id)
 		if errors.Is(err, domain.ErrNotFound) {
@@ -60,6 +46,22 @@ func (s *Service) CreateKB(ctx context.Context, p domain.Principal, body map[str
 		if err != nil {
 			return nil, err
 		}
+		colls = append(colls, c)
+		candidates = append(candidates, c.FileIDs...)
+	}
+	byID, err := s.files(ctx, p.Company, candidates)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string // the files of the knowledge base, in order, once each
+	seen := map[string]bool{}
+	addID := func(id string) {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, c := range colls {
 		for _, fid := range c.FileIDs {
 			if byID[fid] != nil {
 				addID(fid)
@@ -179,8 +181,9 @@ func joinField(prefix, field string) string {
 	return prefix + "." + field
 }
 
-// ListKBs lists the company's knowledge bases, newest first, a page at a time (one ListKBs and
-// one ListFiles; a run past its deadline is settled on the way).
+// ListKBs lists the company's knowledge bases, newest first, a page at a time: it reads the
+// page's knowledge bases (those a status filter passes over too) and their files, not the
+// company's whole lists; a run past its deadline is settled on the way.
 func (s *Service) ListKBs(ctx context.Context, p domain.Principal, f KBFilter) ([]*KBListView, bool, error) {
 	var bad []domain.FieldError
 	if f.Status != "" && !slices.Contains(domain.KBStatuses, f.Status) {
@@ -192,29 +195,31 @@ func (s *Service) ListKBs(ctx context.Context, p domain.Principal, f KBFilter) (
 	if len(bad) > 0 {
 		return nil, false, domain.Invalid(bad)
 	}
-	kbs, err := s.d.Store.ListKBs(ctx, p.Company)
+	kbs, more, err := collect(ctx, func(ctx context.Context, after string, n int) ([]*domain.KnowledgeBase, string, error) {
+		return s.d.Store.ListKBs(ctx, p.Company, after, n)
+	}, func(kb *domain.KnowledgeBase) (bool, error) {
+		settled, err := s.settle(ctx, kb)
+		if errors.Is(err, domain.ErrNotFound) {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+		*kb = *settled
+		return f.Status == "" || kb.Status == f.Status, nil
+	}, f.Offset, f.Limit)
 	if err != nil {
 		return nil, false, fmt.Errorf("list knowledge bases: %w", err)
 	}
-	files, err := s.fileMap(ctx, p.Company)
+	files, err := s.sourceFiles(ctx, p.Company, kbs...)
 	if err != nil {
 		return nil, false, err
 	}
-	var out []*KBListView
-	for _, kb := range kbs {
-		if kb, err = s.settle(ctx, kb); errors.Is(err, domain.ErrNotFound) {
-			continue
-		} else if err != nil {
-			return nil, false, err
-		}
-		if f.Status != "" && kb.Status != f.Status {
-			continue
-		}
+	out := make([]*KBListView, len(kbs))
+	for i, kb := range kbs {
 		v := kbListView(presentKB(kb), files)
-		out = append(out, &v)
+		out[i] = &v
 	}
-	list, more := page(out, f.Offset, f.Limit)
-	return list, more, nil
+	return out, more, nil
 }
 
 // GetKB returns a knowledge base of the caller's company in full.
@@ -238,7 +243,7 @@ func (s *Service) CheckStatus(ctx context.Context, p domain.Principal, id string
 		KnowledgeBase: kbStatus(presentKB(kb), files), StatusUpdated: s.now().Sub(kb.StatusChanged) <= s.l.StatusWindow}, nil
 }
 
-// readKB loads a knowledge base (settling an overdue run) and the company's files by id.
+// readKB loads a knowledge base (settling an overdue run) and its files by id.
 func (s *Service) readKB(ctx context.Context, p domain.Principal, id string) (*domain.KnowledgeBase, map[string]*domain.File, error) {
 	kb, err := s.kb(ctx, p, id)
 	if err != nil {
@@ -249,24 +254,11 @@ func (s *Service) readKB(ctx context.Context, p domain.Principal, id string) (*d
 	} else if err != nil {
 		return nil, nil, err
 	}
-	files, err := s.fileMap(ctx, p.Company)
+	files, err := s.sourceFiles(ctx, p.Company, kb)
 	if err != nil {
 		return nil, nil, err
 	}
 	return kb, files, nil
-}
-
-// fileMap is the company's files by id (one ListFiles).
-func (s *Service) fileMap(ctx context.Context, company string) (map[string]*domain.File, error) {
-	files, err := s.d.Store.ListFiles(ctx, company)
-	if err != nil {
-		return nil, fmt.Errorf("list files: %w", err)
-	}
-	m := make(map[string]*domain.File, len(files))
-	for _, f := range files {
-		m[f.ID] = f
-	}
-	return m, nil
 }
 
 // SyncKB starts a new run of a knowledge base (202): the start job compares its files with the
@@ -312,7 +304,7 @@ func (s *Service) SyncKB(ctx context.Context, p domain.Principal, id string) (*K
 		}
 		return nil, err
 	}
-	files, err := s.fileMap(ctx, p.Company)
+	files, err := s.sourceFiles(ctx, p.Company, kb)
 	if err != nil {
 		return nil, err
 	}

@@ -214,9 +214,9 @@ func (s *Service) finalize(ctx context.Context, kb *domain.KnowledgeBase) error 
 // progress; otherwise the run's end drops it, since a whole-record write would overwrite the
 // datasources the run's workers write meanwhile).
 func (s *Service) dropFile(ctx context.Context, f *domain.File) error {
-	kbs, err := s.d.Store.ListKBs(ctx, f.Company)
+	kbs, err := s.allKBs(ctx, f.Company)
 	if err != nil {
-		return fmt.Errorf("list knowledge bases: %w", err)
+		return err
 	}
 	for _, kb := range kbs {
 		if err := s.dropFromKB(ctx, kb, f.ID); err != nil {

@@ -25,7 +25,7 @@ const (
 )
 
 // Search finds the chunks of a knowledge base nearest to a query, best first (one GetKB, one
-// ListFiles, one embedding of the query and one index search). The body is {query, top_k
+// batch read of its searchable files per 100 of them, one embedding of the query and one index search). The body is {query, top_k
 // (default 5, at most 50), score_threshold (0..1), strategy (dense|bm25|hybrid|hybrid_rrf),
 // filter {file_ids, tags}}. A knowledge base that never completed an ingestion is a 409;
 // archived, deleted and failed files are never found.
@@ -44,7 +44,7 @@ func (s *Service) Search(ctx context.Context, p domain.Principal, id string, bod
 	if kb.Completed == nil {
 		return nil, neverCompleted(kb)
 	}
-	files, err := s.fileMap(ctx, p.Company)
+	files, err := s.searchableFiles(ctx, p.Company, kb)
 	if err != nil {
 		return nil, err
 	}

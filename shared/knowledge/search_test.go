@@ -149,15 +149,16 @@ func TestSearchArchived(t *testing.T) {
 	}
 }
 
-// TestSearchCalls: one search is one GetKB, one ListFiles, one embedding and one index search.
+// TestSearchCalls: one search is one GetKB, one GetFiles (of the knowledge base's own files,
+// never a list of the company's), one embedding and one index search.
 func TestSearchCalls(t *testing.T) {
 	f := newSearchFixture(t)
 	f.Store.Reset()
 	f.Index.Reset()
 	embeds := f.Emb.Calls()
 	f.search(t, alice, f.kb.ID, map[string]any{"query": "refund"})
-	if f.Store.Get("GetKB") != 1 || f.Store.Get("ListFiles") != 1 || f.Store.Total() != 2 {
-		t.Errorf("store calls: GetKB %d, ListFiles %d, total %d; want 1, 1, 2", f.Store.Get("GetKB"), f.Store.Get("ListFiles"), f.Store.Total())
+	if f.Store.Get("GetKB") != 1 || f.Store.Get("GetFiles") != 1 || f.Store.Total() != 2 {
+		t.Errorf("store calls: GetKB %d, GetFiles %d, total %d; want 1, 1, 2", f.Store.Get("GetKB"), f.Store.Get("GetFiles"), f.Store.Total())
 	}
 	if f.Index.Get("Search") != 1 || f.Index.Total() != 1 {
 		t.Errorf("index calls: %d searches, %d in all; want 1, 1", f.Index.Get("Search"), f.Index.Total())

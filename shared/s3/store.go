@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -24,6 +26,7 @@ type Client interface {
 	GetObject(ctx context.Context, in *awss3.GetObjectInput, opts ...func(*awss3.Options)) (*awss3.GetObjectOutput, error)
 	HeadObject(ctx context.Context, in *awss3.HeadObjectInput, opts ...func(*awss3.Options)) (*awss3.HeadObjectOutput, error)
 	DeleteObject(ctx context.Context, in *awss3.DeleteObjectInput, opts ...func(*awss3.Options)) (*awss3.DeleteObjectOutput, error)
+	CopyObject(ctx context.Context, in *awss3.CopyObjectInput, opts ...func(*awss3.Options)) (*awss3.CopyObjectOutput, error)
 }
 
 // Presigner signs requests that clients send to S3 themselves (*s3.PresignClient).
@@ -78,13 +81,46 @@ func (s *Store) Get(ctx context.Context, key string, limit int64) ([]byte, strin
 	return data, aws.ToString(out.ContentType), nil
 }
 
-// Head returns the size of a stored object; a missing object is domain.ErrNotFound.
-func (s *Store) Head(ctx context.Context, key string) (int64, error) {
+// Open streams an object with its size, content type and ETag; a missing object is
+// domain.ErrNotFound. The caller closes the body.
+func (s *Store) Open(ctx context.Context, key string) (io.ReadCloser, domain.Object, error) {
+	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	if err != nil {
+		return nil, domain.Object{}, fmt.Errorf("get %s: %w", key, translate(err))
+	}
+	return out.Body, domain.Object{Size: aws.ToInt64(out.ContentLength), ContentType: aws.ToString(out.ContentType), ETag: aws.ToString(out.ETag)}, nil
+}
+
+// Head says an object's size, content type and ETag; a missing object is domain.ErrNotFound.
+func (s *Store) Head(ctx context.Context, key string) (domain.Object, error) {
 	out, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
 	if err != nil {
-		return 0, fmt.Errorf("head %s: %w", key, translate(err))
+		return domain.Object{}, fmt.Errorf("head %s: %w", key, translate(err))
 	}
-	return aws.ToInt64(out.ContentLength), nil
+	return domain.Object{Size: aws.ToInt64(out.ContentLength), ContentType: aws.ToString(out.ContentType), ETag: aws.ToString(out.ETag)}, nil
+}
+
+// Copy copies the object at from to to, server-side, if from's ETag is still etag
+// (x-amz-copy-source-if-match): KindConflict when the bytes changed since etag was read,
+// KindNotFound when from is gone. The copy keeps from's content type.
+func (s *Store) Copy(ctx context.Context, from, to, etag string) error {
+	_, err := s.client.CopyObject(ctx, &awss3.CopyObjectInput{
+		Bucket: aws.String(s.bucket), Key: aws.String(to), CopySource: aws.String(url.PathEscape(s.bucket) + "/" + escapeKey(from)),
+		CopySourceIfMatch: aws.String(etag),
+	})
+	if err != nil {
+		return fmt.Errorf("copy %s to %s: %w", from, to, translate(err))
+	}
+	return nil
+}
+
+// escapeKey URL-encodes each segment of a key for x-amz-copy-source.
+func escapeKey(key string) string {
+	parts := strings.Split(key, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return strings.Join(parts, "/")
 }
 
 // Delete removes an object; deleting a missing object is no error (S3 answers 204 either way).
@@ -127,6 +163,8 @@ func translate(err error) error {
 		return &domain.Error{Kind: domain.KindNotFound, Message: domain.ErrNotFound.Message, Err: err}
 	case errors.As(err, &ae) && (ae.ErrorCode() == "NotFound" || ae.ErrorCode() == "NoSuchKey"):
 		return &domain.Error{Kind: domain.KindNotFound, Message: domain.ErrNotFound.Message, Err: err}
+	case errors.As(err, &ae) && ae.ErrorCode() == "PreconditionFailed":
+		return &domain.Error{Kind: domain.KindConflict, Message: "The object changed meanwhile", Err: err}
 	case errors.As(err, &ae) && (ae.ErrorCode() == "SlowDown" || ae.ErrorCode() == "ServiceUnavailable"):
 		return &domain.Error{Kind: domain.KindOverloaded, Message: domain.ErrOverloaded.Message, Err: err}
 	}

@@ -101,8 +101,8 @@ func TestPresignedUpload(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("presigned PUT: %d %s", res.StatusCode, body)
 	}
-	if size, err := st.Head(ctx, key); err != nil || size != int64(len(data)) {
-		t.Errorf("head = %d, %v; want %d", size, err, len(data))
+	if obj, err := st.Head(ctx, key); err != nil || obj.Size != int64(len(data)) || obj.ContentType != "application/pdf" || obj.ETag == "" {
+		t.Errorf("head = %+v, %v; want %d bytes of application/pdf with an ETag", obj, err, len(data))
 	}
 	got, ct, err := st.Get(ctx, key, 1<<20)
 	if err != nil || !bytes.Equal(got, data) || ct != "application/pdf" {
@@ -120,8 +120,8 @@ func TestDelete(t *testing.T) {
 	if err := st.Put(ctx, key, []byte("abc"), "text/plain"); err != nil {
 		t.Fatal(err)
 	}
-	if size, err := st.Head(ctx, key); err != nil || size != 3 {
-		t.Fatalf("head = %d, %v", size, err)
+	if obj, err := st.Head(ctx, key); err != nil || obj.Size != 3 {
+		t.Fatalf("head = %+v, %v", obj, err)
 	}
 	for range 2 {
 		if err := st.Delete(ctx, key); err != nil {
@@ -133,6 +133,53 @@ func TestDelete(t *testing.T) {
 	}
 	if _, _, err := st.Get(ctx, key, 10); domain.KindOf(err) != domain.KindNotFound {
 		t.Errorf("get after delete: %v, want not found", err)
+	}
+}
+
+// TestOpenAndCopy: Open streams an object with its size, type and ETag; Copy copies it
+// server-side only while its ETag is the one read (a stale ETag is a conflict that copies
+// nothing), and a missing source is not found.
+func TestOpenAndCopy(t *testing.T) {
+	env := localstack.NewTestEnv(t)
+	st := s3.NewStore(platform.S3Client(env.AWS, env.Config), env.Config.Bucket)
+	ctx := context.Background()
+	from, to := "uploads/acme/"+uuid.NewString(), "files/acme/"+uuid.NewString()
+	if err := st.Put(ctx, from, []byte("first bytes"), "text/plain"); err != nil {
+		t.Fatal(err)
+	}
+	body, obj, err := st.Open(ctx, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(body)
+	_ = body.Close()
+	if err != nil || string(got) != "first bytes" || obj.Size != 11 || obj.ContentType != "text/plain" || obj.ETag == "" {
+		t.Fatalf("open = %q %+v %v", got, obj, err)
+	}
+	if err := st.Put(ctx, from, []byte("other bytes"), "text/plain"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Copy(ctx, from, to, obj.ETag); domain.KindOf(err) != domain.KindConflict {
+		t.Errorf("copy with the ETag of replaced bytes: %v, want a conflict", err)
+	}
+	if _, err := st.Head(ctx, to); domain.KindOf(err) != domain.KindNotFound {
+		t.Errorf("a refused copy left %s: %v", to, err)
+	}
+	now, err := st.Head(ctx, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Copy(ctx, from, to, now.ETag); err != nil {
+		t.Fatal(err)
+	}
+	if data, ct, err := st.Get(ctx, to, 100); err != nil || string(data) != "other bytes" || ct != "text/plain" {
+		t.Errorf("copied object = %q %q %v", data, ct, err)
+	}
+	if err := st.Copy(ctx, "uploads/acme/"+uuid.NewString(), to, now.ETag); domain.KindOf(err) != domain.KindNotFound {
+		t.Errorf("copy of a missing object: %v, want not found", err)
+	}
+	if _, _, err := st.Open(ctx, "uploads/acme/"+uuid.NewString()); domain.KindOf(err) != domain.KindNotFound {
+		t.Errorf("open of a missing object: %v, want not found", err)
 	}
 }
 

@@ -1,0 +1,100 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/agentorch/agentorch/shared/backoff"
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// MaxPage bounds the items one list page asks DynamoDB for.
+const MaxPage = 1000
+
+// maxBatchGet is BatchGetItem's limit on keys per request.
+const maxBatchGet = 100
+
+// listPage reads one page of a company list of gsi1, newest first: at most limit items (1 to
+// MaxPage) after the cursor after, and the cursor of the next page ("" at the end). A cursor is
+// the gsi1 sort key of the page's last item ("<created>#<id>"), from which the Query's exclusive
+// start key is rebuilt (pk and sk follow from the id), so a page costs only the items it reads.
+func (st *Store) listPage(ctx context.Context, list string, pkOf func(string) string, sk, after string, limit int) ([]map[string]types.AttributeValue, string, error) {
+	limit = min(max(limit, 1), MaxPage)
+	in := newestFirst(list)
+	in.TableName = aws.String(st.table)
+	if after != "" {
+		i := strings.LastIndexByte(after, '#')
+		if i < 0 || !domain.IsID(after[i+1:]) {
+			return nil, "", domain.Errorf(domain.KindInvalid, "The page cursor is malformed")
+		}
+		in.ExclusiveStartKey = map[string]types.AttributeValue{
+			attrPK: stringAttr(pkOf(after[i+1:])), attrSK: stringAttr(sk),
+			attrGSI1PK: stringAttr(list), attrGSI1SK: stringAttr(after),
+		}
+	}
+	var items []map[string]types.AttributeValue
+	for {
+		in.Limit = aws.Int32(int32(limit - len(items)))
+		out, err := st.db.Query(ctx, in)
+		if err != nil {
+			return nil, "", translate(err)
+		}
+		items = append(items, out.Items...)
+		if len(out.LastEvaluatedKey) == 0 {
+			return items, "", nil // the list ends here
+		}
+		if len(items) >= limit {
+			last, _ := items[len(items)-1][attrGSI1SK].(*types.AttributeValueMemberS)
+			if last == nil {
+				return nil, "", fmt.Errorf("item of %s without %s", list, attrGSI1SK)
+			}
+			return items, last.Value, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey // a 1 MB page ended before limit items
+	}
+}
+
+// batchGet reads the items of ids (pk pkOf(id), sort key sk) that exist and calls each with
+// every one found: one BatchGetItem per 100 ids, plus retries of unprocessed keys with backoff.
+// projection (with its names) limits the attributes read; "" reads whole items.
+func (st *Store) batchGet(ctx context.Context, ids []string, pkOf func(string) string, sk, projection string, names map[string]string, each func(map[string]types.AttributeValue) error) error {
+	var keys []map[string]types.AttributeValue
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			keys = append(keys, itemKey(pkOf(id), sk))
+		}
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), maxBatchGet)
+		pending := keys[:n]
+		keys = keys[n:]
+		for attempt := 0; len(pending) > 0; attempt++ {
+			if attempt > 0 && !backoff.Sleep(ctx, backoff.Delay(50*time.Millisecond, time.Second, attempt-1)) {
+				return domain.Errorf(domain.KindOverloaded, "The table kept throttling; retry")
+			}
+			ka := types.KeysAndAttributes{Keys: pending, ConsistentRead: aws.Bool(true)}
+			if projection != "" {
+				ka.ProjectionExpression, ka.ExpressionAttributeNames = aws.String(projection), names
+			}
+			res, err := st.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{st.table: ka}})
+			if err != nil {
+				return translate(err)
+			}
+			for _, it := range res.Responses[st.table] {
+				if err := each(it); err != nil {
+					return err
+				}
+			}
+			pending = res.UnprocessedKeys[st.table].Keys
+		}
+	}
+	return nil
+}
