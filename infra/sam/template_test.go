@@ -201,10 +201,13 @@ func TestTemplateFunctionSettings(t *testing.T) {
 	// The knowledge functions: file bytes under files/ (HeadObject is granted by GetObject), the
 	// vector index's REST API, the Titan embedding models, the ingestion queue.
 	fileObjects := map[string]any{"Fn::Sub": "${MediaBucket.Arn}/files/*"}
+	// The files function also reads, copies and deletes the staged bytes of presigned uploads;
+	// ingestion reads only files/.
+	stagedObjects := map[string]any{"Fn::Sub": "${MediaBucket.Arn}/uploads/*"}
 	listFiles := map[string]any{"Sid": "TellMissingFiles", "Effect": "Allow", "Action": "s3:ListBucket",
 		"Resource": map[string]any{"Fn::GetAtt": []any{"MediaBucket", "Arn"}}}
 	readWriteFiles := map[string]any{"Version": "2012-10-17", "Statement": []any{
-		map[string]any{"Sid": "ReadWriteFiles", "Effect": "Allow", "Action": []any{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}, "Resource": fileObjects},
+		map[string]any{"Sid": "ReadWriteFiles", "Effect": "Allow", "Action": []any{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}, "Resource": []any{fileObjects, stagedObjects}},
 		listFiles,
 	}}
 	readFiles := map[string]any{"Version": "2012-10-17", "Statement": []any{
@@ -352,7 +355,7 @@ func TestTemplateData(t *testing.T) {
 	if diff := cmp.Diff(queues, tpl.Queues()); diff != "" {
 		t.Errorf("Queues (-want +got):\n%s", diff)
 	}
-	buckets := []Bucket{{LogicalID: "MediaBucket", ExpirePrefixes: map[string]int{"tmp/": 1}}}
+	buckets := []Bucket{{LogicalID: "MediaBucket", ExpirePrefixes: map[string]int{"tmp/": 1, "uploads/": 1}}}
 	if diff := cmp.Diff(buckets, tpl.Buckets()); diff != "" {
 		t.Errorf("Buckets (-want +got):\n%s", diff)
 	}
