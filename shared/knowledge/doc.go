@@ -69,9 +69,13 @@
 // # Costs
 //
 // Store calls per ingested file of up to EmbedBatch chunks: 2 GetKB, 1 GetFile, 2 UpdateSource
-// (one more when the file needs more than one embedding batch); per run: 1 GetKB, 1 ListFiles,
-// 1 GetCollection per collection and 2 UpdateKB. Index calls per such file: 1 Put (one more per
-// 500 chunks), and 1 DeleteFile first when the index may hold chunks of it from an earlier run
-// (a changed file in a sync, or a retried attempt); 1 Refresh per run. A search: 1 GetKB, 1
-// ListFiles, 1 embedding and 1 index search. TestIngestCalls and TestSearchCalls measure these.
+// (one more when the file needs more than one embedding batch); per run: 1 GetKB, 1 GetCollection
+// per collection, 1 GetFiles of the candidate files (a batch read per 100) and 2 UpdateKB. Index
+// calls per such file: 1 Put (one more per 500 chunks), and 1 DeleteFile first when the index may
+// hold chunks of it from an earlier run (a changed file in a sync, or a retried attempt); 1
+// Refresh per run. A search: 1 GetKB, 1 GetFiles of the knowledge base's searchable files, 1
+// embedding and 1 index search. TestIngestCalls and TestSearchCalls measure these. Nothing on a
+// request's path reads a company's whole list: lists read their page (collect), and the rare
+// operations that must look at every collection or knowledge base of a company (a file's delete)
+// page through them.
 package knowledge
