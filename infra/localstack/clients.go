@@ -11,12 +11,20 @@ import (
 // Region is the region the local stack pretends to be in.
 const Region = "us-east-1"
 
+// AccessKeyID and SecretAccessKey are the stack's static key pair: the clients sign with it, and
+// the S3 stand-in checks presigned URLs against it (shared/platform signs with the same pair
+// locally).
+const (
+	AccessKeyID     = "test"
+	SecretAccessKey = "test"
+)
+
 // AWSConfig is an SDK configuration for the stand-ins: static test credentials, no shared files,
 // no instance metadata.
 func AWSConfig() aws.Config {
 	return aws.Config{
 		Region:      Region,
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
+		Credentials: credentials.NewStaticCredentialsProvider(AccessKeyID, SecretAccessKey, ""),
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package localstack runs the local stand-ins of the AWS services the functions use (DynamoDB
-// Local, fauxqs for SQS, gofakes3 for S3) and creates in them the resources template.yaml
-// declares, so that the local stack cannot drift from what is deployed. The dev server, the test
-// run and package tests (through RunTests and NewTestEnv) all start it the same way.
+// Local, fauxqs for SQS, gofakes3 behind infra/s3local for S3) and creates in them the resources
+// template.yaml declares, so that the local stack cannot drift from what is deployed. The dev
+// server, the test run and package tests (through RunTests and NewTestEnv) all start it the same
+// way.
 package localstack
 
 import (

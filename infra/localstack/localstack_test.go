@@ -3,6 +3,7 @@ package localstack_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
 
@@ -130,6 +132,56 @@ func TestBucketFromTemplate(t *testing.T) {
 	out.Body.Close()
 	if string(got) != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestS3StandInChecksSignatures: the stack's S3 is infra/s3local, not bare gofakes3: a presigned
+// PUT of another type than signed is refused, and a copy whose source changed since its ETag
+// was read is refused (infra/s3local's own tests cover the other cases).
+func TestS3StandInChecksSignatures(t *testing.T) {
+	env := localstack.NewTestEnv(t)
+	ctx := context.Background()
+	b := env.Config.Bucket
+	data := "signed bytes"
+	signed, err := s3.NewPresignClient(env.S3()).PresignPutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(b), Key: aws.String("tmp/presigned.txt"),
+		ContentLength: aws.Int64(int64(len(data))), ContentType: aws.String("text/plain"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ctype  string
+		status int
+	}{{"text/html", http.StatusForbidden}, {"text/plain", http.StatusOK}} {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPut, signed.URL, strings.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", c.ctype)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != c.status {
+			t.Errorf("presigned PUT of %s: %d %s, want %d", c.ctype, res.StatusCode, body, c.status)
+		}
+	}
+
+	head, err := env.S3().HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b), Key: aws.String("tmp/presigned.txt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.S3().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("tmp/presigned.txt"), Body: strings.NewReader("swapped")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = env.S3().CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(b), Key: aws.String("tmp/copy.txt"),
+		CopySource: aws.String(b + "/tmp/presigned.txt"), CopySourceIfMatch: head.ETag})
+	var ae smithy.APIError
+	if !errors.As(err, &ae) || ae.ErrorCode() != "PreconditionFailed" {
+		t.Errorf("copy with the ETag from before the swap: %v, want PreconditionFailed", err)
 	}
 }
 

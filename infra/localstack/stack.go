@@ -17,11 +17,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/agentorch/agentorch/infra/childproc"
 	"github.com/agentorch/agentorch/infra/opensearchlocal"
+	"github.com/agentorch/agentorch/infra/s3local"
 )
 
 // ReadyTimeout bounds how long Start waits for a stand-in to answer.
@@ -63,8 +62,9 @@ type Stack struct {
 	stopErr   error
 }
 
-// Start starts DynamoDB Local (java), fauxqs (node), an in-process gofakes3 and the in-process
-// OpenSearch stand-in, and returns once each answers a real SDK call. Run EnsureDeps first on a
+// Start starts DynamoDB Local (java), fauxqs (node), the in-process S3 stand-in (gofakes3 behind
+// infra/s3local, which checks presigned URLs' signatures with the stack's key pair) and the
+// in-process OpenSearch stand-in, and returns once each answers a real SDK call. Run EnsureDeps first on a
 // fresh machine.
 func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if opts.Log == nil {
@@ -104,7 +104,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 
 	start := time.Now()
 	st := &Stack{log: opts.Log, failed: make(chan error, 2), stopping: make(chan struct{})}
-	st.s3 = &http.Server{Handler: gofakes3.New(s3mem.New()).Server(), ReadHeaderTimeout: 10 * time.Second}
+	st.s3 = &http.Server{Handler: s3local.New(s3local.Options{Keys: map[string]string{AccessKeyID: SecretAccessKey}}), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = st.s3.Serve(s3Listener) }()
 	st.osStand = opensearchlocal.New(opensearchlocal.Options{})
 	st.os = &http.Server{Handler: st.osStand, ReadHeaderTimeout: 10 * time.Second}
