@@ -43,15 +43,19 @@ func (h *agentHandlers) validate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	// A body wrapped as {"system_config": {...}} (the create shape) is validated as its content.
+	// A body wrapped as {"system_config": {...}} (the create shape) is validated as its content;
+	// beside it only the create body's flags may stand.
 	cfg, prefix := body, ""
-	if sc, ok := body["system_config"].(map[string]any); ok && len(body) <= 4 {
+	var wrapErrs []domain.FieldError
+	if sc, ok := body["system_config"].(map[string]any); ok {
 		cfg, prefix = sc, "system_config"
+		wrapErrs = unknownFields(body, agentBodyFields)
 	}
 	errs, err := h.svc.Validate(r.Context(), principal(r), cfg, prefix)
 	if err != nil {
 		return err
 	}
+	errs = append(wrapErrs, errs...)
 	if len(errs) > 0 {
 		writeJSON(w, http.StatusOK, map[string]any{"valid": false, "errors": errs})
 		return nil
@@ -60,6 +64,9 @@ func (h *agentHandlers) validate(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// agentBodyFields are the fields of a create or update body.
+var agentBodyFields = []string{"system_config", "is_public", "is_shared", "origin_url"}
+
 // agentBody reads a create or update body: system_config plus the top-level flags.
 func (h *agentHandlers) agentBody(w http.ResponseWriter, r *http.Request, needConfig bool) (map[string]any, agents.Flags, error) {
 	var f agents.Flags
@@ -67,7 +74,7 @@ func (h *agentHandlers) agentBody(w http.ResponseWriter, r *http.Request, needCo
 	if err != nil {
 		return nil, f, err
 	}
-	var errs []domain.FieldError
+	errs := unknownFields(body, agentBodyFields)
 	cfg, present := body["system_config"]
 	var m map[string]any
 	switch {

@@ -30,6 +30,9 @@ func (h *authHandlers) token(w http.ResponseWriter, r *http.Request) error {
 		// A token is exchanged for a key, never for another token.
 		return domain.ErrBadKey
 	}
+	if err := emptyBody(w, r, h.g.opts.MaxBodyBytes); err != nil {
+		return err
+	}
 	tok, ttl, err := h.svc.IssueToken(r.Context(), principal(r))
 	if err != nil {
 		return err
@@ -61,6 +64,9 @@ func (h *authHandlers) createKey(w http.ResponseWriter, r *http.Request) error {
 	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
 	if err != nil {
 		return err
+	}
+	if _, ok := body["company"]; ok {
+		return domain.Invalid([]domain.FieldError{{Field: "company", Message: "unknown field: a key's company is always the caller's"}})
 	}
 	var req createKeyRequest
 	if err := decodeInto(body, &req); err != nil {

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -155,8 +157,13 @@ func boolParam(q url.Values, name string) (bool, error) {
 	return false, domain.Invalid([]domain.FieldError{{Field: name, Message: "must be true or false (also 1/0, yes/no, on/off)"}})
 }
 
-// decodeInto converts a decoded object into a typed request, naming the field whose type is wrong.
+// decodeInto converts a decoded object into a typed request (a pointer to a struct), naming
+// the field whose type is wrong. A field the struct does not have is a 400 naming it rather than
+// silently ignored.
 func decodeInto(m map[string]any, dst any) error {
+	if errs := unknownFields(m, jsonFields(reflect.TypeOf(dst))); len(errs) > 0 {
+		return domain.Invalid(errs)
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return domain.Errorf(domain.KindInvalid, "The request body could not be read")
@@ -210,4 +217,61 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// unknownFields names each key of m that is not one of known, in sorted order, with the list
+// of the fields there are.
+func unknownFields(m map[string]any, known []string) []domain.FieldError {
+	msg := "unknown field; the fields are " + strings.Join(known, ", ")
+	if len(known) == 0 {
+		msg = "unknown field; this request takes no fields"
+	}
+	var errs []domain.FieldError
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(known, k) {
+			errs = append(errs, domain.FieldError{Field: domain.Clip(k, 64), Message: msg})
+		}
+	}
+	return errs
+}
+
+// jsonFields lists the JSON names of a struct type's fields (through pointers), in field order.
+func jsonFields(t reflect.Type) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-" || !f.IsExported():
+		case name == "":
+			out = append(out, f.Name)
+		default:
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// emptyBody refuses a body with fields for an operation that takes none: no body, an empty one
+// and {} pass (in any format bodyFormat accepts), anything else is a 400 rather than ignored.
+func emptyBody(w http.ResponseWriter, r *http.Request, limit int64) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	b, err := readBody(w, r, limit)
+	if err != nil || len(bytes.TrimSpace(b)) == 0 {
+		return err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	m, err := decodeObject(w, r, limit)
+	if err != nil {
+		return err
+	}
+	if errs := unknownFields(m, nil); len(errs) > 0 {
+		return domain.Invalid(errs)
+	}
+	return nil
 }

@@ -301,3 +301,58 @@ func TestConflictHasRetryAfter(t *testing.T) {
 		t.Errorf("409 Retry-After %q, want 1", got)
 	}
 }
+
+// TestUnknownFields: a field a request body does not have is a 400 naming it, in every body the
+// API decodes, rather than silently ignored (a key's company, a misspelt flag or block field).
+func TestUnknownFields(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	sid := s.session(key, flatSession)
+	agent := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: `{"system_config":` + flatSession + `}`}).json(t)
+	agentPath := "/api/v1/agent/" + agent["id"].(string) + "/"
+	run := "/api/v1/runtime/" + sid + "/execute/"
+	png := "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+	for _, tt := range []struct {
+		method, path, body, field string
+	}{
+		{"POST", "/api/v1/api-keys/", `{"name":"ci","company":"globex"}`, "company"},
+		{"POST", "/api/v1/api-keys/", `{"name":"ci","scope":["agents:read"]}`, "scope"},
+		{"POST", "/api/v1/auth/token/", `{"expires_in":60}`, "expires_in"},
+		{"POST", "/api/v1/agent/", `{"system_config":` + flatSession + `,"public":true}`, "public"},
+		{"PUT", agentPath, `{"system_config":` + flatSession + `,"agent_key":"mine"}`, "agent_key"},
+		{"PATCH", agentPath, `{"name":"Renamed"}`, "name"},
+		{"POST", "/api/v1/sessions/feedback/", `{"message":"` + sid + `","stars":5}`, "stars"},
+		{"POST", run, `{"content":"hi","correlationId":"x"}`, "correlationId"},
+		{"POST", run, `{"content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}`, "content.0.cache_control"},
+		{"POST", run, `{"content":[{"type":"image_url","image_url":{"url":"` + png + `","size":1}}]}`, "content.0.image_url.size"},
+		{"POST", run, `{"content":[{"type":"file","file_url":"https://example.com/a.pdf","name":"a.pdf"}]}`, "content.0.name"},
+		{"POST", "/api/v1/files/uploads/", `{"name":"a.txt","size":3,"tag":["x"]}`, "tag"},
+	} {
+		res := s.do(req{method: tt.method, path: tt.path, key: key, body: tt.body})
+		if res.status != 400 {
+			t.Errorf("%s %s %s: %d %s, want 400", tt.method, tt.path, tt.body, res.status, res.body)
+			continue
+		}
+		if got := fieldOf(t, res); got != tt.field {
+			t.Errorf("%s %s %s: field %q, want %q (%s)", tt.method, tt.path, tt.body, got, tt.field, res.body)
+		}
+	}
+	// What the bodies do have still passes: a token request with no fields, a documented
+	// image_url detail.
+	for _, body := range []any{nil, `{}`} {
+		if res := s.do(req{method: "POST", path: "/api/v1/auth/token/", key: key, body: body}); res.status != 200 {
+			t.Errorf("token with body %v: %d %s", body, res.status, res.body)
+		}
+	}
+	ok := `{"content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"` + png + `","detail":"low"}}]}`
+	if res := s.do(req{method: "POST", path: run, key: key, body: ok}); res.status != 200 {
+		t.Errorf("execute with image_url detail: %d %s", res.status, res.body)
+	}
+	// The validate endpoint judges the wrapper's fields in its answer, as it judges the
+	// configuration's.
+	res := s.do(req{method: "POST", path: "/api/v1/agent/validate/", key: key, body: `{"system_config":` + flatSession + `,"publc":true}`}).json(t)
+	errs, _ := res["errors"].([]any)
+	if res["valid"] != false || len(errs) != 1 || errs[0].(map[string]any)["field"] != "publc" {
+		t.Errorf("validate with an unknown wrapper field = %v", res)
+	}
+}

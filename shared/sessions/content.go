@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"mime"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/agentorch/agentorch/shared/domain"
@@ -86,6 +88,11 @@ func (s *Service) block(ctx context.Context, b any, at string) (domain.Part, str
 	if !ok {
 		return domain.Part{}, "", field(at, "must be an object")
 	}
+	if t, ok := m["type"].(string); ok && blockFields[t] != nil {
+		if err := onlyFields(m, at, blockFields[t]); err != nil {
+			return domain.Part{}, "", err
+		}
+	}
 	switch m["type"] {
 	case "text":
 		t, ok := m["text"].(string)
@@ -97,6 +104,9 @@ func (s *Service) block(ctx context.Context, b any, at string) (domain.Part, str
 		iu, ok := m["image_url"].(map[string]any)
 		if !ok {
 			return domain.Part{}, "", field(at+".image_url", "must be an object with url")
+		}
+		if err := onlyFields(iu, at+".image_url", []string{"url", "detail"}); err != nil {
+			return domain.Part{}, "", err
 		}
 		u, ok := iu["url"].(string)
 		if !ok || u == "" {
@@ -212,6 +222,20 @@ func documentName(u, format string) string {
 		return "document-" + format
 	}
 	return domain.Clip(b.String(), maxDocumentName)
+}
+
+// blockFields are the fields a content block may have, by its type.
+var blockFields = map[string][]string{"text": {"type", "text"}, "image_url": {"type", "image_url"}, "file": {"type", "file_url"}}
+
+// onlyFields refuses a field of m (at path at) that is not one of known: a misspelt field is a
+// 400 naming it, not silently ignored.
+func onlyFields(m map[string]any, at string, known []string) error {
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(known, key) {
+			return field(at+"."+domain.Clip(key, 64), "unknown field; the fields are "+strings.Join(known, ", "))
+		}
+	}
+	return nil
 }
 
 func field(name, msg string) error {
