@@ -9,7 +9,7 @@
 //
 // # The slice
 //
-//   - GET / (and HEAD /): cluster name and version.
+//   - GET / (and HEAD /, which answers GET's headers without a body): cluster name and version.
 //   - PUT /{index} with settings (number_of_shards, number_of_replicas, refresh_interval, knn,
 //     knn.algo_param.ef_search, max_result_window; nested or flat, with or without "index.")
 //     and mappings (text, keyword, long, integer, short, byte, double, float, half_float,
@@ -19,6 +19,11 @@
 //     (comma lists, wildcards, _all).
 //   - POST /{index}/_doc, PUT|POST /{index}/_doc/{id} (op_type, if_seq_no/if_primary_term,
 //     refresh), indices created on first write as with action.auto_create_index.
+//   - GET|HEAD /{index}/_doc/{id} (real-time unless realtime=false; refresh; _source,
+//     _source_includes, _source_excludes): the document with _version, _seq_no and found, or
+//     404 {found: false}; HEAD answers 200 or 404 without a body. DELETE /{index}/_doc/{id}
+//     (refresh, if_seq_no/if_primary_term): result deleted, or 404 not_found; a delete never
+//     creates its index.
 //   - POST|PUT /_bulk and /{index}/_bulk: index, create, delete and update with a partial
 //     "doc" (doc_as_upsert, upsert, detect_noop); per-item results and errors.
 //   - GET|POST /_search and /{index}/_search: query (match_all, term with case_insensitive,
@@ -70,8 +75,19 @@
 //
 // What OpenSearch accepts but the stand-in does not implement (other query types, aggregations,
 // sort, scripts, analyzers other than standard, nested fields, aliases, ingest pipelines,
-// byte/binary vectors, on-disk mode, trained models, other endpoints) is rejected with a 400
+// byte/binary vectors, on-disk mode, trained models) is rejected with a 400
 // illegal_argument_exception whose reason starts with "opensearchlocal:" and says so — never
-// silently ignored. Parameters that cannot change a single in-memory shard's answer (timeouts,
+// silently ignored. An endpoint outside the slice answers as OpenSearch answers a route it has
+// no handler for: 400 {"error": "no handler found for uri [<uri>] and method [<method>]"}; a
+// served path with another method answers 405 "Incorrect HTTP method …, allowed: […]". The
+// upstream test stories of the slice that the stand-in does not pass, and why, are listed in
+// UPSTREAM-STORIES.md.
+//
+// # Memory
+//
+// A document keeps its _source as bytes with its knn_vector arrays cut out when encoding/json
+// would write them exactly as sent (they are written again from the float32 values when read),
+// its vectors as []float32, and its indexed terms; searches keep only the best from+size (or k)
+// hits in a heap. BenchmarkCorpus measures a corpus of the local model's chunks. Parameters that cannot change a single in-memory shard's answer (timeouts,
 // wait_for_active_shards, routing in bulk lines, cluster_manager_timeout) are accepted.
 package opensearchlocal

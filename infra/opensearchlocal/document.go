@@ -341,17 +341,9 @@ func (s *Server) handleDoc(q *request, args []string) {
 		writeError(q.w, q.r, e)
 		return
 	}
-	forced := false
-	switch policy {
-	case "true":
-		ix.refresh(time.Now())
-		forced = true
-	case "wait_for":
-		select {
-		case <-ix.waitForRefresh():
-		case <-q.r.Context().Done():
-			return
-		}
+	forced, ok := ix.afterWrite(q, policy)
+	if !ok {
+		return
 	}
 	writeJSON(q.w, q.r, res.status, ix.writeResponse(res, forced, false))
 }

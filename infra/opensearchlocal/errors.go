@@ -205,6 +205,13 @@ func writeSimpleError(w http.ResponseWriter, r *http.Request, status int, msg st
 	writeJSON(w, r, status, o)
 }
 
+// writeHead answers an existence check (HEAD): a status, JSON's content type and no body.
+func writeHead(w http.ResponseWriter, status int) {
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(status)
+}
+
 // writeJSON encodes v; ?pretty indents it as OpenSearch does.
 func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	b, err := json.Marshal(v)

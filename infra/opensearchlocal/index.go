@@ -84,12 +84,10 @@ func (s *Server) handleIndex(q *request, args []string) {
 		ignore, _ := q.boolParam("ignore_unavailable", false)
 		ixs, err := s.resolve(name, ignore)
 		if err != nil || len(ixs) == 0 {
-			q.w.Header().Set("Content-Length", "0")
-			q.w.WriteHeader(http.StatusNotFound)
+			writeHead(q.w, http.StatusNotFound)
 			return
 		}
-		q.w.Header().Set("Content-Length", "0")
-		q.w.WriteHeader(http.StatusOK)
+		writeHead(q.w, http.StatusOK)
 	case http.MethodGet:
 		ignore, e := q.boolParam("ignore_unavailable", false)
 		if e != nil {

@@ -157,24 +157,7 @@ func (req *searchReq) readParams(q *request) *osError {
 			}
 		}
 	}
-	if p.Has("_source") {
-		switch v := p.Get("_source"); v {
-		case "true", "":
-			req.source = sourceFilter{}
-		case "false":
-			req.source = sourceFilter{off: true}
-		default:
-			req.source = sourceFilter{includes: strings.Split(v, ",")}
-		}
-	}
-	if p.Has("_source_includes") {
-		req.source.off = false
-		req.source.includes = strings.Split(p.Get("_source_includes"), ",")
-	}
-	if p.Has("_source_excludes") {
-		req.source.off = false
-		req.source.excludes = strings.Split(p.Get("_source_excludes"), ",")
-	}
+	sourceParams(p, &req.source)
 	for _, k := range []string{"version", "seq_no_primary_term"} {
 		b, e := q.boolParam(k, false)
 		if e != nil {
@@ -336,8 +319,8 @@ func shardsObj(ixs []*index, failures []shardFailure) obj {
 }
 
 func renderSearch(req *searchReq, ixs []*index, hits []scoredHit, total int, failures []shardFailure, start time.Time) obj {
-	var maxScore any
-	if len(hits) > 0 {
+	var maxScore any // null when no hit is returned: OpenSearch collects no scores for size 0
+	if len(hits) > 0 && req.size > 0 {
 		maxScore = score(hits[0].score)
 	}
 	page := []obj{}

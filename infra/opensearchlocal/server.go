@@ -150,7 +150,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				fmt.Sprintf("Incorrect HTTP method for uri [%s] and method [%s], allowed: [%s]", r.URL.RequestURI(), r.Method, strings.Join(allowed, ", ")), true)
 			return
 		}
-		writeError(w, r, errUnsupported("the endpoint [%s %s]", r.Method, q.path))
+		// RestController.handleBadRequest: a plain message, no status field.
+		writeJSON(w, r, http.StatusBadRequest, obj{{"error", fmt.Sprintf("no handler found for uri [%s] and method [%s]", r.URL.RequestURI(), r.Method)}})
 		return
 	}
 	if e := checkParams(q, rt); e != nil {
@@ -237,6 +238,12 @@ var routes = []struct {
 		params: docParams, ignored: []string{"timeout", "wait_for_active_shards"}, other: docOther}},
 	{[]string{"{}", "_doc", "{}"}, route{methods: []string{"PUT", "POST"}, handle: (*Server).handleDoc,
 		params: docParams, ignored: []string{"timeout", "wait_for_active_shards"}, other: docOther}},
+	{[]string{"{}", "_doc", "{}"}, route{methods: []string{"GET", "HEAD"}, handle: (*Server).handleGetDoc,
+		params: []string{"_source", "_source_includes", "_source_excludes", "realtime", "refresh"}, ignored: []string{"preference", "routing"},
+		other: []string{"stored_fields", "version", "version_type"}}},
+	{[]string{"{}", "_doc", "{}"}, route{methods: []string{"DELETE"}, handle: (*Server).handleDeleteDoc,
+		params: []string{"refresh", "if_seq_no", "if_primary_term"}, ignored: []string{"timeout", "wait_for_active_shards", "routing"},
+		other: []string{"version", "version_type"}}},
 	{[]string{"{}", "_bulk"}, route{methods: []string{"POST", "PUT"}, handle: (*Server).handleBulk,
 		params: []string{"refresh", "_source", "_source_excludes", "_source_includes", "require_alias", "routing"}, ignored: []string{"timeout", "wait_for_active_shards"},
 		other: []string{"pipeline", "type"}}},
@@ -347,11 +354,9 @@ func (q *request) boolParam(name string, def bool) (bool, *osError) {
 	}
 }
 
+// handleInfo serves GET and HEAD /. HEAD gets GET's headers (JSON, its length) and no body,
+// as OpenSearch's HTTP layer answers HEAD; net/http drops the body of a HEAD answer.
 func (s *Server) handleInfo(q *request, _ []string) {
-	if q.r.Method == http.MethodHead {
-		q.w.WriteHeader(http.StatusOK)
-		return
-	}
 	writeJSON(q.w, q.r, http.StatusOK, obj{
 		{"name", nodeName},
 		{"cluster_name", clusterName},

@@ -365,6 +365,13 @@ func TestResponsesMatchSpec(t *testing.T) {
 		{"PUT", "/kb/_doc/d1", "application/json", `{"kb_id":"kb1","text":"a lazy dog sleeps","embedding":[0,1,0]}`, 201},
 		{"PUT", "/kb/_doc/d1?refresh=true", "application/json", `{"kb_id":"kb2","text":"the lazy brown dog","embedding":[0,1,1]}`, 200},
 		{"PUT", "/kb/_doc/d1?op_type=create", "application/json", `{"kb_id":"kb2"}`, 409},
+		{"GET", "/kb/_doc/d1", "", "", 200},
+		{"GET", "/kb/_doc/d1?_source_includes=kb_id&realtime=false", "", "", 200},
+		{"GET", "/kb/_doc/zz", "", "", 404},
+		{"HEAD", "/kb/_doc/d1", "", "", 200},
+		{"PUT", "/kb/_doc/tmp", "application/json", `{"kb_id":"kb9"}`, 201},
+		{"DELETE", "/kb/_doc/tmp?refresh=true", "", "", 200},
+		{"DELETE", "/kb/_doc/tmp", "", "", 404},
 		{"POST", "/kb/_doc", "application/json", `{"embedding":[1,2]}`, 400},
 		{"POST", "/_bulk?refresh=true", "application/x-ndjson", "{\"index\":{\"_index\":\"kb\",\"_id\":\"b1\"}}\n{\"kb_id\":\"kb1\",\"text\":\"brown fox\",\"embedding\":[1,1,0]}\n{\"create\":{\"_index\":\"kb\",\"_id\":\"b1\"}}\n{\"kb_id\":\"x\"}\n{\"update\":{\"_index\":\"kb\",\"_id\":\"b1\"}}\n{\"doc\":{\"kb_id\":\"kb3\"}}\n{\"delete\":{\"_index\":\"kb\",\"_id\":\"zz\"}}\n{\"delete\":{\"_index\":\"missing\",\"_id\":\"zz\"}}\n", 200},
 		{"POST", "/kb/_bulk", "application/x-ndjson", "{\"oops\":{}}\n{}\n", 400},
@@ -402,7 +409,7 @@ func TestResponsesMatchSpec(t *testing.T) {
 	for _, want := range []string{"info.0 200", "indices.create.0 200", "indices.create.0 400", "indices.get.0 200",
 		"indices.delete.0 200", "indices.delete.0 404", "index.0 201", "index.2 200", "bulk.0 200", "search.3 200",
 		"search.3 400", "search.3 404", "search.1 200", "count.2 200", "count.1 200", "delete_by_query.0 200",
-		"delete_by_query.0 409", "indices.refresh.3 200", "search_pipeline.put.0 200"} {
+		"delete_by_query.0 409", "indices.refresh.3 200", "search_pipeline.put.0 200", "get.0 200", "get.0 404", "delete.0 200", "delete.0 404"} {
 		if h.seen[want] == 0 {
 			t.Errorf("no response of %s was checked (seen: %v)", want, h.seen)
 		}
