@@ -12,9 +12,11 @@ SHELL := /bin/bash
 GO ?= go
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 FUNCTIONS := $(patsubst $(ROOT)/functions/%/main.go,%,$(wildcard $(ROOT)/functions/*/main.go))
-# The Lambda recipe: static, no RPC shim, no symbol tables, reproducible paths.
+# The Lambda recipe: static, no RPC shim, without the local stand-ins AWS never uses (nolocal:
+# the local embedding model, see shared/app/nolocal.go), no symbol tables, reproducible paths.
+# infra/lambdarun builds the same way (its tests check that the tags agree).
 LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
-LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags '-s -w'
+LAMBDA_FLAGS := -tags lambda.norpc,nolocal -trimpath -ldflags '-s -w'
 TEST_ARGS ?= -count=1 ./...
 DEV := $(ROOT)/.cache/bin/dev
 

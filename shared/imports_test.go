@@ -22,6 +22,7 @@ var layer = map[string]string{
 	// Adapters: outside services (and the offline model), behind the features' interfaces.
 	"dynamo": "adapter", "s3": "adapter", "sqs": "adapter", "bedrock": "adapter", "openai": "adapter",
 	"localmodel": "adapter", "vectors": "adapter", "platform": "adapter", "embeddings": "adapter",
+	"embeddings/local": "adapter",
 	// The HTTP layer and the composition root.
 	"api": "api", "app": "app",
 }

@@ -58,12 +58,14 @@ func (e *FunctionError) Error() string {
 
 // LocalEnv is the environment that points a function at the local stack (make dev) rather than
 // at AWS: platform.LoadConfig takes AWS_LAMBDA_FUNCTION_NAME to mean "on AWS", so endpoints,
-// names and the token secret are passed explicitly.
+// names and the token secret are passed explicitly. Queue URLs depend on the stack that made the
+// queues: ConfigEnv gives them, with everything else a running stack's configuration holds.
 func LocalEnv() []string {
 	return []string{
 		"AWS_ENDPOINT_URL_DYNAMODB=" + platform.LocalDynamoEndpoint,
 		"AWS_ENDPOINT_URL_S3=" + platform.LocalS3Endpoint,
 		"AWS_ENDPOINT_URL_SQS=" + platform.LocalSQSEndpoint,
+		"OPENSEARCH_ENDPOINT=" + platform.LocalOpenSearchEndpoint,
 		"TABLE_NAME=" + platform.LocalTable,
 		"BUCKET_NAME=" + platform.LocalBucket,
 		"TOKEN_SECRET=" + platform.LocalTokenSecret,
@@ -75,13 +77,53 @@ func LocalEnv() []string {
 	}
 }
 
-// Build compiles ./functions/<dir> of the repository at root with the Lambda recipe for Linux on
-// the host's architecture, into out, and returns the binary's size.
-func Build(ctx context.Context, root, dir, out string) (int64, error) {
+// ConfigEnv is the environment under which a bootstrap reads cfg (platform.LoadConfig in
+// Lambda), for a stack's configuration: the one make dev serves its own functions with, or a
+// test's. It sets what the local stack sets (endpoints, names, queues, the token secret, the
+// default providers, the local model's cache, the public base URL) and clears the rest.
+func ConfigEnv(cfg platform.Config) []string {
+	return []string{
+		"AWS_REGION=" + cfg.Region,
+		"AWS_DEFAULT_REGION=" + cfg.Region,
+		"AWS_ENDPOINT_URL_DYNAMODB=" + cfg.DynamoEndpoint,
+		"AWS_ENDPOINT_URL_S3=" + cfg.S3Endpoint,
+		"AWS_ENDPOINT_URL_SQS=" + cfg.SQSEndpoint,
+		"OPENSEARCH_ENDPOINT=" + cfg.OpenSearchEndpoint,
+		"TABLE_NAME=" + cfg.Table,
+		"BUCKET_NAME=" + cfg.Bucket,
+		"INGEST_QUEUE_URL=" + cfg.IngestQueueURL,
+		"EXECUTION_QUEUE_URL=" + cfg.ExecQueueURL,
+		"TOKEN_SECRET=" + cfg.TokenSecret,
+		"TOKEN_SECRET_ARN=" + cfg.TokenSecretARN,
+		"MODEL_PROVIDER=" + cfg.ModelProvider,
+		"EMBEDDING_PROVIDER=" + cfg.EmbeddingProvider,
+		"LOCALEMBED_DIR=" + cfg.LocalEmbedDir,
+		"PUBLIC_BASE_URL=" + cfg.PublicBaseURL,
+		"OPENAI_BASE_URL=" + cfg.OpenAIBaseURL,
+		"OPENAI_API_KEY=" + cfg.OpenAIAPIKey,
+		"OPENAI_MODEL=" + cfg.OpenAIModel,
+		"BEDROCK_MODEL_ID=" + cfg.BedrockModel,
+	}
+}
+
+// Build tags of the two recipes.
+const (
+	// AWSTags is the recipe of make build and SAM (the Makefile's LAMBDA_FLAGS): the functions
+	// without the local stand-ins AWS never uses (shared/app/nolocal.go).
+	AWSTags = "lambda.norpc,nolocal"
+	// LocalTags keeps the local embedding model, for bootstraps run against the local stack,
+	// whose knowledge bases embed with it (scripts/invoke).
+	LocalTags = "lambda.norpc"
+)
+
+// Build compiles ./functions/<dir> of the repository at root with the Lambda recipe and the
+// build tags given (AWSTags or LocalTags) for Linux on the host's architecture, into out, and
+// returns the binary's size.
+func Build(ctx context.Context, root, dir, out, tags string) (int64, error) {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return 0, fmt.Errorf("build %s: %w", dir, err)
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w",
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", tags, "-trimpath", "-ldflags", "-s -w",
 		"-o", out, "./functions/"+dir)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)

@@ -1,7 +1,13 @@
 // Command invoke builds one function for Lambda and runs it once on an event through the local
-// Runtime API stand-in (infra/lambdarun), the way Lambda would, against the local stack:
+// Runtime API stand-in (infra/lambdarun), the way Lambda would, against the stack of a running
+// make dev:
 //
 //	go run ./scripts/invoke -fn agents -event events/agents-get-agent.json
+//
+// The function gets make dev's configuration: its endpoints, the template's table, bucket and
+// queues as make dev names them, the token secret, the local model and embedder as defaults and
+// the local embedder's files (the bootstrap is built with lambdarun.LocalTags, since make dev's
+// knowledge bases embed with it; -aws builds the deployed recipe, lambdarun.AWSTags, instead).
 //
 // The function's response goes to stdout; its logs, the cold start (exec to the first request
 // for work) and the binary's size go to stderr. A placeholder {{NAME}} in the event is replaced by
@@ -26,6 +32,8 @@ import (
 
 	"github.com/agentorch/agentorch/infra/lambdarun"
 	"github.com/agentorch/agentorch/infra/localstack"
+	"github.com/agentorch/agentorch/infra/sam"
+	"github.com/agentorch/agentorch/shared/platform"
 )
 
 func main() {
@@ -42,6 +50,7 @@ func run() error {
 	timeout := flag.Duration("timeout", lambdarun.DefaultTimeout, "invocation deadline")
 	memory := flag.Int("memory", lambdarun.DefaultMemoryMB, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE")
 	quiet := flag.Bool("quiet", false, "hide the function's own logs")
+	awsRecipe := flag.Bool("aws", false, "build as make build does (without the local embedder: make dev's knowledge bases then answer 400)")
 	vars := map[string]string{}
 	flag.Func("var", "NAME=VALUE for {{NAME}} in the event (repeatable; else the environment variable NAME)", func(s string) error {
 		k, v, ok := strings.Cut(s, "=")
@@ -74,15 +83,25 @@ func run() error {
 		return err
 	}
 
-	bin := filepath.Join(root, ".cache", "bin", *fn, "bootstrap")
+	cfg, err := devConfig(ctx, root)
+	if err != nil {
+		return err
+	}
+
+	tags, recipe := lambdarun.LocalTags, "local"
+	if *awsRecipe {
+		tags, recipe = lambdarun.AWSTags, "aws"
+	}
+	bin := filepath.Join(root, ".cache", "bin", recipe, *fn, "bootstrap")
 	start := time.Now()
-	size, err := lambdarun.Build(ctx, root, *fn, bin)
+	size, err := lambdarun.Build(ctx, root, *fn, bin, tags)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "invoke: built %s (%.1f MB) in %s\n", rel(root, bin), float64(size)/(1<<20), time.Since(start).Round(time.Millisecond))
 
-	opts := lambdarun.Options{Bootstrap: bin, Function: *fn, Event: event, Timeout: *timeout, MemoryMB: *memory, Stderr: os.Stderr}
+	opts := lambdarun.Options{Bootstrap: bin, Function: *fn, Event: event, Env: lambdarun.ConfigEnv(cfg),
+		Timeout: *timeout, MemoryMB: *memory, Stderr: os.Stderr}
 	if *quiet {
 		opts.Stderr = nil
 	}
@@ -96,6 +115,52 @@ func run() error {
 	fmt.Fprintf(os.Stderr, "invoke: cold start (exec to first /next) %.1f ms, duration %.1f ms, max RSS %.1f MB, binary %d bytes\n",
 		ms(res.InitDuration), ms(res.Duration), float64(res.MaxRSSBytes)/(1<<20), res.BinaryBytes)
 	return err
+}
+
+// devConfig is the configuration make dev serves its own functions with (scripts/dev): the
+// stand-ins on platform's local ports, the template's resources named as make dev names them
+// (localstack.CreateResources, idempotent: on a running make dev it finds what it made), the
+// local model and embedder as defaults, unless the shell names others as it would for make dev.
+func devConfig(ctx context.Context, root string) (platform.Config, error) {
+	tmpl, err := sam.Load(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		return platform.Config{}, err
+	}
+	ep := localstack.Endpoints{DynamoDB: platform.LocalDynamoEndpoint, S3: platform.LocalS3Endpoint,
+		SQS: platform.LocalSQSEndpoint, OpenSearch: platform.LocalOpenSearchEndpoint}
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	res, err := localstack.CreateResources(rctx, localstack.AWSConfig(), ep, tmpl, "")
+	if err != nil {
+		return platform.Config{}, fmt.Errorf("the local stack does not answer at %s (is make dev running?): %w", ep.DynamoDB, err)
+	}
+	names, err := res.Local()
+	if err != nil {
+		return platform.Config{}, err
+	}
+	public := os.Getenv("PUBLIC_BASE_URL")
+	if public == "" {
+		public = "http://127.0.0.1:" + envOr("PORT", "3000")
+	}
+	return platform.Config{
+		Region:         localstack.Region,
+		DynamoEndpoint: ep.DynamoDB, S3Endpoint: ep.S3, SQSEndpoint: ep.SQS, OpenSearchEndpoint: ep.OpenSearch,
+		Table: names.Table, Bucket: names.Bucket, IngestQueueURL: names.QueueURL, ExecQueueURL: res.Queues["ExecutionQueue"],
+		TokenSecret:       envOr("TOKEN_SECRET", platform.LocalTokenSecret),
+		ModelProvider:     envOr("MODEL_PROVIDER", "local"),
+		EmbeddingProvider: envOr("EMBEDDING_PROVIDER", "local"),
+		LocalEmbedDir:     filepath.Join(root, ".cache", "models"),
+		PublicBaseURL:     public,
+		OpenAIBaseURL:     os.Getenv("OPENAI_BASE_URL"), OpenAIAPIKey: os.Getenv("OPENAI_API_KEY"), OpenAIModel: os.Getenv("OPENAI_MODEL"),
+		BedrockModel: os.Getenv("BEDROCK_MODEL_ID"),
+	}, nil
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }
 
 // placeholder is {{NAME}} in an event.

@@ -18,6 +18,7 @@ import (
 	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/embeddings"
+	"github.com/agentorch/agentorch/shared/embeddings/local"
 	"github.com/agentorch/agentorch/shared/localembed"
 	"github.com/agentorch/agentorch/shared/platform"
 )
@@ -130,7 +131,7 @@ func embedProviders(ctx context.Context, provider string) (*embeddings.Providers
 		if _, err := localembed.EnsureFiles(ctx, dir); err != nil {
 			return nil, fmt.Errorf("local model files: %w", err)
 		}
-		opts.LocalCacheDir = dir
+		opts.Local = local.Loader(dir)
 	case embeddings.ProviderBedrock:
 		cfg, err := platform.LoadConfig()
 		if err != nil {

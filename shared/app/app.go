@@ -237,11 +237,12 @@ func (a *App) buildKnowledge() (*knowledge.Service, error) {
 	return knowledge.New(d, knowledge.Limits{}), nil
 }
 
-// embedders builds the embedding providers: local where its model cache is configured (locally),
-// bedrock on AWS or with credentials (its client makes no call until used), openai when a base
-// URL is set; the default is EMBEDDING_PROVIDER.
+// embedders builds the embedding providers: local where its model cache is configured (locally)
+// and the build links it (not with tag nolocal, the Lambda builds), bedrock on AWS or with
+// credentials (its client makes no call until used), openai when a base URL is set; the default
+// is EMBEDDING_PROVIDER.
 func embedders(awsCfg aws.Config, cfg platform.Config) (*embeddings.Providers, error) {
-	opts := embeddings.Options{DefaultProvider: cfg.EmbeddingProvider, LocalCacheDir: cfg.LocalEmbedDir,
+	opts := embeddings.Options{DefaultProvider: cfg.EmbeddingProvider, Local: localEmbedder(cfg.LocalEmbedDir),
 		OpenAI: embeddings.OpenAIOptions{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey}}
 	if cfg.InLambda || cfg.EmbeddingProvider == embeddings.ProviderBedrock || platform.HasAWSCredentials() {
 		opts.Bedrock = bedrockruntime.NewFromConfig(awsCfg)

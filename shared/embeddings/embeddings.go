@@ -2,7 +2,9 @@
 // a knowledge base's embedding_config and a catalogue of what each offers:
 //
 //   - local: Universal Sentence Encoder lite run in-process by shared/localembed (model
-//     use-lite, 512 dimensions, 128 tokens), the default of the local stack;
+//     use-lite, 512 dimensions, 128 tokens), the default of the local stack. Its loader comes
+//     from shared/embeddings/local through Options.Local, so that builds which do not offer it
+//     (the Lambda functions) do not link the model's code;
 //   - bedrock: Amazon Titan Text Embeddings V2 through Bedrock InvokeModel (256, 512 or 1,024
 //     dimensions, 8,192 tokens), the default on AWS, one text per call and calls run concurrently;
 //   - openai: any OpenAI-compatible POST {base}/embeddings, texts sent in batches.
@@ -23,7 +25,6 @@ import (
 	"time"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/localembed"
 )
 
 // Embedder turns texts into vectors of one embedding space (knowledge.Embedder's method set; an
@@ -54,9 +55,9 @@ type Options struct {
 	// DefaultProvider is used when embedding_config names no provider: local on the local
 	// stack, bedrock on AWS; empty means local. It must be offered.
 	DefaultProvider string
-	// LocalCacheDir is the directory the local model's files are fetched into and loaded from
-	// (localembed.EnsureFiles; the repository uses .cache/models). Empty: local is not offered.
-	LocalCacheDir string
+	// Local loads the local provider's model (local.Loader of shared/embeddings/local, over the
+	// directory its files are cached in). Nil: local is not offered.
+	Local LocalLoader
 	// Bedrock is the bedrock-runtime client (*bedrockruntime.Client). Nil: bedrock is not offered.
 	Bedrock Invoker
 	// OpenAI is the OpenAI-compatible server. An empty BaseURL: openai is not offered.
@@ -69,6 +70,11 @@ type Options struct {
 	// Concurrency bounds the Bedrock calls one Embed has in flight; 0 means DefaultConcurrency.
 	Concurrency int
 }
+
+// LocalLoader loads the in-process model of the local provider. Providers calls it on the first
+// use of local, one call at a time, and keeps the first embedder it returns; a failed load is
+// tried again on the next use.
+type LocalLoader func(ctx context.Context) (Embedder, error)
 
 // OpenAIOptions locates an OpenAI-compatible server.
 type OpenAIOptions struct {
@@ -86,7 +92,7 @@ type OpenAIOptions struct {
 type Providers struct {
 	opts  Options
 	local chan struct{} // a lock that waiters can leave when their context ends
-	model *localembed.Model
+	model Embedder      // the local model, once loaded
 }
 
 // New returns the providers opts offers. It fails when the default provider is not one of them.
@@ -132,7 +138,7 @@ func (p *Providers) Offered() []string {
 func (p *Providers) offers(name string) bool {
 	switch name {
 	case ProviderLocal:
-		return p.opts.LocalCacheDir != ""
+		return p.opts.Local != nil
 	case ProviderBedrock:
 		return p.opts.Bedrock != nil
 	case ProviderOpenAI:
@@ -170,6 +176,10 @@ func (p *Providers) resolve(cfg domain.Embedding) (domain.Embedding, model, []do
 		return cfg, model{}, fieldErr(fProvider, "provider %q is not offered by this service; offered here: %s", cfg.Provider, offered)
 	case prov.name == "":
 		return cfg, model{}, fieldErr(fProvider, "unknown provider %q; offered here: %s", cfg.Provider, offered)
+	case !p.offers(name) && name == ProviderLocal:
+		// A knowledge base made on the local stack, read by a Lambda build (which leaves the
+		// local model out).
+		return cfg, model{}, fieldErr(fProvider, "provider %q (the in-process development model) is not available in this deployment; offered here: %s", name, offered)
 	case !p.offers(name):
 		return cfg, model{}, fieldErr(fProvider, "provider %q is not configured on this deployment; offered here: %s", name, offered)
 	}
@@ -207,8 +217,7 @@ func fieldErr(field, format string, args ...any) []domain.FieldError {
 }
 
 // Embedder returns the embedder of cfg (resolved first: a configuration Resolve rejects is an
-// invalid-request error). For the local provider the first call loads the model, fetching its
-// files into LocalCacheDir if they are missing.
+// invalid-request error). For the local provider the first call loads the model (Options.Local).
 func (p *Providers) Embedder(ctx context.Context, cfg domain.Embedding) (Embedder, error) {
 	eff, m, fields := p.resolve(cfg)
 	if len(fields) > 0 {
@@ -216,11 +225,7 @@ func (p *Providers) Embedder(ctx context.Context, cfg domain.Embedding) (Embedde
 	}
 	switch eff.Provider {
 	case ProviderLocal:
-		lm, err := p.localModel(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return localEmbedder{model: lm}, nil
+		return p.localModel(ctx)
 	case ProviderBedrock:
 		return &bedrockEmbedder{client: p.opts.Bedrock, model: m, dims: eff.Dimensions, opts: &p.opts}, nil
 	default:
@@ -230,7 +235,7 @@ func (p *Providers) Embedder(ctx context.Context, cfg domain.Embedding) (Embedde
 
 // localModel loads the local model once. A failed load is not remembered: the next call tries
 // again (a fetch that ran out of time may succeed later).
-func (p *Providers) localModel(ctx context.Context) (*localembed.Model, error) {
+func (p *Providers) localModel(ctx context.Context) (Embedder, error) {
 	select {
 	case p.local <- struct{}{}:
 	case <-ctx.Done():
@@ -240,36 +245,13 @@ func (p *Providers) localModel(ctx context.Context) (*localembed.Model, error) {
 	if p.model != nil {
 		return p.model, nil
 	}
-	dir, err := localembed.EnsureFiles(ctx, p.opts.LocalCacheDir)
-	if err != nil {
-		return nil, fmt.Errorf("local embedding model: %w", err)
-	}
-	m, err := localembed.Load(dir)
+	m, err := p.opts.Local(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("local embedding model: %w", err)
 	}
 	p.model = m
 	return m, nil
 }
-
-// localEmbedder is the local provider: the model's own tokenizer counts tokens exactly.
-type localEmbedder struct{ model *localembed.Model }
-
-func (e localEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if len(texts) == 0 {
-		return [][]float32{}, nil
-	}
-	v, err := e.model.Embed(ctx, texts)
-	if err != nil {
-		return nil, fmt.Errorf("local embeddings: %w", err)
-	}
-	return v, nil
-}
-
-func (e localEmbedder) Dimensions() int        { return e.model.Dimensions() }
-func (e localEmbedder) MaxTokens() int         { return e.model.MaxTokens() }
-func (e localEmbedder) Tokens(text string) int { return len(e.model.Tokenize(text)) }
-func (e localEmbedder) Name() string           { return "use-lite" }
 
 // errEmpty is the error for an empty text, which the hosted models refuse.
 func errEmpty(i int) error {

@@ -8,13 +8,14 @@ import (
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/embeddings"
+	"github.com/agentorch/agentorch/shared/embeddings/local"
 )
 
 // A command such as `kb embed --provider local` resolves the flags as a knowledge base's
 // embedding_config and embeds with the result.
 func Example() {
 	ctx := context.Background()
-	p, err := embeddings.New(embeddings.Options{DefaultProvider: "local", LocalCacheDir: ".cache/models"})
+	p, err := embeddings.New(embeddings.Options{DefaultProvider: "local", Local: local.Loader(".cache/models")})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return

@@ -17,13 +17,18 @@ import (
 // The package implements the feature's ports in domain terms.
 var _ knowledge.Embedders = (*embeddings.Providers)(nil)
 
+// noModel is a local provider whose model these tests never load.
+func noModel(context.Context) (embeddings.Embedder, error) {
+	return nil, errors.New("the local model is not loaded in these tests")
+}
+
 // allProviders offers every provider; nothing in these tests calls out.
 func allProviders(t *testing.T, def string) *embeddings.Providers {
 	t.Helper()
 	client, _ := newBedrock(t, nil)
 	p, err := embeddings.New(embeddings.Options{
 		DefaultProvider: def,
-		LocalCacheDir:   t.TempDir(),
+		Local:           noModel,
 		Bedrock:         client,
 		OpenAI:          embeddings.OpenAIOptions{BaseURL: "http://127.0.0.1:9/v1"},
 	})
@@ -75,6 +80,7 @@ func TestResolveRejects(t *testing.T) {
 	tests := []struct {
 		name      string
 		noOpenAI  bool
+		noLocal   bool
 		in        domain.Embedding
 		wantField string
 		wantMsg   string // substring
@@ -87,6 +93,8 @@ func TestResolveRejects(t *testing.T) {
 		{name: "telekom_otc", in: domain.Embedding{Provider: "telekom_otc"}, wantField: provider, wantMsg: `provider "telekom_otc" is not offered by this service`},
 		{name: "provider not configured", noOpenAI: true, in: domain.Embedding{Provider: "openai"}, wantField: provider,
 			wantMsg: `provider "openai" is not configured on this deployment; offered here: local, bedrock`},
+		{name: "local left out of the build", noLocal: true, in: domain.Embedding{Provider: "local"}, wantField: provider,
+			wantMsg: `provider "local" (the in-process development model) is not available in this deployment; offered here: bedrock, openai`},
 		{name: "unknown local model", in: domain.Embedding{Provider: "local", Model: "all-minilm"}, wantField: model,
 			wantMsg: `model "all-minilm" is not offered by provider local; offered: use-lite`},
 		{name: "bedrock model of the default provider", in: domain.Embedding{Model: "amazon.titan-embed-text-v2:0"}, wantField: model,
@@ -113,11 +121,17 @@ func TestResolveRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := allProviders(t, "local")
-			if tt.noOpenAI {
+			if tt.noOpenAI || tt.noLocal {
 				client, _ := newBedrock(t, nil)
+				opts := embeddings.Options{Local: noModel, Bedrock: client, OpenAI: embeddings.OpenAIOptions{BaseURL: "http://127.0.0.1:9/v1"}}
+				if tt.noOpenAI {
+					opts.OpenAI = embeddings.OpenAIOptions{}
+				}
+				if tt.noLocal {
+					opts.Local, opts.DefaultProvider = nil, "bedrock"
+				}
 				var err error
-				p, err = embeddings.New(embeddings.Options{LocalCacheDir: t.TempDir(), Bedrock: client})
-				if err != nil {
+				if p, err = embeddings.New(opts); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -141,9 +155,9 @@ func TestResolveRejects(t *testing.T) {
 
 func TestNewRefusesADefaultNotOffered(t *testing.T) {
 	for _, opts := range []embeddings.Options{
-		{DefaultProvider: "bedrock", LocalCacheDir: t.TempDir()}, // no client
-		{DefaultProvider: "local"},                               // no cache directory
-		{DefaultProvider: "mistral", LocalCacheDir: t.TempDir()},
+		{DefaultProvider: "bedrock", Local: noModel}, // no client
+		{DefaultProvider: "local"},                   // no local model
+		{DefaultProvider: "mistral", Local: noModel},
 	} {
 		if _, err := embeddings.New(opts); err == nil {
 			t.Errorf("New(default %q) succeeded", opts.DefaultProvider)

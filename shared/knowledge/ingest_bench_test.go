@@ -13,6 +13,7 @@ import (
 	"github.com/agentorch/agentorch/shared/chunk"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/embeddings"
+	"github.com/agentorch/agentorch/shared/embeddings/local"
 	"github.com/agentorch/agentorch/shared/knowledge"
 	"github.com/agentorch/agentorch/shared/localembed"
 )
@@ -107,7 +108,7 @@ func localProviders(b *testing.B) *embeddings.Providers {
 	if _, err := localembed.EnsureFiles(context.Background(), cache); err != nil {
 		b.Skipf("the local model's files cannot be fetched: %v", err)
 	}
-	providers, err := embeddings.New(embeddings.Options{LocalCacheDir: cache})
+	providers, err := embeddings.New(embeddings.Options{Local: local.Loader(cache)})
 	if err != nil {
 		b.Fatal(err)
 	}

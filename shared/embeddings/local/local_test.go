@@ -1,4 +1,4 @@
-package embeddings_test
+package local_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/embeddings"
+	"github.com/agentorch/agentorch/shared/embeddings/local"
 	"github.com/agentorch/agentorch/shared/localembed"
 )
 
@@ -41,7 +42,7 @@ func dot(a, b []float32) float64 {
 }
 
 func TestLocalEmbedsThroughTheRealModel(t *testing.T) {
-	p, err := embeddings.New(embeddings.Options{LocalCacheDir: modelCache(t)})
+	p, err := embeddings.New(embeddings.Options{Local: local.Loader(modelCache(t))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestLocalLoadFailureIsNotRemembered(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".complete"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := embeddings.New(embeddings.Options{LocalCacheDir: cache})
+	p, err := embeddings.New(embeddings.Options{Local: local.Loader(cache)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func TestLocalLoadFailureIsNotRemembered(t *testing.T) {
 	// A caller whose context has ended gets no model (nor a fetch) from an empty cache.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	fresh, err := embeddings.New(embeddings.Options{LocalCacheDir: t.TempDir()})
+	fresh, err := embeddings.New(embeddings.Options{Local: local.Loader(t.TempDir())})
 	if err != nil {
 		t.Fatal(err)
 	}
