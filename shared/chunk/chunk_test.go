@@ -25,7 +25,7 @@ func TestValidate(t *testing.T) {
 		{"overlap equal to size", func(c *domain.Chunking) { c.ChunkOverlap = 100 }, "chunk_overlap", "less than chunk_size"},
 		{"overlap over size", func(c *domain.Chunking) { c.ChunkOverlap = 101 }, "chunk_overlap", "less than chunk_size"},
 		{"overlap negative", func(c *domain.Chunking) { c.ChunkOverlap = -1 }, "chunk_overlap", "at least 0"},
-		{"split_by unknown", func(c *domain.Chunking) { c.SplitBy = "token" }, "split_by", `"token"`},
+		{"split_by unknown", func(c *domain.Chunking) { c.SplitBy = "sentence" }, "split_by", `"sentence"`},
 		{"split_by empty", func(c *domain.Chunking) { c.SplitBy = "" }, "split_by", `"word"`},
 		{"strategy hierarchical", func(c *domain.Chunking) { c.Strategy = "hierarchical" }, "strategy", `"recursive"`},
 		{"strategy empty", func(c *domain.Chunking) { c.Strategy = "" }, "strategy", `"recursive"`},

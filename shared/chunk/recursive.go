@@ -20,11 +20,15 @@ type run struct {
 	ascii  bool   // then a length in code units is a distance in bytes
 	pieces []span // a stack: each level of the recursion appends its pieces and drops them on return
 	out    []span
+	tok    *tokenRun // split_by "token": the text's words and their costs
 }
 
 func (s *Splitter) run(text string) *run {
 	r := &run{Splitter: s, text: repair(text)}
-	r.ascii = !s.words && isASCII(r.text)
+	r.ascii = !s.words && s.tokens == nil && isASCII(r.text)
+	if s.tokens != nil {
+		r.tok = newTokenRun(r.text, s.tokens)
+	}
 	r.split(0, len(r.text), s.seps)
 	return r
 }
@@ -32,6 +36,8 @@ func (s *Splitter) run(text string) *run {
 // length is the length of text[a:b] in the splitter's unit.
 func (r *run) length(a, b int) int {
 	switch {
+	case r.tok != nil:
+		return r.tok.length(r.text, a, b, r.tokens)
 	case r.words:
 		return countWords(r.text, a, b)
 	case r.ascii:
@@ -130,6 +136,12 @@ func nextAt(text, sep string, from int) int {
 func (r *run) splitUnits(a, b int) {
 	for i := a; i < b; {
 		c := r.text[i]
+		if r.tok != nil {
+			_, size := utf8.DecodeRuneInString(r.text[i:b])
+			r.pieces = append(r.pieces, span{i, i + size, r.length(i, i+size)})
+			i += size
+			continue
+		}
 		if c < utf8.RuneSelf {
 			n := 1
 			if r.words && asciiSpace[c] {
