@@ -119,10 +119,12 @@ func (st *Store) ListFiles(ctx context.Context, company, after string, limit int
 }
 
 // GetFiles reads the files of ids that exist (missing ones are absent from the map): one
-// BatchGetItem per 100 ids, plus retries of unprocessed keys. It does not check companies.
+// eventually consistent BatchGetItem per 100 ids (half a read unit per file; every write of a
+// file is conditional, so a stale read can never be written back), plus retries of unprocessed
+// keys. It does not check companies.
 func (st *Store) GetFiles(ctx context.Context, ids []string) (map[string]*domain.File, error) {
 	out := make(map[string]*domain.File, len(ids))
-	err := st.batchGet(ctx, ids, filePK, fileSK, "", nil, func(it map[string]types.AttributeValue) error {
+	err := st.batchGet(ctx, ids, filePK, fileSK, false, "", nil, func(it map[string]types.AttributeValue) error {
 		var f domain.File
 		if err := decode(it, &f); err != nil {
 			return err
@@ -323,7 +325,7 @@ func (st *Store) KnowledgeBaseOwners(ctx context.Context, ids []string) (map[str
 	out := make(map[string]string, len(ids))
 	prefix, suffix := companyKBs(""), "#KBS"
 	prefix = strings.TrimSuffix(prefix, suffix)
-	err := st.batchGet(ctx, ids, kbPK, kbSK, "#pk, #list", map[string]string{"#pk": attrPK, "#list": attrGSI1PK}, func(it map[string]types.AttributeValue) error {
+	err := st.batchGet(ctx, ids, kbPK, kbSK, true, "#pk, #list", map[string]string{"#pk": attrPK, "#list": attrGSI1PK}, func(it map[string]types.AttributeValue) error {
 		pk, _ := it[attrPK].(*types.AttributeValueMemberS)
 		list, _ := it[attrGSI1PK].(*types.AttributeValueMemberS)
 		if pk != nil && list != nil {

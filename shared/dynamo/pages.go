@@ -62,8 +62,9 @@ func (st *Store) listPage(ctx context.Context, list string, pkOf func(string) st
 
 // batchGet reads the items of ids (pk pkOf(id), sort key sk) that exist and calls each with
 // every one found: one BatchGetItem per 100 ids, plus retries of unprocessed keys with backoff.
-// projection (with its names) limits the attributes read; "" reads whole items.
-func (st *Store) batchGet(ctx context.Context, ids []string, pkOf func(string) string, sk, projection string, names map[string]string, each func(map[string]types.AttributeValue) error) error {
+// projection (with its names) limits the attributes read; "" reads whole items. consistent asks
+// for strongly consistent reads, which cost twice the read units.
+func (st *Store) batchGet(ctx context.Context, ids []string, pkOf func(string) string, sk string, consistent bool, projection string, names map[string]string, each func(map[string]types.AttributeValue) error) error {
 	var keys []map[string]types.AttributeValue
 	seen := map[string]bool{}
 	for _, id := range ids {
@@ -80,7 +81,7 @@ func (st *Store) batchGet(ctx context.Context, ids []string, pkOf func(string) s
 			if attempt > 0 && !backoff.Sleep(ctx, backoff.Delay(50*time.Millisecond, time.Second, attempt-1)) {
 				return domain.Errorf(domain.KindOverloaded, "The table kept throttling; retry")
 			}
-			ka := types.KeysAndAttributes{Keys: pending, ConsistentRead: aws.Bool(true)}
+			ka := types.KeysAndAttributes{Keys: pending, ConsistentRead: aws.Bool(consistent)}
 			if projection != "" {
 				ka.ProjectionExpression, ka.ExpressionAttributeNames = aws.String(projection), names
 			}
