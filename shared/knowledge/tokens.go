@@ -1,20 +1,21 @@
 package knowledge
 
-import (
-	"unicode"
-	"unicode/utf8"
-)
+import "unicode"
 
 // fitTokens splits every chunk the embedder could not read whole (over MaxTokens) into pieces
-// it can, at word boundaries, keeping their order: no part of a chunk goes unembedded.
+// it can, at word boundaries, keeping their order: no part of a chunk goes unembedded. Each
+// chunk is tokenized once to be checked; one over the limit is cut into as few near-equal
+// pieces as fit (no tiny tail), in time linear in its length.
 func fitTokens(emb Embedder, texts []string) []string {
 	limit := emb.MaxTokens()
 	if limit <= 0 {
 		return texts
 	}
+	var f *fitter
 	var out []string
 	for i, t := range texts {
-		if emb.Tokens(t) <= limit {
+		n := emb.Tokens(t)
+		if n <= limit {
 			if out != nil {
 				out = append(out, t)
 			}
@@ -22,8 +23,9 @@ func fitTokens(emb Embedder, texts []string) []string {
 		}
 		if out == nil {
 			out = append(make([]string, 0, len(texts)+4), texts[:i]...)
+			f = &fitter{emb: emb, limit: limit, base: emb.Tokens("x"), cache: map[string]int{}}
 		}
-		out = append(out, splitTokens(emb, t, limit)...)
+		out = f.pieces(t, n, out)
 	}
 	if out == nil {
 		return texts
@@ -31,68 +33,135 @@ func fitTokens(emb Embedder, texts []string) []string {
 	return out
 }
 
-// splitTokens cuts text into pieces of at most limit tokens: as many whole words as fit, and a
-// word that alone is over the limit between characters.
-func splitTokens(emb Embedder, text string, limit int) []string {
-	var out []string
-	start := -1 // start of the piece being grown
-	end := 0    // end of its last word that fits
-	for i := 0; i < len(text); {
-		r, n := utf8.DecodeRuneInString(text[i:])
-		if unicode.IsSpace(r) {
-			i += n
-			continue
+// fitter cuts texts over the limit into pieces within it.
+type fitter struct {
+	emb   Embedder
+	limit int
+	base  int            // Tokens("x")
+	cache map[string]int // cost of a word with the whitespace before it
+}
+
+// pieces appends to out the pieces of text, which has n tokens, more than the limit. Words are
+// costed one by one (each with the whitespace before it: what it adds to a text it follows,
+// Tokens("x"+gap+word) − Tokens("x"), so that a newline the model reads as a token counts), the
+// words are cut into k = ⌈n/limit⌉ groups of near-equal cost, and each group is tokenized to
+// be checked: one still over the limit (the costs are estimates) is cut again, into at least
+// two. A single word over the limit is cut between characters.
+func (f *fitter) pieces(text string, n int, out []string) []string {
+	spans := wordSpans(text)
+	if len(spans) <= 1 {
+		if len(spans) == 1 {
+			text = text[spans[0][0]:spans[0][1]]
 		}
-		j := i // the word text[i:j]
-		for j < len(text) {
-			r, n := utf8.DecodeRuneInString(text[j:])
-			if unicode.IsSpace(r) {
-				break
-			}
-			j += n
-		}
-		switch {
-		case start >= 0 && emb.Tokens(text[start:j]) <= limit:
-			end = j
-		case emb.Tokens(text[i:j]) <= limit:
-			if start >= 0 {
-				out = append(out, text[start:end])
-			}
-			start, end = i, j
-		default: // a word over the limit on its own
-			if start >= 0 {
-				out = append(out, text[start:end])
-			}
-			start = -1
-			out = append(out, splitRunes(emb, text[i:j], limit)...)
-		}
-		i = j
+		return f.runes(text, n, out)
 	}
-	if start >= 0 {
-		out = append(out, text[start:end])
+	costs := make([]int, len(spans))
+	total, prev := 0, spans[0][0]
+	for i, sp := range spans {
+		costs[i] = f.cost(text[prev:sp[1]], i == 0)
+		total += costs[i]
+		prev = sp[1]
+	}
+	k := max(ceilDiv(n, f.limit), ceilDiv(total, f.limit), 2)
+	cuts := balance(costs, total, k)
+	for g := 0; g+1 < len(cuts); g++ {
+		piece := text[spans[cuts[g]][0]:spans[cuts[g+1]-1][1]]
+		if m := f.emb.Tokens(piece); m > f.limit {
+			out = f.pieces(piece, m, out)
+		} else {
+			out = append(out, piece)
+		}
 	}
 	return out
 }
 
-// splitRunes cuts a word into the longest prefixes of at most limit tokens (at least one
-// character each).
-func splitRunes(emb Embedder, word string, limit int) []string {
-	var out []string
-	for word != "" {
-		// Binary search on the prefix length in runes.
-		runes := []rune(word)
-		lo, hi := 1, len(runes)
-		for lo < hi {
-			mid := (lo + hi + 1) / 2
-			if emb.Tokens(string(runes[:mid])) <= limit {
-				lo = mid
-			} else {
-				hi = mid - 1
-			}
+// cost is what a word (with the whitespace before it, unless it is the first) adds in tokens.
+func (f *fitter) cost(unit string, first bool) int {
+	if c, ok := f.cache[unit]; ok {
+		return c
+	}
+	var c int
+	if first {
+		c = f.emb.Tokens(unit)
+	} else {
+		c = max(f.emb.Tokens("x"+unit)-f.base, 0)
+	}
+	f.cache[unit] = c
+	return c
+}
+
+// runes appends the pieces of a word of n tokens cut between characters into ⌈n/limit⌉ (at
+// least two) parts of equal length, each checked and cut again if still over the limit.
+func (f *fitter) runes(word string, n int, out []string) []string {
+	var offs []int // byte offset of each rune
+	for i := range word {
+		offs = append(offs, i)
+	}
+	if len(offs) <= 1 {
+		return append(out, word) // one character over the limit: nothing smaller to embed
+	}
+	k := min(max(ceilDiv(n, f.limit), 2), len(offs))
+	for g := 0; g < k; g++ {
+		a, b := offs[len(offs)*g/k], len(word)
+		if g+1 < k {
+			b = offs[len(offs)*(g+1)/k]
 		}
-		cut := len(string(runes[:lo]))
-		out = append(out, word[:cut])
-		word = word[cut:]
+		piece := word[a:b]
+		if m := f.emb.Tokens(piece); m > f.limit {
+			out = f.runes(piece, m, out)
+		} else {
+			out = append(out, piece)
+		}
 	}
 	return out
+}
+
+// balance cuts costs into k groups of near-equal sum (k at most len(costs)): it returns the
+// group boundaries, from 0 to len(costs), each boundary where the running sum comes nearest to
+// its share of total.
+func balance(costs []int, total, k int) []int {
+	m := len(costs)
+	k = min(k, m)
+	cuts := make([]int, 1, k+1)
+	sum, i := 0, 0 // sum of costs[:i]
+	for j := 1; j < k; j++ {
+		target := float64(total) * float64(j) / float64(k)
+		// Advance while the next boundary is at least as near the target, leaving a unit for
+		// each group still to come.
+		for i < m-(k-j) && (i < cuts[j-1]+1 || abs(float64(sum+costs[i])-target) <= abs(float64(sum)-target)) {
+			sum += costs[i]
+			i++
+		}
+		cuts = append(cuts, i)
+	}
+	return append(cuts, m)
+}
+
+// wordSpans are the byte ranges of text's words (maximal runs of non-space characters).
+func wordSpans(text string) [][2]int {
+	var out [][2]int
+	start := -1
+	for i, r := range text {
+		space := unicode.IsSpace(r)
+		switch {
+		case !space && start < 0:
+			start = i
+		case space && start >= 0:
+			out = append(out, [2]int{start, i})
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, [2]int{start, len(text)})
+	}
+	return out
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
