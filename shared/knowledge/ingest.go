@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentorch/agentorch/shared/chunk"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/extract"
 )
@@ -119,7 +120,7 @@ func (s *Service) startRun(ctx context.Context, j job) error {
 	for _, id := range ids {
 		f, prev := files[id], kb.Sources[id]
 		d := &domain.Datasource{FileID: id, Name: f.Name, Status: domain.IngestPending, UpdatedAt: &now,
-			Residue: prev != nil && (prev.Chunks > 0 || prev.Attempts > 0 || prev.Residue)}
+			Residue: prev != nil && (prev.Chunks > 0 || prev.Attempts > 0 || prev.ProcessedChunks > 0 || prev.Residue)}
 		switch {
 		case f.Status == domain.FileUploading:
 			d.Status, d.Error = domain.IngestFailed, "the file's upload has not completed: complete it and run sync"
@@ -260,13 +261,25 @@ func (s *Service) ingestFile(ctx context.Context, j job) error {
 			return s.failOrRetry(ctx, j, kb, &d, stageErr("indexing failed", err), false)
 		}
 	}
-	if from == 0 && total > s.l.EmbedBatch {
-		d.Phase, d.TotalChunks = phaseEmbedding, total
-		if kb, err = s.writeSource(ctx, kb, &d); err != nil || kb == nil {
-			return err
+	if from == 0 {
+		next, err := s.admit(ctx, kb, &d, total)
+		if next == nil && err == nil {
+			return nil // the run was superseded; nothing indexed yet
+		}
+		if next != nil {
+			kb = next
+		}
+		if err != nil {
+			return s.failOrRetry(ctx, j, kb, &d, err, false)
+		}
+		if total > s.l.EmbedBatch && d.TotalChunks != total {
+			d.Phase, d.TotalChunks = phaseEmbedding, total
+			if kb, err = s.writeSource(ctx, kb, &d); err != nil || kb == nil {
+				return err
+			}
 		}
 	}
-	if err := s.embedAndIndex(ctx, emb, kb, f, texts, from, to); err != nil {
+	if err := s.embedAndIndex(ctx, emb, kb, f, texts, from, to, j.RunID); err != nil && !errors.Is(err, errSuperseded) {
 		return s.failOrRetry(ctx, j, kb, &d, err, true)
 	}
 	// The file may have been deleted (its datasource marked removed, its chunks deleted) or
@@ -287,7 +300,8 @@ func (s *Service) ingestFile(ctx context.Context, j job) error {
 	}
 	d.TotalChunks, d.ProcessedChunks, d.Error = total, to, ""
 	if to < total {
-		d.Phase = phaseEmbedding
+		// The continuation is another job: attempts counts its deliveries, from 1.
+		d.Phase, d.Attempts = phaseEmbedding, 0
 		if _, err := s.writeIndexed(ctx, j, kb, &d); err != nil {
 			return err
 		}
@@ -303,7 +317,8 @@ func (s *Service) ingestFile(ctx context.Context, j job) error {
 	return s.finalize(ctx, next)
 }
 
-// prepare reads, extracts and chunks a file; the chunks fit the embedder's token limit.
+// prepare reads, extracts and chunks a file; the chunks fit the embedder's token limit. A file
+// of more than MaxFileChunks chunks fails.
 func (s *Service) prepare(ctx context.Context, kb *domain.KnowledgeBase, f *domain.File) ([]string, Embedder, error) {
 	if f.Status != domain.FileActive && f.Status != domain.FileArchived {
 		return nil, nil, permanent(fmt.Sprintf("the file is not stored (status %s): complete its upload and run sync", f.Status))
@@ -335,40 +350,134 @@ func (s *Service) prepare(ctx context.Context, kb *domain.KnowledgeBase, f *doma
 	if err != nil {
 		return nil, nil, stageErr("the knowledge base's embedding model is unavailable", err)
 	}
+	if ts, ok := sp.(tokenSplitter); ok {
+		sp = ts.WithTokens(emb.Tokens) // split_by "token" counts the model's own tokens
+	}
 	texts := fitTokens(emb, sp.Split(res.Text))
 	if len(texts) == 0 {
 		return nil, nil, permanent("no text was left to index after chunking")
 	}
+	if len(texts) > s.l.MaxFileChunks {
+		return nil, nil, permanent(fmt.Sprintf("the file makes %s chunks, more than the %s one file may make: "+
+			"give the knowledge base a larger chunking_strategy.chunk_size, or split the file", thousands(len(texts)), thousands(s.l.MaxFileChunks)))
+	}
 	return texts, emb, nil
 }
 
-// putGroup is how many chunks go to the index per Put (one _bulk request of the adapter); the
-// next chunks are embedded while a group is indexed.
+// tokenSplitter is a splitter that can count the embedding model's tokens (shared/chunk's
+// split_by "token").
+type tokenSplitter interface {
+	WithTokens(count func(string) int) *chunk.Splitter
+}
+
+// admit checks, when a file's chunk count is known (its first job), that the run's files stay
+// within MaxKBChunks together. Every other datasource counts what it may still add: its chunks
+// when done or counted, MaxFileChunks while its count is unknown. If even that bound fits, the
+// file goes on with no write; otherwise its count is recorded first, and the record after that
+// write decides: the files whose counts were recorded before it, and it, must fit (a file whose
+// count is unknown then either was admitted on a bound that covered this one, or will see this
+// count when it is checked). It returns the record after any write, nil when the run is no
+// longer current, or a permanent error for a file that does not fit.
+func (s *Service) admit(ctx context.Context, kb *domain.KnowledgeBase, d *domain.Datasource, total int) (*domain.KnowledgeBase, error) {
+	bound := total
+	for id, o := range kb.Sources {
+		if id != d.FileID {
+			bound += chunksOf(o, s.l.MaxFileChunks)
+		}
+	}
+	if bound <= s.l.MaxKBChunks {
+		return kb, nil
+	}
+	d.Phase, d.TotalChunks = phaseEmbedding, total
+	next, err := s.writeSource(ctx, kb, d)
+	if err != nil || next == nil {
+		return nil, err
+	}
+	sum := total
+	for id, o := range next.Sources {
+		if id != d.FileID {
+			sum += chunksOf(o, 0)
+		}
+	}
+	if sum > s.l.MaxKBChunks {
+		return next, permanent(fmt.Sprintf("the file makes %s chunks, which would take the knowledge base past the %s chunks "+
+			"its files may make together: remove files from it, or give it a larger chunking_strategy.chunk_size", thousands(total), thousands(s.l.MaxKBChunks)))
+	}
+	return next, nil
+}
+
+// chunksOf is what a datasource adds to its run's chunks: its chunks when ingested or unchanged,
+// its count when running and counted, unknown (pending, or running before its count is known)
+// otherwise; nothing when failed or removed.
+func chunksOf(d *domain.Datasource, unknown int) int {
+	switch {
+	case d.Status == domain.IngestIngested || d.Status == domain.IngestUnchanged:
+		return d.Chunks
+	case d.Status == domain.IngestRunning && d.TotalChunks > 0:
+		return d.TotalChunks
+	case isOpen(d):
+		return unknown
+	}
+	return 0
+}
+
+// putGroup is the most chunks one Put sends (one _bulk request of the adapter).
 const putGroup = 500
 
-// embedAndIndex embeds chunks [from, to) in batches of EmbedBatch and indexes them in groups of
-// putGroup, the indexing of a group overlapping the embedding of the next.
-func (s *Service) embedAndIndex(ctx context.Context, emb Embedder, kb *domain.KnowledgeBase, f *domain.File, texts []string, from, to int) error {
+// errSuperseded stops a job's embedding when its run was superseded or its file left the
+// knowledge base meanwhile; the job then settles as after its last batch.
+var errSuperseded = errors.New("superseded")
+
+// embedAndIndex embeds chunks [from, to) in batches of EmbedBatch and indexes them as a
+// pipeline: an indexer puts the chunks embedded so far (as many as are ready, up to putGroup a
+// Put) while the next batch is embedded. While each batch after the first is embedded, the
+// knowledge base is read again: a job whose knowledge base was deleted or synced, or whose file
+// left it, stops after that batch (errSuperseded) instead of embedding the rest of its range.
+// Neither the Puts nor the reads hold up the embedder.
+func (s *Service) embedAndIndex(ctx context.Context, emb Embedder, kb *domain.KnowledgeBase, f *domain.File, texts []string, from, to int, runID string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	groups := make(chan []domain.Chunk, 1)
-	putErr := make(chan error, 1)
+	batches := make(chan []domain.Chunk, (to-from)/s.l.EmbedBatch+1) // never blocks the embedder
+	var putErr error
+	done := make(chan struct{})
 	go func() {
-		var err error
-		for g := range groups {
-			if err == nil {
-				if err = s.d.Index.Put(ctx, kb.Index, g); err != nil {
-					cancel()
+		defer close(done)
+		for b := range batches {
+			group := b
+		more:
+			for len(group) < putGroup {
+				select {
+				case next, ok := <-batches:
+					if !ok {
+						break more
+					}
+					group = append(group, next...)
+				default:
+					break more
 				}
 			}
+			if putErr != nil {
+				continue
+			}
+			if putErr = s.d.Index.Put(ctx, kb.Index, group); putErr != nil {
+				cancel()
+			}
 		}
-		putErr <- err
 	}()
 	var embedErr error
-	group := make([]domain.Chunk, 0, min(putGroup, to-from))
+	superseded := false
 	for i := from; i < to; i += s.l.EmbedBatch {
 		end := min(i+s.l.EmbedBatch, to)
+		var stale chan bool
+		if i > from {
+			stale = make(chan bool, 1)
+			go func() { stale <- s.stale(ctx, kb.ID, runID, f.ID) }()
+		}
 		vecs, err := emb.Embed(ctx, texts[i:end])
+		if stale != nil && <-stale {
+			superseded = true
+			break
+		}
 		if err == nil && len(vecs) != end-i {
 			err = fmt.Errorf("the embedder returned %d vectors for %d texts", len(vecs), end-i)
 		}
@@ -376,21 +485,38 @@ func (s *Service) embedAndIndex(ctx context.Context, emb Embedder, kb *domain.Kn
 			embedErr = stageErr("embedding failed", err)
 			break
 		}
+		batch := make([]domain.Chunk, 0, end-i)
 		for k := i; k < end; k++ {
-			group = append(group, domain.Chunk{KBID: kb.ID, Company: kb.Company, FileID: f.ID, FileName: f.Name,
+			batch = append(batch, domain.Chunk{KBID: kb.ID, Company: kb.Company, FileID: f.ID, FileName: f.Name,
 				ChunkIndex: k, Text: texts[k], Tags: f.Tags, ContentHash: f.ContentHash, Vector: vecs[k-i]})
 		}
-		if len(group) >= putGroup {
-			groups <- group
-			group = make([]domain.Chunk, 0, min(putGroup, to-end))
+		batches <- batch
+		if ctx.Err() != nil {
+			break
 		}
 	}
-	if embedErr == nil && len(group) > 0 {
-		groups <- group
-	}
-	close(groups)
-	if err := <-putErr; err != nil {
-		return stageErr("indexing failed", err)
+	close(batches)
+	<-done
+	switch {
+	case superseded:
+		return errSuperseded
+	case putErr != nil:
+		return stageErr("indexing failed", putErr)
 	}
 	return embedErr
+}
+
+// stale reports whether a job's work has become useless: its knowledge base is gone or in
+// another run, or its file left the run. A failed read is not taken as stale (the job's own
+// checks after its batches decide then).
+func (s *Service) stale(ctx context.Context, kbID, runID, fileID string) bool {
+	cur, err := s.d.Store.GetKB(ctx, kbID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	d := cur.Sources[fileID]
+	return cur.RunID != runID || d == nil || d.Status == domain.IngestRemoved
 }

@@ -159,13 +159,13 @@ func TestIngestEmptyKB(t *testing.T) {
 func TestIngestLargeFile(t *testing.T) {
 	k := newKBService(t, func(_ *knowledge.Deps, l *knowledge.Limits) { l.ChunksPerJob, l.EmbedBatch = 4, 2 })
 	var b strings.Builder
-	for i := range 100 {
+	for i := range 150 {
 		fmt.Fprintf(&b, "word%d ", i)
 	}
 	big := k.addFile(t, alice, "big.txt", b.String())
 	small := k.addFile(t, alice, "small.txt", "Short note about returns.")
 	kb := k.createKB(t, alice, "KB", map[string]any{"selected_datasources": idList(big, small),
-		"chunking_strategy": map[string]any{"chunk_size": 10, "chunk_overlap": 0}})
+		"chunking_strategy": map[string]any{"chunk_size": 15, "chunk_overlap": 0}})
 	k.step(t) // start
 	k.step(t) // first job of each file
 	got := k.get(t, alice, kb.ID)

@@ -18,9 +18,27 @@ var kbFields = []string{"name", "description", "processing_engine", "selected_co
 	"selected_datasources", "chunking_strategy", "embedding_config", "save_as_collection", "new_collection_name",
 	"new_collection_description", "llm_config"}
 
+// Bounds of a knowledge base's body that keep one request from making work (or an error body)
+// out of proportion to it.
+const (
+	// MaxSelectedDatasources bounds selected_datasources (a knowledge base holds at most 1,000
+	// files by default, Limits.MaxDatasources).
+	MaxSelectedDatasources = 1000
+	// MaxFieldErrors is how many field errors a 400 lists; one more entry says how many more
+	// were found.
+	MaxFieldErrors = 20
+)
+
+// MinChunkSize is the smallest chunk_size of each split_by: about a sentence (a hundred
+// characters of English) in every unit, so that a chunk means something on its own and a file
+// makes at most about one chunk per sentence. A chunk_overlap is at most half the chunk_size, so
+// that overlapping chunks at most double the text embedded.
+var MinChunkSize = map[string]int{chunk.SplitChar: 100, chunk.SplitWord: 15, chunk.SplitToken: 25}
+
 // kbInput is a knowledge base's body as parsed, with the field errors found on the way.
 type kbInput struct {
 	errs                      []domain.FieldError
+	more                      int // field errors past MaxFieldErrors, counted in the last entry
 	name, description         string
 	collField                 string // how the body named the collections (selected_collections or collection_ids)
 	collections, files        []string
@@ -32,8 +50,26 @@ type kbInput struct {
 	separators        []string
 }
 
+// add records a field error. Past MaxFieldErrors only their number is kept, in one last entry
+// naming the first left out (10,000 unknown ids make a 400 of 21 entries, not of a megabyte).
 func (in *kbInput) add(field, format string, args ...any) {
-	in.errs = append(in.errs, domain.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	if len(in.errs) < MaxFieldErrors {
+		in.errs = append(in.errs, domain.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+		return
+	}
+	in.more++
+	msg := fmt.Sprintf("and %d more errors, not listed (a response lists the first %d)", in.more, MaxFieldErrors)
+	if in.more == 1 {
+		top, _, _ := strings.Cut(field, ".")
+		in.errs = append(in.errs, domain.FieldError{Field: top, Message: msg})
+		return
+	}
+	for i := len(in.errs) - 1; i >= 0; i-- {
+		if strings.HasPrefix(in.errs[i].Message, "and ") && strings.Contains(in.errs[i].Message, " more errors, not listed") {
+			in.errs[i].Message = msg
+			return
+		}
+	}
 }
 
 // parseKB reads a knowledge base's body, checking types and shapes (no I/O).
@@ -65,7 +101,7 @@ func parseKB(body map[string]any) *kbInput {
 		in.collField = "collection_ids"
 	}
 	in.collections = in.ids(body[in.collField], in.collField, MaxKBCollections)
-	in.files = in.ids(body["selected_datasources"], "selected_datasources", -1)
+	in.files = in.ids(body["selected_datasources"], "selected_datasources", MaxSelectedDatasources)
 	if len(in.collections) == 0 && len(in.files) == 0 && !in.has(in.collField) && !in.has("selected_datasources") {
 		in.add(in.collField, "give at least one collection id in selected_collections or one file id in selected_datasources")
 	}
@@ -132,7 +168,7 @@ func (in *kbInput) ids(v any, field string, max int) []string {
 		return nil
 	}
 	if max >= 0 && len(list) > max {
-		in.add(field, "must list at most %d ids", max)
+		in.add(field, "must list at most %d ids (got %d)", max, len(list))
 		return nil
 	}
 	var out []string
@@ -245,18 +281,21 @@ func (in *kbInput) integer(m map[string]any, key, field string) (int, bool) {
 
 // chunking is the chunking_strategy: the body's fields over the default for an embedder that
 // reads maxTokens tokens (0: unknown). An overlap left out is the default's, or a tenth of a
-// smaller chunk_size, so that setting chunk_size alone never makes the overlap too large.
+// chunk_size it would be more than half of, so that setting chunk_size alone never makes the
+// overlap too large. A split_by given alone takes the default size of its unit. The bounds the
+// splitter does not know (MinChunkSize, an overlap at most half the size) are checked here.
 func (in *kbInput) chunking(maxTokens int) domain.Chunking {
 	c := defaultChunking(maxTokens)
 	if in.strategy != nil {
 		c.Strategy = *in.strategy
 	}
-	if in.splitBy != nil {
+	if in.splitBy != nil && *in.splitBy != c.SplitBy {
 		c.SplitBy = *in.splitBy
+		c.ChunkSize, c.ChunkOverlap = unitDefault(c.SplitBy, maxTokens)
 	}
 	if in.size != nil {
 		c.ChunkSize = *in.size
-		if in.overlap == nil && c.ChunkOverlap >= c.ChunkSize {
+		if in.overlap == nil && c.ChunkOverlap > c.ChunkSize/2 {
 			c.ChunkOverlap = max(c.ChunkSize/10, 0)
 		}
 	}
@@ -266,25 +305,46 @@ func (in *kbInput) chunking(maxTokens int) domain.Chunking {
 	if in.separators != nil {
 		c.RecursiveSeparators = in.separators
 	}
+	if !in.chunkingBad {
+		if least, ok := MinChunkSize[c.SplitBy]; ok && c.ChunkSize > 0 && c.ChunkSize < least {
+			in.add("chunking_strategy.chunk_size", "must be at least %d when split_by is %q (got %d)", least, c.SplitBy, c.ChunkSize)
+		} else if c.ChunkOverlap > c.ChunkSize/2 && c.ChunkOverlap < c.ChunkSize {
+			in.add("chunking_strategy.chunk_overlap", "must be at most half of chunk_size (%d; got %d)", c.ChunkSize/2, c.ChunkOverlap)
+		}
+	}
 	return c
+}
+
+// unitDefault is the default size and overlap in unit for an embedder that reads maxTokens
+// tokens, taken when a body sets split_by alone: the default's where it counts in that unit;
+// Atthene's 500 (50 overlapping) characters or words, or 60 (10) words for a small model; the
+// size of chunk.DefaultTokens in tokens.
+func unitDefault(unit string, maxTokens int) (size, overlap int) {
+	small := maxTokens > 0 && maxTokens < 1024
+	switch {
+	case unit == chunk.SplitToken:
+		c := chunk.DefaultTokens(maxTokens)
+		return c.ChunkSize, c.ChunkOverlap
+	case unit == chunk.SplitWord && small:
+		c := chunk.DefaultLocal()
+		return c.ChunkSize, c.ChunkOverlap
+	}
+	c := chunk.Default()
+	return c.ChunkSize, c.ChunkOverlap
 }
 
 // defaultChunking is the chunking_strategy for an embedder that reads maxTokens tokens:
 // Atthene's (500 words, 50 overlap) where that fits (1,024 tokens or more: a word is about 1.3
-// to 1.6 tokens), chunk.DefaultLocal (60 words, 10 overlap: fits 128 tokens) for small models,
-// and in between a size in proportion (60 words per 128 tokens, a tenth of it overlapping).
-// Whatever the default, a chunk over the model's limit is split further before embedding.
+// to 1.6 tokens), and for smaller models chunks measured in the model's own tokens
+// (chunk.DefaultTokens: 120 of the local model's 128), which need a second split only where the
+// tokenizer counts a word differently alone and in context. Counted in words, text with many
+// line breaks (a man page: every newline is a token of the local model) passed 128 tokens in
+// most chunks. Whatever the default, a chunk over the model's limit is split before embedding.
 func defaultChunking(maxTokens int) domain.Chunking {
-	switch {
-	case maxTokens <= 0 || maxTokens >= 1024:
+	if maxTokens <= 0 || maxTokens >= 1024 {
 		return chunk.Default()
-	case maxTokens <= 128:
-		return chunk.DefaultLocal()
 	}
-	c := chunk.Default()
-	c.ChunkSize = maxTokens * 60 / 128 / 10 * 10
-	c.ChunkOverlap = c.ChunkSize / 10
-	return c
+	return chunk.DefaultTokens(maxTokens)
 }
 
 // describe names a JSON value for a message: strings quoted (clipped), other values by type.

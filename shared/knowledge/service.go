@@ -57,6 +57,12 @@ type Limits struct {
 	ChunksPerJob int
 	// EmbedBatch is how many chunks go to the embedder per call (default 64).
 	EmbedBatch int
+	// MaxFileChunks is the most chunks one file may make (default 10,000); a file over it is a
+	// failed datasource saying so.
+	MaxFileChunks int
+	// MaxKBChunks is the most chunks the files of one knowledge base may make together (default
+	// 200,000); a file that would take its run past it is a failed datasource saying so.
+	MaxKBChunks int
 	// StatusWindow is how recently a status change makes check_status report status_updated
 	// (default 60 s).
 	StatusWindow time.Duration
@@ -80,6 +86,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.EmbedBatch <= 0 {
 		l.EmbedBatch = 64
+	}
+	if l.MaxFileChunks <= 0 {
+		l.MaxFileChunks = 10000
+	}
+	if l.MaxKBChunks <= 0 {
+		l.MaxKBChunks = 200000
 	}
 	if l.StatusWindow <= 0 {
 		l.StatusWindow = time.Minute
