@@ -138,7 +138,8 @@ func zlibOf(t testing.TB, r io.Reader) string {
 type bomb struct {
 	name string // file name given to Text
 	data []byte
-	want string // the message Text must fail with
+	want string // the message Text must fail with; "" when the file may be read
+	lim  Limits
 }
 
 func bombs(t testing.TB) []bomb {
@@ -146,16 +147,53 @@ func bombs(t testing.TB) []bomb {
 	run := func(body string, n int, tail string) io.Reader {
 		return io.MultiReader(repeatReader(body, n), strings.NewReader(tail))
 	}
-	pdfStream := func(content string) []byte {
+	// flatePDF is a one-page PDF whose content stream is the given one, deflated.
+	flatePDF := func(content io.Reader, encrypt bool) []byte {
 		b := &pdfBuilder{}
-		return buildPDF(b, "", content)
+		if encrypt {
+			b.encrypt("", "owner") // the raw scan cannot inflate it; the walker's check must
+		}
+		catalog, pages, font := b.add(""), b.add(""), b.add(helvetica)
+		c := b.addStream("<< /Filter /FlateDecode >>", zlibOf(t, content))
+		page := b.add(fmt.Sprintf("<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Contents %d 0 R /Resources << /Font << /F1 %d 0 R >> >> >>", pages, c, font))
+		b.set(catalog, fmt.Sprintf("<< /Type /Catalog /Pages %d 0 R >>", pages))
+		b.set(pages, fmt.Sprintf("<< /Type /Pages /Kids [%d 0 R] /Count 1 >>", page))
+		return b.bytes(catalog)
 	}
-	_ = pdfStream
+	deepJSON := func(depth, key int) []byte {
+		k := `"` + strings.Repeat("k", key) + `":`
+		return []byte(strings.Repeat("{"+k, depth) + "1" + strings.Repeat("}", depth))
+	}
+	csvRow := []byte("a" + strings.Repeat(",1", 2<<20-1))
 	return []bomb{
 		{"one-run.docx", zipStream(t, docxParts(strings.NewReader("<w:p><w:r><w:t>"), run("a", 300*mb, "</w:t></w:r></w:p>"))...),
-			"more than 32.0 MiB of text"},
+			"more than 32.0 MiB of text", Limits{}},
 		{"many-runs.docx", zipStream(t, docxParts(run("<w:p><w:r><w:t>"+strings.Repeat("ab ", 1<<18)+"</w:t></w:r></w:p>", 400, ""))...),
-			"more than 32.0 MiB of text"},
+			"more than 32.0 MiB of text", Limits{}},
+		// Parts of markup without text: the unpack limit, 16 times the text limit, stops them (a
+		// smaller text limit keeps the test short: encoding/xml reads <w:p/> at a few MB/s).
+		{"markup-parts.docx", zipStream(t, append(docxParts(strings.NewReader("<w:p><w:r><w:t>hi</w:t></w:r></w:p>"), run("<w:p/>", 3*mb, "")),
+			zipEntry{"word/footnotes.xml", run("<w:p/>", 3*mb, "")}, zipEntry{"word/endnotes.xml", run("<w:p/>", 3*mb, "")},
+			zipEntry{"word/media/a.xml", run("<w:p/>", 100*mb, "")})...),
+			"unpacks to more than 32.0 MiB of XML", Limits{MaxBytes: 512 << 20, MaxText: 2 << 20}},
+		{"attribute.docx", zipStream(t, docxParts(strings.NewReader(`<w:p><w:r w:x="`), run("a", 200*mb, `"><w:t>hi</w:t></w:r></w:p>`))...),
+			"holds an XML tag or comment longer than 2.0 MiB", Limits{}},
+		{"attributes.docx", zipStream(t, docxParts(strings.NewReader(`<w:p><w:r `), run(`a="" `, 10*mb, `><w:t>hi</w:t></w:r></w:p>`))...),
+			"holds an XML tag or comment longer than 2.0 MiB", Limits{}},
+		{"string.pdf", flatePDF(io.MultiReader(strings.NewReader("BT /F1 12 Tf 72 720 Td ("), run("a", 300*mb, ") Tj ET")), false),
+			"a stream at byte 270 expands to more than 64.0 MiB", Limits{}},
+		{"string-encrypted.pdf", flatePDF(io.MultiReader(strings.NewReader("BT /F1 12 Tf 72 720 Td ("), run("a", 300*mb, ") Tj ET")), true),
+			"the content of page 1 holds more than 4.0 MiB of strings before one operator", Limits{}},
+		{"string-small.pdf", flatePDF(io.MultiReader(strings.NewReader("BT /F1 12 Tf 72 720 Td ("), run("a", 40*mb, ") Tj ET")), false),
+			"the content of page 1 holds more than 4.0 MiB of strings before one operator", Limits{}},
+		{"operands.pdf", flatePDF(io.MultiReader(strings.NewReader("BT /F1 12 Tf 72 720 Td "), run("0 ", 20*mb, "(x) Tj ET")), false),
+			"the content of page 1 holds more than 131072 operands before one operator", Limits{}},
+		{"nested.json", []byte(strings.Repeat("[", 300) + strings.Repeat("]", 300)), "nested more than 256 levels", Limits{}},
+		{"paths.json", deepJSON(250, 16<<10), "", Limits{}},
+		{"row.csv", csvRow, "the CSV file has a row of more than 65536 columns", Limits{}},
+		{"nested.html", []byte(strings.Repeat("<div>", 1000)), "nested too deeply", Limits{}},
+		{"elements.html", []byte(strings.Repeat("<p>", 1300<<10)), "the HTML file has more than 524288 elements and text runs", Limits{}},
+		{"attrs.html", []byte("<p " + strings.Repeat("a ", 2<<20-8) + ">hello"), "", Limits{}},
 	}
 }
 
@@ -166,10 +204,23 @@ func TestBombsStayBounded(t *testing.T) {
 			peak := peakHeap(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				defer cancel()
-				_, err = Text(ctx, b.name, b.data, Limits{MaxBytes: 512 << 20})
+				lim := b.lim
+				if lim.MaxBytes == 0 {
+					lim.MaxBytes = 512 << 20 // ingestion's limit
+				}
+				_, err = Text(ctx, b.name, b.data, lim)
 			})
 			t.Logf("%s: %d KiB input, peak heap %.1f MB, error %v", b.name, len(b.data)>>10, float64(peak)/1e6, err)
-			assertInvalid(t, err, b.want)
+			if len(b.data) > 4<<20 {
+				t.Errorf("input is %d bytes; the bound holds for inputs of at most 4 MiB", len(b.data))
+			}
+			if b.want == "" {
+				if err != nil {
+					t.Errorf("error = %v, want none", err)
+				}
+			} else {
+				assertInvalid(t, err, b.want)
+			}
 			if peak > maxPeakHeap {
 				t.Errorf("peak heap %.1f MB, want at most %d MB", float64(peak)/1e6, maxPeakHeap>>20)
 			}
@@ -189,4 +240,42 @@ func TestNearLimitPeak(t *testing.T) {
 		err, n = e, len(res.Text)
 	})
 	t.Logf("near-limit docx: %d KiB in, %d MiB text, peak %.1f MB, err %v", len(data)>>10, n/mb, float64(peak)/1e6, err)
+}
+
+// BenchmarkPeakHeap reports the peak heap one extraction adds (peak-MB) for each bomb and for a
+// normal DOCX and PDF of about 4 MiB.
+func BenchmarkPeakHeap(b *testing.B) {
+	var body strings.Builder
+	for i := 0; body.Len() < 4<<20; i++ {
+		fmt.Fprintf(&body, `<w:p><w:r><w:t xml:space="preserve">Paragraph %d says something about the MIME database, </w:t></w:r><w:r><w:rPr><w:b/></w:rPr><w:t>in bold</w:t></w:r></w:p>`, i)
+	}
+	var pages []string
+	for size := 0; size < 4<<20; {
+		c := "BT /F1 10 Tf 72 760 Td " + strings.Repeat("(A line of ordinary words on a normal page of text) Tj 0 -12 Td ", 60) + "ET"
+		pages = append(pages, c)
+		size += len(c) + 200
+	}
+	cases := append(bombs(b),
+		bomb{name: "normal.docx", data: docx(b, body.String())},
+		bomb{name: "normal.pdf", data: buildPDF(&pdfBuilder{}, "", pages...)})
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			var peak uint64
+			for b.Loop() {
+				p := peakHeap(func() {
+					lim := c.lim
+					if lim.MaxBytes == 0 {
+						lim.MaxBytes = 512 << 20
+					}
+					_, err := Text(context.Background(), c.name, c.data, lim)
+					if (err == nil) != (c.want == "") {
+						b.Fatalf("error = %v, want %q", err, c.want)
+					}
+				})
+				peak = max(peak, p)
+			}
+			b.ReportMetric(float64(peak)/1e6, "peak-MB")
+			b.ReportMetric(float64(len(c.data))/1e6, "input-MB")
+		})
+	}
 }

@@ -33,6 +33,9 @@ func csvText(ctx context.Context, in input) (output, error) {
 	}
 	r.LazyQuotes = true
 	r.FieldsPerRecord = -1
+	if widestRow(s, r.Comma) > maxCSVFields {
+		return output{}, invalidf("the CSV file has a row of more than %d columns, the most one extraction reads", maxCSVFields)
+	}
 
 	var (
 		b      textBuf
@@ -63,15 +66,7 @@ func csvText(ctx context.Context, in input) (output, error) {
 			header = rec
 			continue
 		}
-		line := csvLine(header, rec)
-		if line == "" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(line)
-		if b.Len() > in.lim.MaxText {
+		if !writeCSVLine(&b, header, rec, in.lim.MaxText) || b.Len() > in.lim.MaxText {
 			return output{}, invalidf("the file holds more than %s of text, the limit", formatSize(in.lim.MaxText))
 		}
 	}
@@ -82,23 +77,39 @@ func csvText(ctx context.Context, in input) (output, error) {
 	return output{text: b.String(), charset: cs}, nil
 }
 
-// csvLine renders one row; cells beyond the header are labelled "column N".
-func csvLine(header, rec []string) string {
-	var parts []string
+// writeCSVLine writes one row on a line of its own, cells joined by "; "; cells beyond the header
+// are labelled "column N". It writes into b directly (a row of two million cells made a copy per
+// cell and then one of the whole line) and stops, reporting false, once b holds more than limit.
+func writeCSVLine(b *textBuf, header, rec []string, limit int) bool {
+	first := true
 	for i, v := range rec {
 		if v == "" {
 			continue
 		}
+		if first {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			first = false
+		} else {
+			b.WriteString("; ")
+		}
 		switch {
 		case header == nil:
-			parts = append(parts, v)
 		case i < len(header):
-			parts = append(parts, header[i]+": "+v)
+			b.WriteString(header[i])
+			b.WriteString(": ")
 		default:
-			parts = append(parts, "column "+strconv.Itoa(i+1)+": "+v)
+			b.WriteString("column ")
+			b.WriteString(strconv.Itoa(i + 1))
+			b.WriteString(": ")
+		}
+		b.WriteString(v)
+		if b.Len() > limit {
+			return false
 		}
 	}
-	return strings.Join(parts, "; ")
+	return true
 }
 
 // isHeader reports whether a first row reads as column names.
@@ -119,6 +130,26 @@ func isHeader(rec []string) bool {
 func isNumber(s string) bool {
 	_, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	return err == nil
+}
+
+// maxCSVFields bounds the cells of one row: encoding/csv keeps about 60 bytes per cell of a row
+// while reading it, so one row of two million cells (4 MiB) took the heap past 240 MB.
+const maxCSVFields = 1 << 16
+
+// widestRow counts the cells of the widest row, reading quotes as sniffDelimiter does.
+func widestRow(s string, comma rune) int {
+	widest, n, quoted := 0, 1, false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted = !quoted
+		case r == comma && !quoted:
+			n++
+		case r == '\n' && !quoted:
+			widest, n = max(widest, n), 1
+		}
+	}
+	return max(widest, n)
 }
 
 // sniffDelimiter picks the delimiter that occurs most often outside quotes in the first line.

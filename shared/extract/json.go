@@ -66,6 +66,9 @@ type flattener struct {
 	b      textBuf
 	limit  int
 	leaves int
+	// path is the path of the value being read, grown and cut back level by level: a string per
+	// level would hold the path once per level (250 levels of 16 KiB keys are 500 MB).
+	path []byte
 }
 
 // top flattens one document; a top-level array is a list of records.
@@ -77,7 +80,8 @@ func (f *flattener) top(dec *json.Decoder) error {
 	if d, ok := tok.(json.Delim); ok && d == '[' {
 		for dec.More() {
 			f.record()
-			if err := f.value(dec, "", 1); err != nil {
+			f.path = f.path[:0]
+			if err := f.value(dec, 1); err != nil {
 				return err
 			}
 		}
@@ -85,7 +89,8 @@ func (f *flattener) top(dec *json.Decoder) error {
 		return jsonErr(err)
 	}
 	f.record()
-	return f.token(dec, tok, "", 0)
+	f.path = f.path[:0]
+	return f.token(dec, tok, 0)
 }
 
 // record starts a new record with a blank line.
@@ -95,31 +100,37 @@ func (f *flattener) record() {
 	}
 }
 
-func (f *flattener) value(dec *json.Decoder, path string, depth int) error {
+func (f *flattener) value(dec *json.Decoder, depth int) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return jsonErr(err)
 	}
-	return f.token(dec, tok, path, depth)
+	return f.token(dec, tok, depth)
 }
 
-func (f *flattener) token(dec *json.Decoder, tok json.Token, path string, depth int) error {
+func (f *flattener) token(dec *json.Decoder, tok json.Token, depth int) error {
 	if depth > maxJSONDepth {
 		return invalidf("the JSON file is nested more than %d levels deep", maxJSONDepth)
 	}
 	switch t := tok.(type) {
 	case json.Delim:
-		n := 0
+		n, mark := 0, len(f.path)
 		for ; dec.More(); n++ {
-			sub := path + "[" + strconv.Itoa(n) + "]"
 			if t == '{' {
 				key, err := dec.Token()
 				if err != nil {
 					return jsonErr(err)
 				}
-				sub = joinPath(path, fmt.Sprint(key))
+				if mark > 0 {
+					f.path = append(f.path, '.')
+				}
+				f.path = fmt.Append(f.path, key)
+			} else {
+				f.path = append(strconv.AppendInt(append(f.path, '['), int64(n), 10), ']')
 			}
-			if err := f.value(dec, sub, depth+1); err != nil {
+			err := f.value(dec, depth+1)
+			f.path = f.path[:mark]
+			if err != nil {
 				return err
 			}
 		}
@@ -131,22 +142,22 @@ func (f *flattener) token(dec *json.Decoder, tok json.Token, path string, depth 
 			if t == '{' {
 				empty = "{}"
 			}
-			return f.leaf(path, empty)
+			return f.leaf(empty)
 		}
 		return nil
 	case string:
-		return f.leaf(path, strings.Join(strings.Fields(t), " "))
+		return f.leaf(strings.Join(strings.Fields(t), " "))
 	case json.Number:
-		return f.leaf(path, t.String())
+		return f.leaf(t.String())
 	case bool:
-		return f.leaf(path, strconv.FormatBool(t))
+		return f.leaf(strconv.FormatBool(t))
 	case nil:
-		return f.leaf(path, "null")
+		return f.leaf("null")
 	}
 	return invalidf("the JSON file could not be read")
 }
 
-func (f *flattener) leaf(path, v string) error {
+func (f *flattener) leaf(v string) error {
 	f.leaves++
 	if f.leaves%4096 == 0 && f.ctx.Err() != nil {
 		return contextError(f.ctx, "")
@@ -154,8 +165,8 @@ func (f *flattener) leaf(path, v string) error {
 	if f.b.Len() > 0 && !f.b.HasSuffix("\n\n") {
 		f.b.WriteByte('\n')
 	}
-	if path != "" {
-		f.b.WriteString(path)
+	if len(f.path) > 0 {
+		f.b.Write(f.path)
 		f.b.WriteString(": ")
 	}
 	f.b.WriteString(v)
@@ -163,13 +174,6 @@ func (f *flattener) leaf(path, v string) error {
 		return invalidf("the file holds more than %s of text, the limit", formatSize(f.limit))
 	}
 	return nil
-}
-
-func joinPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
 }
 
 // jsonErr turns a decoder error on already validated input into a client error; it should not

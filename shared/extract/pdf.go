@@ -47,6 +47,10 @@ func pdfText(ctx context.Context, in input) (output, error) {
 				send(message{err: pdfDamaged(fmt.Errorf("panic: %v", r))})
 			}
 		}()
+		if err := checkPDFStreams(in.data, in.lim); err != nil {
+			send(message{err: invalidf("%s", err.Error())})
+			return
+		}
 		doc, err := openPDF(in.data, in.lim.MaxPages)
 		if err != nil {
 			send(message{err: err})
@@ -92,6 +96,9 @@ func pdfText(ctx context.Context, in input) (output, error) {
 			return output{}, m.err
 		}
 		p := m.page
+		if p.bomb != nil {
+			return output{}, invalidf("%s", p.bomb.msg)
+		}
 		if p.err == nil {
 			allFailed = false
 		} else {

@@ -44,6 +44,7 @@ func (w *pageWalker) font(sc *scope, name string) *fontInfo {
 	if v := sc.fonts.Key(name); v.Kind() == pdf.Dict {
 		key := v.String()
 		if f = w.doc.fonts[key]; f == nil {
+			w.guard(v.Key("ToUnicode"), "the character map of a font on page %d")
 			f = newFontInfo(v)
 			w.doc.fonts[key] = f
 		}

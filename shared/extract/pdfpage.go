@@ -20,10 +20,11 @@ const (
 type pageText struct {
 	number   int
 	text     string
-	images   int   // image XObjects and inline images drawn
-	unmapped int   // glyphs in fonts without a Unicode mapping, left out
-	overflow bool  // the page alone holds more text than the limit
-	err      error // set when the page's content was damaged; text holds what came before
+	images   int      // image XObjects and inline images drawn
+	unmapped int      // glyphs in fonts without a Unicode mapping, left out
+	overflow bool     // the page alone holds more text than the limit
+	err      error    // set when the page's content was damaged; text holds what came before
+	bomb     *pdfBomb // set when a stream of the page must not be read: the file is refused
 }
 
 // errTextLimit stops a page's interpretation once its text passes the limit.
@@ -39,7 +40,9 @@ func (d *pdfDoc) text(number int, page pdf.Value) (pt pageText) {
 	w := &pageWalker{doc: d, l: layout{limit: d.maxText + 1}}
 	defer func() {
 		if r := recover(); r != nil {
-			if r == errTextLimit {
+			if b, ok := r.(*pdfBomb); ok {
+				pt.bomb = b
+			} else if r == errTextLimit {
 				pt.overflow = true
 			} else {
 				pt.err = fmt.Errorf("page %d: %v", number, r)
@@ -48,6 +51,8 @@ func (d *pdfDoc) text(number int, page pdf.Value) (pt pageText) {
 		pt.text, pt.images, pt.unmapped = ligatures.Replace(w.l.String()), w.images, w.unmapped
 	}()
 	w.state = textState{ctm: identity, th: 1}
+	w.number = number
+	w.guard(page.Key("Contents"), "the content of page %d")
 	w.run(page.Key("Contents"), inherited(page, "Resources"), 0)
 	return pt
 }
@@ -113,6 +118,7 @@ type pageWalker struct {
 	images    int
 	unmapped  int
 	formCalls int
+	number    int // the page's number, for messages
 
 	// where the last string ended, in user space, its direction and its font size there
 	have       bool
@@ -276,6 +282,7 @@ func (w *pageWalker) xobject(sc *scope, name string) {
 			return
 		}
 		w.formCalls++
+		w.guard(x, "a form drawn on page %d")
 		saved, savedStack, tm, tlm := w.state, w.stack, w.tm, w.tlm
 		if m := x.Key("Matrix"); m.Len() == 6 {
 			var fm matrix
@@ -291,6 +298,13 @@ func (w *pageWalker) xobject(sc *scope, name string) {
 		}
 		w.run(x, formRes, sc.depth+1)
 		w.state, w.stack, w.tm, w.tlm = saved, savedStack, tm, tlm
+	}
+}
+
+// guard stops the page, and with it the file, at a stream the reader must not be given.
+func (w *pageWalker) guard(v pdf.Value, what string) {
+	if err := checkPDFContent(v, fmt.Sprintf(what, w.number)); err != nil {
+		panic(err)
 	}
 }
 

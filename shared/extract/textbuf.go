@@ -46,6 +46,17 @@ func (t *textBuf) WriteString(s string) {
 	}
 }
 
+// Write appends p.
+func (t *textBuf) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		m := min(len(p), 1<<10)
+		t.WriteString(string(p[:m])) // small pieces: no copy of the whole path per leaf
+		p = p[m:]
+	}
+	return n, nil
+}
+
 // WriteByte appends c.
 func (t *textBuf) WriteByte(c byte) error {
 	t.WriteString(string(rune(c)))
