@@ -23,8 +23,8 @@
 // record; workers that find their knowledge base gone or marked delete what they indexed.
 //
 // A datasource (one file of the knowledge base, by file id) is pending (queued), running (a
-// worker is on it; attempts counts the deliveries of its jobs, error holds the last attempt's
-// error), ingested (its chunks are indexed), unchanged (a sync found the same content hash and
+// worker is on it; attempts counts the deliveries of its current job — a continuation starts
+// again from 1 — error holds the last attempt's error), ingested (its chunks are indexed), unchanged (a sync found the same content hash and
 // kept its chunks), failed (error says why, in words a user can act on: "no text could be
 // extracted from this PDF (scanned or image-only?)…") or removed (the file left the knowledge
 // base or was deleted; its chunks are gone). Files are uploading, active, archived (ingested,
@@ -42,9 +42,16 @@
 //     new and changed ones become pending with one file job each, so files proceed in
 //     parallel. With nothing pending the run ends at once.
 //   - file {kb_id, run_id, file_id, from}: reads the file, extracts its text, chunks it (chunks
-//     over the embedder's token limit are split further at word boundaries, never truncated),
-//     deletes the file's old chunks (first job only), embeds chunks [from, from+ChunksPerJob)
-//     in batches of EmbedBatch and indexes them in groups of 500 while the next are embedded.
+//     over the embedder's token limit are cut at word boundaries into near-equal pieces, never
+//     truncated), deletes the file's old chunks (first job only), embeds chunks [from,
+//     from+ChunksPerJob) in batches of EmbedBatch and indexes each batch (up to 500 chunks a
+//     Put) while the next is embedded. While each batch after the first embeds, it reads the
+//     knowledge base again: deleted, synced, or its file gone, the job stops there (and deletes
+//     what it indexed where the file or the knowledge base left). A file over MaxFileChunks
+//     (10,000) chunks fails; so does one that would take its run's files past MaxKBChunks
+//     (200,000) together: its first job checks the sum of the others' chunks, counting a file
+//     whose count is unknown at MaxFileChunks, and only when that bound does not fit records its
+//     own count and decides on the counts recorded before it.
 //     If chunks remain, it queues a continuation job for them: one job embeds at most
 //     ChunksPerJob chunks (default 2,000; at the local model's ~100 chunks a second well under
 //     a minute, far within Lambda's 15 minutes), whatever the file's size. The job that leaves
@@ -69,9 +76,10 @@
 // # Costs
 //
 // Store calls per ingested file of up to EmbedBatch chunks: 2 GetKB, 1 GetFile, 2 UpdateSource
-// (one more when the file needs more than one embedding batch); per run: 1 GetKB, 1 GetCollection
+// (one more when the file needs more than one embedding batch or its run nears MaxKBChunks; one
+// more GetKB per further batch); per run: 1 GetKB, 1 GetCollection
 // per collection, 1 GetFiles of the candidate files (a batch read per 100) and 2 UpdateKB. Index
-// calls per such file: 1 Put (one more per 500 chunks), and 1 DeleteFile first when the index may
+// calls per such file: 1 Put (at most one more per further batch), and 1 DeleteFile first when the index may
 // hold chunks of it from an earlier run (a changed file in a sync, or a retried attempt); 1
 // Refresh per run. A search: 1 GetKB, 1 GetFiles of the knowledge base's searchable files, 1
 // embedding and 1 index search. TestIngestCalls and TestSearchCalls measure these. Nothing on a
