@@ -83,7 +83,7 @@ func run() error {
 		return err
 	}
 
-	cfg, err := devConfig(ctx, root)
+	cfg, err := devConfig(ctx, root, *awsRecipe)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,8 @@ func run() error {
 // stand-ins on platform's local ports, the template's resources named as make dev names them
 // (localstack.CreateResources, idempotent: on a running make dev it finds what it made), the
 // local model and embedder as defaults, unless the shell names others as it would for make dev.
-func devConfig(ctx context.Context, root string) (platform.Config, error) {
+// For the AWS recipe the defaults are the template's (bedrock) and no local model is configured.
+func devConfig(ctx context.Context, root string, awsRecipe bool) (platform.Config, error) {
 	tmpl, err := sam.Load(filepath.Join(root, "template.yaml"))
 	if err != nil {
 		return platform.Config{}, err
@@ -142,14 +143,18 @@ func devConfig(ctx context.Context, root string) (platform.Config, error) {
 	if public == "" {
 		public = "http://127.0.0.1:" + envOr("PORT", "3000")
 	}
+	provider, models := "local", filepath.Join(root, ".cache", "models")
+	if awsRecipe {
+		provider, models = "bedrock", ""
+	}
 	return platform.Config{
 		Region:         localstack.Region,
 		DynamoEndpoint: ep.DynamoDB, S3Endpoint: ep.S3, SQSEndpoint: ep.SQS, OpenSearchEndpoint: ep.OpenSearch,
 		Table: names.Table, Bucket: names.Bucket, IngestQueueURL: names.QueueURL, ExecQueueURL: res.Queues["ExecutionQueue"],
 		TokenSecret:       envOr("TOKEN_SECRET", platform.LocalTokenSecret),
-		ModelProvider:     envOr("MODEL_PROVIDER", "local"),
-		EmbeddingProvider: envOr("EMBEDDING_PROVIDER", "local"),
-		LocalEmbedDir:     filepath.Join(root, ".cache", "models"),
+		ModelProvider:     envOr("MODEL_PROVIDER", provider),
+		EmbeddingProvider: envOr("EMBEDDING_PROVIDER", provider),
+		LocalEmbedDir:     models,
 		PublicBaseURL:     public,
 		OpenAIBaseURL:     os.Getenv("OPENAI_BASE_URL"), OpenAIAPIKey: os.Getenv("OPENAI_API_KEY"), OpenAIModel: os.Getenv("OPENAI_MODEL"),
 		BedrockModel: os.Getenv("BEDROCK_MODEL_ID"),

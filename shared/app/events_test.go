@@ -108,6 +108,14 @@ func TestEventsReplay(t *testing.T) {
 		fns[f.Dir], handlers[f.Dir] = f, platform.HTTPHandler(g, log)
 	}
 	r := &replayer{app: a, handlers: handlers, root: root}
+	r.replayAll(t, tpl, files, fns, queueFns)
+}
+
+// replayAll replays every HTTP event of files through r's handlers, as TestEventsReplay says,
+// and checks that every explicit route of fns has one.
+func (r *replayer) replayAll(t *testing.T, tpl *sam.Template, files []string, fns map[string]sam.Function, queueFns map[string]bool) {
+	t.Helper()
+	a, root := r.app, r.root
 
 	covered := map[string][]sam.Route{}
 	for _, file := range files {
