@@ -5,8 +5,9 @@
 #   make test [TEST_ARGS=..]   go test on a shared stack started for the run (default -count=1 ./...)
 #   make bench                 the benchmarks, on the same kind of stack
 #   make build                 every function for Lambda (arm64) into .aws-sam/build-make/<Fn>/
-#   make invoke FN=agents EVENT=events/agents-get-agent.json [AGENT_ID=..] [ARGS=-quiet]
-#                              one Lambda invocation of a real bootstrap (scripts/invoke)
+#   make invoke FN=agents EVENT=events/agents-get-agent.json [AGENT_ID=..] [ARGS="-quiet -aws"]
+#                              one Lambda invocation of a real bootstrap against a running make dev
+#                              (scripts/invoke; -aws: the make build recipe, without the local embedder)
 
 SHELL := /bin/bash
 GO ?= go
