@@ -60,11 +60,15 @@ type Flags struct {
 // Validate checks a configuration without storing it, by the rules session creation applies
 // (domain.ParseConfig, with the deployment's tools, and every knowledge base one of p's
 // company's: one BatchGetItem when there are any); prefix is "" or "system_config". The error
-// is for the check itself failing.
+// is for the check itself failing, or a permission error when the configuration names what p
+// may not read (domain.AgentConfig.Permit).
 func (s *Service) Validate(ctx context.Context, p domain.Principal, cfg map[string]any, prefix string) ([]domain.FieldError, error) {
 	g, errs := domain.ParseConfig(cfg, s.tools, prefix)
 	if len(errs) > 0 {
 		return errs, nil
+	}
+	if err := g.Permit(p); err != nil {
+		return nil, err
 	}
 	refs := g.KnowledgeBaseRefs()
 	if len(refs) == 0 {

@@ -176,7 +176,8 @@ func TestListPaging(t *testing.T) {
 		t.Errorf("versions by twos (-want +got):\n%s", diff)
 	}
 
-	// Events: a page of three, with the total of all.
+	// Events: a page of three, with the total of the executions read for it (here both: the
+	// event after the page is in the second).
 	sid := sessions[0]
 	s.execute(key, sid, `{"content":"one"}`)
 	s.execute(key, sid, `{"content":"two"}`)

@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentorch/agentorch/shared/auth"
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/engine"
 )
 
 // The retrieval tests run agents with knowledge bases through the whole application on the
@@ -375,5 +379,82 @@ func BenchmarkExecuteRetrieval(b *testing.B) {
 			}
 			m.report(b, time.Since(start))
 		})
+	}
+}
+
+// TestKnowledgeScopeThroughConfigs: a key without knowledge:read, which gets 403 on search,
+// cannot reach a knowledge base through a configuration either: naming one in a session (inline
+// or from an agent) or an agent (create, PUT, PATCH, validate) is a 403, and an execute of a
+// session that names one, by such a key of the session's owner, retrieves nothing and says why
+// in an error event.
+func TestKnowledgeScopeThroughConfigs(t *testing.T) {
+	s := newStack(t)
+	full := s.key("alice", "acme")
+	f := newKBFixture(s, full)
+	sessionsOnly := s.key("alice", "acme", func(k *auth.NewKey) {
+		k.Scopes = []string{domain.ScopeSessionRead, domain.ScopeSessionsWrite}
+	})
+	agentsOnly := s.key("alice", "acme", func(k *auth.NewKey) {
+		k.Scopes = []string{domain.ScopeAgentsWrite, domain.ScopeSessionsWrite}
+	})
+	reader := s.key("alice", "acme", func(k *auth.NewKey) {
+		k.Scopes = []string{domain.ScopeSessionsWrite, domain.ScopeKnowledgeRead, domain.ScopeAgentsWrite}
+	})
+	cfg := f.kbConfig("llm_agent", "")
+	agent := s.created(full, "/api/v1/agent/", `{"system_config":`+cfg+`}`)
+	agentPath := "/api/v1/agent/" + agent["id"].(string) + "/"
+
+	search := `{"query":"returns"}`
+	if res := s.do(req{method: "POST", path: "/api/v1/knowledge-bases/" + f.kbID + "/search/", key: sessionsOnly, body: search}); res.status != 403 {
+		t.Fatalf("search without knowledge:read: %d %s", res.status, res.body)
+	}
+	for _, tt := range []struct {
+		method, path, key string
+		body              any
+	}{
+		{"POST", "/api/v1/sessions/", sessionsOnly, cfg},
+		{"GET", "/api/v1/sessions/from-agent/?agent_key=" + agent["agent_key"].(string), sessionsOnly, nil},
+		{"POST", "/api/v1/agent/", agentsOnly, `{"system_config":` + cfg + `}`},
+		{"PUT", agentPath, agentsOnly, `{"system_config":` + cfg + `}`},
+		{"PATCH", agentPath, agentsOnly, `{"system_config":{"system_prompt":"Be brief."}}`}, // still names it
+		{"POST", "/api/v1/agent/validate/", agentsOnly, cfg},
+		{"POST", "/api/v1/agent/validate/", agentsOnly, `{"system_config":` + cfg + `}`},
+	} {
+		res := s.do(req{method: tt.method, path: tt.path, key: tt.key, body: tt.body})
+		if res.status != 403 {
+			t.Errorf("%s %s: %d %s, want 403", tt.method, tt.path, res.status, res.body)
+			continue
+		}
+		if typ, msg := res.errorType(t); typ != "permission_error" || msg != domain.MsgNoPermission {
+			t.Errorf("%s %s: %s %q", tt.method, tt.path, typ, msg)
+		}
+	}
+	// Taking the knowledge base out needs no knowledge scope; with knowledge:read naming it passes.
+	s.ok("PATCH", agentPath, agentsOnly, `{"system_config":{"knowledge_bases":null}}`)
+	s.ok("PATCH", agentPath, reader, `{"system_config":{"knowledge_bases":[{"name":"support","knowledge_base_type":"opensearch","knowledge_base_id":"`+f.kbID+`"}]}}`)
+	s.session(reader, cfg)
+
+	// A session the owner opened with a full key, executed with a sessions-only key.
+	sid := s.session(full, cfg)
+	msg := lastMessage(t, s.execute(sessionsOnly, sid, `{"content":"How long do I have to send a purchase back?"}`))
+	if content := msg["content"].(string); strings.Contains(content, "thirty days") || strings.Contains(content, "returns.txt") {
+		t.Errorf("a key without knowledge:read got the knowledge base's text:\n%s", content)
+	}
+	if _, present := citations(t, msg); present {
+		t.Errorf("citations without knowledge:read: %v", msg["citations"])
+	}
+	evs := s.sessionEvents(full, sid)
+	var denied bool
+	for _, e := range eventsOf(evs, "error") {
+		d, _ := e["data"].(map[string]any)
+		denied = denied || d["message"] == engine.RetrievalDenied
+	}
+	if !denied || len(eventsOf(evs, "retrieval")) != 0 {
+		t.Errorf("events %v: want an error event saying why and no retrieval", evs)
+	}
+	// The same session with knowledge:read retrieves.
+	msg = lastMessage(t, s.execute(reader, sid, `{"content":"How long do I have to send a purchase back?"}`))
+	if !strings.Contains(msg["content"].(string), "thirty days") {
+		t.Errorf("knowledge:read did not retrieve:\n%s", msg["content"])
 	}
 }

@@ -242,20 +242,19 @@ func (h *runtimeHandlers) events(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	evs, err := h.svc.Events(r.Context(), principal(r), r.PathValue("session_id"), q.Get("correlation_id"), q.Get("execution_id"))
+	page, err := h.svc.Events(r.Context(), principal(r), r.PathValue("session_id"), q.Get("correlation_id"), q.Get("execution_id"), pg.offset, pg.limit)
 	if err != nil {
 		return err
 	}
-	from := min(pg.offset, len(evs))
-	enc, err := fitPage(evs[from:min(from+pg.limit, len(evs))])
+	enc, err := fitPage(page.Events)
 	if err != nil {
 		return err
 	}
-	more := from+len(enc) < len(evs)
+	more := page.More || len(enc) < len(page.Events)
 	if more {
-		setNext(w, r, from+len(enc), pg.limit)
+		setNext(w, r, pg.offset+len(enc), pg.limit)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"events": enc, "total": len(evs), "has_more": more})
+	writeJSON(w, http.StatusOK, map[string]any{"events": enc, "total": page.Total, "has_more": more})
 	return nil
 }
 

@@ -89,6 +89,19 @@ func (p Principal) Can(scope string) bool {
 	return false
 }
 
+// Grants lists every known scope the principal holds, in KnownScopes order: an unscoped key's
+// are all but ScopeAdmin. Unlike Scopes it is never empty for a key that may do anything, so a
+// record of it (a queued execution's) cannot be mistaken for an unscoped key.
+func (p Principal) Grants() []string {
+	var out []string
+	for _, s := range KnownScopes {
+		if p.Can(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // IsAdmin reports whether the principal may manage the keys of every owner of its company.
 func (p Principal) IsAdmin() bool { return p.Can(ScopeAdmin) }
 

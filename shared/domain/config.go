@@ -65,6 +65,48 @@ type KnowledgeBaseRef struct {
 	Path string
 }
 
+// ScopesNeeded lists the scopes a caller needs to name what the node refers to, beyond the
+// scope of the operation itself: naming a resource in a configuration reaches it as reading it
+// does (an agent retrieves from its knowledge bases), so it needs the scope that reads it.
+// knowledge_bases entries need ScopeKnowledgeRead, enabled or not. A resource a configuration
+// may name in future adds its scope here, and every check follows.
+func (n *NodeConfig) ScopesNeeded() []string {
+	var out []string
+	if len(n.KnowledgeBases) > 0 {
+		out = append(out, ScopeKnowledgeRead)
+	}
+	return out
+}
+
+// ScopesNeeded lists the scopes the nodes of c need (NodeConfig.ScopesNeeded), each once, in
+// configuration order.
+func (c *AgentConfig) ScopesNeeded() []string {
+	var out []string
+	for _, name := range c.Order {
+		if n := c.Nodes[name]; n != nil {
+			for _, s := range n.ScopesNeeded() {
+				if !slices.Contains(out, s) {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Permit refuses p (ErrPermission's kind and message, 403) a configuration naming a resource
+// it may not read: session creation, from-agent and agent create, update and validate all ask
+// it, so that a key cannot reach through a configuration what it may not read directly.
+func (c *AgentConfig) Permit(p Principal) error {
+	for _, s := range c.ScopesNeeded() {
+		if !p.Can(s) {
+			return &Error{Kind: KindPermission, Message: MsgNoPermission,
+				Err: fmt.Errorf("the configuration names resources that need the %s scope", s)}
+		}
+	}
+	return nil
+}
+
 // ToolCatalog names the tools a deployment offers, for the check that a configuration names
 // only tools that exist.
 type ToolCatalog interface {

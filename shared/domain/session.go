@@ -67,6 +67,10 @@ type Execution struct {
 	CompletedAt   *time.Time       `json:"completed_at"`
 	// Request is the pending request of an asynchronous execution, kept until it runs.
 	Request map[string]any `json:"request,omitempty"`
+	// Scopes are the grants (Principal.Grants) of the caller that queued an asynchronous
+	// execution, kept with Request: the worker runs it with them, not with the session owner's
+	// widest rights.
+	Scopes []string `json:"scopes,omitempty"`
 }
 
 // Feedback is one caller's rating of one message; giving it again updates it.

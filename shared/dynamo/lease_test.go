@@ -119,7 +119,8 @@ func TestSessionListPagingAndDelete(t *testing.T) {
 	if msgs, _, err := st.Messages(ctx, sess.ID, 10, 0); err != nil || len(msgs) != 0 {
 		t.Errorf("messages after delete: %d, %v", len(msgs), err)
 	}
-	if execs, err := st.Executions(ctx, sess.ID); err != nil || len(execs) != 0 {
-		t.Errorf("executions after delete: %d, %v", len(execs), err)
+	execs := 0
+	if err := st.EachExecution(ctx, sess.ID, func(*domain.Execution) bool { execs++; return true }); err != nil || execs != 0 {
+		t.Errorf("executions after delete: %d, %v", execs, err)
 	}
 }

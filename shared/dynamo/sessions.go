@@ -305,24 +305,37 @@ func (st *Store) GetExecution(ctx context.Context, sessionID, id string) (*domai
 	return &e, nil
 }
 
-// Executions lists a session's executions (one Query per page).
-func (st *Store) Executions(ctx context.Context, sessionID string) ([]*domain.Execution, error) {
-	items, err := st.query(ctx, &dynamodb.QueryInput{
+// executionPage is how many executions one Query reads: a page of events needs few of them,
+// and each may be up to 400 KB.
+const executionPage = 10
+
+// EachExecution hands a session's executions to each in sort key order, a Query of at most
+// executionPage items at a time, until each returns false or they run out: a caller that stops
+// early reads no further pages. Execution ids are UUIDv7, so this is the order they were
+// created in (executions recorded before that had random ids and come in id order).
+func (st *Store) EachExecution(ctx context.Context, sessionID string, each func(*domain.Execution) bool) error {
+	p := dynamodb.NewQueryPaginator(st.db, &dynamodb.QueryInput{
+		TableName:                 aws.String(st.table),
 		KeyConditionExpression:    aws.String("pk = :p AND begins_with(sk, :x)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":p": stringAttr(sessionPK(sessionID)), ":x": stringAttr(execPrefix)},
+		Limit:                     aws.Int32(executionPage),
 	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*domain.Execution, 0, len(items))
-	for _, it := range items {
-		var e domain.Execution
-		if err := decode(it, &e); err != nil {
-			return nil, err
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return translate(err)
 		}
-		out = append(out, &e)
+		for _, it := range page.Items {
+			var e domain.Execution
+			if err := decode(it, &e); err != nil {
+				return err
+			}
+			if !each(&e) {
+				return nil
+			}
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // Messages pages through the visible messages of a session, oldest first, skipping offset.

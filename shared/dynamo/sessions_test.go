@@ -116,3 +116,40 @@ func TestHistoryPages(t *testing.T) {
 		}
 	}
 }
+
+// TestEachExecutionReadsInPages: a session's executions come in creation order (their ids are
+// UUIDv7) a page of at most ten at a time, and a caller that stops early reads no further page.
+func TestEachExecutionReadsInPages(t *testing.T) {
+	env := localstack.NewTestEnv(t)
+	counted := &capacityClient{Client: env.DynamoDB()}
+	st := dynamo.NewStore(counted, env.Config.Table)
+	ctx := context.Background()
+	sess, _ := newSession(t, st)
+	var ids []string
+	for range 25 {
+		id := uuid.Must(uuid.NewV7()).String()
+		e := &domain.Execution{ID: id, SessionID: sess.ID, Status: domain.ExecCompleted, Events: []map[string]any{{"type": "x"}}, CreatedAt: time.Now().UTC()}
+		if err := st.PutExecution(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for _, tt := range []struct{ take, reads, items int }{{1, 1, 10}, {10, 1, 10}, {11, 2, 20}, {25, 3, 25}} {
+		counted.take()
+		var got []string
+		err := st.EachExecution(ctx, sess.ID, func(e *domain.Execution) bool {
+			got = append(got, e.ID)
+			return len(got) < tt.take
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reads, items, _ := counted.take()
+		if fmt.Sprint(got) != fmt.Sprint(ids[:tt.take]) {
+			t.Errorf("take %d: got %v, want the first %d in creation order", tt.take, got, tt.take)
+		}
+		if reads != tt.reads || items != tt.items {
+			t.Errorf("take %d: %d queries read %d items, want %d and %d", tt.take, reads, items, tt.reads, tt.items)
+		}
+	}
+}

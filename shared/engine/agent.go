@@ -55,6 +55,9 @@ func (e *Engine) runNode(ctx context.Context, p domain.Principal, query string, 
 	}
 	if kbs := enabledKnowledgeBases(n); e.retriever != nil && len(kbs) > 0 {
 		c.retr = newRetrieval(kbs, RetrievalBudget(n.Provider, n.Model))
+		if !p.Can(domain.ScopeKnowledgeRead) {
+			c.denyRetrieval()
+		}
 	}
 	if n.AgentType == domain.AgentTypeReact {
 		if e.tools != nil {

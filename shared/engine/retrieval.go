@@ -42,6 +42,11 @@ const (
 	// searchFailed is what clients and the model are told of a search that failed internally:
 	// the error itself may name hosts.
 	searchFailed = "knowledge base search failed; the agent answered without it"
+	// RetrievalDenied is what clients and the model are told when the run's caller may not read
+	// knowledge bases: nothing is searched.
+	RetrievalDenied = "knowledge base retrieval skipped: this API key lacks the knowledge:read scope"
+	contextDenied   = "The knowledge bases were not searched: the caller may not read them. " +
+		"If the answer depends on them, say that you could not consult them."
 )
 
 // RetrievalBudget returns how many estimated tokens of passage text one search gives a
@@ -118,6 +123,7 @@ type passage struct {
 type retrieval struct {
 	refs   []domain.KnowledgeBaseRef // enabled entries, in configuration order
 	budget int
+	denied bool // the caller may not read knowledge bases: no search runs
 
 	mu       sync.Mutex
 	searched bool           // a search ran, so the message gets citations (maybe none)
@@ -210,11 +216,25 @@ func (r *retrieval) citations(answer string) []domain.Citation {
 	return out
 }
 
+// denyRetrieval stops the node's searches before any runs, for a caller without
+// knowledge:read, and says so in one error event: an llm_agent's prompt then says the knowledge
+// bases were not searched and knowledge_base_search answers every call with RetrievalDenied.
+// No search ran, so the node's message has no citations.
+func (c *call) denyRetrieval() {
+	c.retr.denied = true
+	c.em.send(Event{Type: EventError, Node: c.node.Name, Data: map[string]any{
+		"message": RetrievalDenied, "knowledge_bases": domain.KnowledgeBaseIDs(c.retr.refs),
+	}})
+}
+
 // search runs one search of refs for the node, records it as a retrieval event (with extra
 // fields) and each knowledge base left out as an error event, and numbers the passages found.
 // A failed search gives no passages and a message safe for clients and the model; reporting it is
 // the caller's.
 func (c *call) search(ctx context.Context, query string, refs []domain.KnowledgeBaseRef, topK int, extra map[string]any) ([]passage, string) {
+	if c.retr.denied {
+		return nil, RetrievalDenied
+	}
 	start := time.Now()
 	res, err := c.e.retriever.SearchKnowledge(ctx, c.company, query, refs, topK)
 	if err == nil && res == nil {
@@ -261,6 +281,10 @@ func safeSearchMessage(err error) string {
 // base context to its system prompt. Retrieval never fails the run: a failed search is an error
 // event and the model is told it failed.
 func (c *call) retrieveForPrompt(ctx context.Context, query string) {
+	if c.retr.denied {
+		c.appendContext(contextDenied)
+		return
+	}
 	ps, failed := c.search(ctx, query, c.retr.refs, 0, map[string]any{"source": "prompt"})
 	if failed != "" && ctx.Err() == nil { // a cancelled run is reported as such, not as a failed search
 		ids := domain.KnowledgeBaseIDs(c.retr.refs)
@@ -279,10 +303,18 @@ func (c *call) retrieveForPrompt(ctx context.Context, query string) {
 			fmt.Fprintf(&b, "\n\n[%d] %s (knowledge base %q, chunk %d)\n%s", p.index, p.hit.FileName, p.kbName, p.hit.ChunkIndex, p.hit.Text)
 		}
 	}
+	c.appendContext(b.String())
+}
+
+// appendContext ends the system prompt with the knowledge base context.
+func (c *call) appendContext(text string) {
+	if !strings.HasPrefix(text, contextHeading) {
+		text = contextHeading + "\n" + text
+	}
 	if c.req.System != "" {
 		c.req.System += "\n\n"
 	}
-	c.req.System += b.String()
+	c.req.System += text
 }
 
 // toolUseIDKey carries the id of the tool use a tool call answers (for the retrieval event).

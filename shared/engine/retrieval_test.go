@@ -659,3 +659,78 @@ func TestGraphNodesRetrieveTheirOwn(t *testing.T) {
 		t.Errorf("retrieval events by node (-want +got):\n%s", diff)
 	}
 }
+
+// TestRetrievalNeedsKnowledgeRead: a run for a caller without knowledge:read searches nothing:
+// one error event says why, an llm_agent's prompt says the knowledge bases were not searched, a
+// react_agent's knowledge_base_search answers with the same reason, and no message has
+// citations. knowledge:read, knowledge:write, admin and an unscoped key do search.
+func TestRetrievalNeedsKnowledgeRead(t *testing.T) {
+	deniedEvent := []map[string]any{{"message": RetrievalDenied, "knowledge_bases": []string{"k1", "k2"}}}
+	for _, agentType := range []string{"llm_agent", "react_agent"} {
+		for _, tt := range []struct {
+			scopes []string
+			denied bool
+		}{
+			{[]string{domain.ScopeSessionsWrite}, true},
+			{[]string{domain.ScopeSessionsWrite, domain.ScopeAgentsRead}, true},
+			{[]string{domain.ScopeSessionsWrite, domain.ScopeKnowledgeRead}, false},
+			{[]string{domain.ScopeSessionsWrite, domain.ScopeKnowledgeWrite}, false},
+			{[]string{domain.ScopeAdmin}, false},
+			{nil, false},
+		} {
+			t.Run(fmt.Sprint(agentType, tt.scopes), func(t *testing.T) {
+				r := &fakeRetriever{corpus: shopCorpus()}
+				model := script(text("Within 30 days."))
+				if agentType == "react_agent" {
+					model = script(useTool(map[string]any{"query": "returns"}), text("Within 30 days."))
+				}
+				rec := &recorder{}
+				res, err := NewEngine(models(model), nil, Limits{}).WithRetriever(r).Run(context.Background(), Run{
+					Graph: mustGraph(t, kbAgent(agentType, ""), nil), Input: userInput("Can I return things?"),
+					Principal: domain.Principal{Company: "acme", Scopes: tt.scopes}, Emit: rec.emit, NewID: seqIDs(),
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var errorEvents []map[string]any
+				for _, ev := range rec.eventsOf(EventError) {
+					errorEvents = append(errorEvents, ev.Data)
+				}
+				reqs := model.requests()
+				if !tt.denied {
+					if len(r.searches()) != 1 || errorEvents != nil || res.Messages[0].Citations == nil {
+						t.Errorf("searches %v, error events %v, citations %v: want one search, no error, citations",
+							r.searches(), errorEvents, res.Messages[0].Citations)
+					}
+					return
+				}
+				if n := len(r.searches()); n != 0 {
+					t.Errorf("%d searches for a caller without knowledge:read", n)
+				}
+				want := deniedEvent
+				if agentType == "react_agent" { // and the failed tool call's, as for any tool
+					want = append(want, map[string]any{"message": RetrievalDenied, "tool": SearchToolName, "tool_use_id": "u1"})
+				}
+				if diff := cmp.Diff(want, errorEvents); diff != "" {
+					t.Errorf("error events (-want +got):\n%s", diff)
+				}
+				if len(rec.eventsOf(EventRetrieval)) != 0 {
+					t.Errorf("retrieval events %v", rec.eventsOf(EventRetrieval))
+				}
+				if c := res.Messages[0].Citations; c != nil {
+					t.Errorf("citations %#v, want none", c)
+				}
+				if agentType == "llm_agent" {
+					if want := "You answer.\n\n# Knowledge base context\n" + contextDenied; reqs[0].System != want {
+						t.Errorf("system prompt %q, want %q", reqs[0].System, want)
+					}
+					return
+				}
+				got := toolResults(reqs[1])[0]
+				if got.Content != RetrievalDenied || !got.IsError {
+					t.Errorf("tool result %+v, want the error %q", got, RetrievalDenied)
+				}
+			})
+		}
+	}
+}

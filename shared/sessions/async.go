@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/google/uuid"
-
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
@@ -33,8 +31,8 @@ func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID str
 		return nil, domain.Errorf(domain.KindTooLarge, "Asynchronous execute bodies are limited to %d bytes; pass images and files by URL", MaxAsyncBodyBytes)
 	}
 	e := &domain.Execution{
-		ID: uuid.NewString(), SessionID: sessionID, CorrelationID: req.CorrelationID, Status: domain.ExecQueued,
-		Events: []map[string]any{}, CreatedAt: s.now().UTC(), Request: body,
+		ID: newExecutionID(), SessionID: sessionID, CorrelationID: req.CorrelationID, Status: domain.ExecQueued,
+		Events: []map[string]any{}, CreatedAt: s.now().UTC(), Request: body, Scopes: p.Grants(),
 	}
 	if err := s.store.PutExecution(ctx, e); err != nil {
 		return nil, fmt.Errorf("queue execution: %w", err)
@@ -80,7 +78,12 @@ func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error
 	if in, ok := e.Request["inputs"].(map[string]any); ok {
 		req.Inputs = in
 	}
-	p := domain.Principal{Owner: sess.Owner, Company: sess.Company}
+	p := domain.Principal{Owner: sess.Owner, Company: sess.Company, Scopes: e.Scopes}
+	if len(p.Scopes) == 0 {
+		// Queued before executions recorded their caller's grants: run with what executing
+		// needs and nothing more.
+		p.Scopes = []string{domain.ScopeSessionsWrite}
+	}
 	if _, err := s.execute(ctx, p, sessionID, execID, req, Observer{}); err != nil {
 		if domain.KindOf(err) == domain.KindConflict {
 			// The session is busy with another execution: leave this one queued and let the
@@ -102,7 +105,7 @@ func (s *Service) fail(ctx context.Context, e *domain.Execution, cause error) er
 		kind, msg = de.Kind, de.Message
 	}
 	now := s.now().UTC()
-	e.Status, e.Error, e.ErrorType, e.CompletedAt, e.Request = domain.ExecFailed, msg, kind.Type(), &now, nil
+	e.Status, e.Error, e.ErrorType, e.CompletedAt, e.Request, e.Scopes = domain.ExecFailed, msg, kind.Type(), &now, nil, nil
 	if err := s.store.PutExecution(context.WithoutCancel(ctx), e); err != nil {
 		return fmt.Errorf("record failed execution %s: %w (after %v)", e.ID, err, cause)
 	}
@@ -149,6 +152,6 @@ func (s *Service) GetExecution(ctx context.Context, p domain.Principal, sessionI
 			}
 		}
 	}
-	e.Request = nil
+	e.Request, e.Scopes = nil, nil
 	return sess, e, msgs, nil
 }

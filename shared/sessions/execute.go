@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-
 	"time"
 
 	"github.com/google/uuid"
@@ -76,7 +74,7 @@ func (s *Service) execute(ctx context.Context, p domain.Principal, sessionID, ex
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.run(ctx, sess, leaseID, execID, parts, userText, req, obs)
+	res, err := s.run(ctx, p, sess, leaseID, execID, parts, userText, req, obs)
 	if err != nil {
 		// The lease is released on every failure so the session stays usable; a background
 		// context, because ctx may be the one that ran out.
@@ -118,7 +116,9 @@ func (s *Service) acquire(ctx context.Context, p domain.Principal, id, leaseID s
 	}
 }
 
-func (s *Service) run(ctx context.Context, sess *domain.Session, leaseID, execID string, parts []domain.Part, userText string, req ExecuteRequest, obs Observer) (*Result, error) {
+// run runs the engine for p: the session's tenant, with p's scopes (a key without
+// knowledge:read retrieves nothing).
+func (s *Service) run(ctx context.Context, p domain.Principal, sess *domain.Session, leaseID, execID string, parts []domain.Part, userText string, req ExecuteRequest, obs Observer) (*Result, error) {
 	g, err := s.parsed(sess)
 	if err != nil {
 		return nil, err
@@ -150,13 +150,13 @@ func (s *Service) run(ctx context.Context, sess *domain.Session, leaseID, execID
 
 	async := execID != ""
 	if !async {
-		execID = uuid.NewString()
+		execID = newExecutionID()
 	}
 	start := s.now().UTC()
 	var events []map[string]any
 	var calls []ToolCall
 	run := engine.Run{
-		Graph: g, Principal: domain.Principal{Company: sess.Company, Owner: sess.Owner},
+		Graph: g, Principal: domain.Principal{Company: sess.Company, Owner: sess.Owner, Scopes: p.Scopes},
 		History: history, Input: parts, Variables: vars,
 		Emit: func(e engine.Event) {
 			events = append(events, eventRecord(e, execID, req.CorrelationID, len(events)))
@@ -327,27 +327,57 @@ func (s *Service) Messages(ctx context.Context, p domain.Principal, sessionID st
 	return msgs, sess.VisibleCount, more, nil
 }
 
-// Events lists a session's recorded events, filtered by correlation or execution id.
-func (s *Service) Events(ctx context.Context, p domain.Principal, sessionID, correlationID, executionID string) ([]map[string]any, error) {
+// newExecutionID is a UUIDv7: its text sorts as its time, so a session's executions are stored
+// (sort key "X#<id>") in the order they were created, and a page of their events is read from
+// the start without reading them all.
+func newExecutionID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// EventsPage is one page of a session's events.
+type EventsPage struct {
+	Events []map[string]any
+	// Total counts the matching events of the executions read for the page: all of them when
+	// More is false, otherwise at least one more than the page and those before it.
+	Total int
+	More  bool // matching events follow the page
+}
+
+// Events lists one page of a session's recorded events, executions in the order they were
+// created and events in their sequence, filtered by correlation or execution id: limit events
+// after skipping offset. It reads executions only until it has seen one matching event past
+// the page (one GetItem for an execution id), never the whole session unless the page needs it.
+func (s *Service) Events(ctx context.Context, p domain.Principal, sessionID, correlationID, executionID string, offset, limit int) (EventsPage, error) {
 	if _, err := s.Get(ctx, p, sessionID); err != nil {
-		return nil, err
+		return EventsPage{}, err
 	}
-	execs, err := s.store.Executions(ctx, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(execs, func(i, j int) bool { return execs[i].CreatedAt.Before(execs[j].CreatedAt) })
-	out := []map[string]any{}
-	for _, e := range execs {
-		if executionID != "" && e.ID != executionID {
-			continue
-		}
+	pg := EventsPage{Events: []map[string]any{}}
+	take := func(e *domain.Execution) bool {
 		if correlationID != "" && (e.CorrelationID == nil || *e.CorrelationID != correlationID) {
-			continue
+			return true
 		}
-		out = append(out, e.Events...)
+		for _, ev := range e.Events {
+			if pg.Total >= offset && len(pg.Events) < limit {
+				pg.Events = append(pg.Events, ev)
+			}
+			pg.Total++
+		}
+		return pg.Total <= offset+limit
 	}
-	return out, nil
+	switch {
+	case executionID == "":
+		if err := s.store.EachExecution(ctx, sessionID, take); err != nil {
+			return EventsPage{}, fmt.Errorf("events of %s: %w", sessionID, err)
+		}
+	case domain.IsID(executionID):
+		e, err := s.store.GetExecution(ctx, sessionID, executionID)
+		switch {
+		case err == nil:
+			take(e)
+		case !errors.Is(err, domain.ErrNotFound):
+			return EventsPage{}, fmt.Errorf("events of %s: %w", sessionID, err)
+		}
+	}
+	pg.More = pg.Total > offset+len(pg.Events)
+	return pg, nil
 }
 
 func asDomain(err error, target **domain.Error) bool { return errors.As(err, target) }

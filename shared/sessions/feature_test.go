@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ type memStore struct {
 	msgs     map[string][]domain.Message
 	execs    map[string]*domain.Execution
 	commits  int
+	handed   int // executions EachExecution handed over
 }
 
 type lease struct {
@@ -138,7 +140,28 @@ func (m *memStore) GetExecution(_ context.Context, _, id string) (*domain.Execut
 	return clone(e), nil
 }
 
-func (m *memStore) Executions(context.Context, string) ([]*domain.Execution, error) { return nil, nil }
+// EachExecution hands the session's executions over in id order, as the adapter's sort key
+// does, counting them in handed.
+func (m *memStore) EachExecution(_ context.Context, sessionID string, each func(*domain.Execution) bool) error {
+	m.mu.Lock()
+	var list []*domain.Execution
+	for _, e := range m.execs {
+		if e.SessionID == sessionID {
+			list = append(list, clone(e))
+		}
+	}
+	m.mu.Unlock()
+	slices.SortFunc(list, func(a, b *domain.Execution) int { return strings.Compare(a.ID, b.ID) })
+	for _, e := range list {
+		m.mu.Lock()
+		m.handed++
+		m.mu.Unlock()
+		if !each(e) {
+			return nil
+		}
+	}
+	return nil
+}
 func (m *memStore) Messages(context.Context, string, int, int) ([]domain.Message, bool, error) {
 	return nil, false, nil
 }

@@ -29,7 +29,9 @@ type Store interface {
 	Commit(ctx context.Context, c domain.Commit) error
 	PutExecution(ctx context.Context, e *domain.Execution) error
 	GetExecution(ctx context.Context, sessionID, id string) (*domain.Execution, error)
-	Executions(ctx context.Context, sessionID string) ([]*domain.Execution, error)
+	// EachExecution hands a session's executions to each, in the order they were created, until
+	// each returns false; it reads no further than that.
+	EachExecution(ctx context.Context, sessionID string, each func(*domain.Execution) bool) error
 	Messages(ctx context.Context, sessionID string, limit, offset int) ([]domain.Message, bool, error)
 	FindMessage(ctx context.Context, id string) (*domain.Message, string, error)
 	PutFeedback(ctx context.Context, f *domain.Feedback) (*domain.Feedback, error)
@@ -111,6 +113,9 @@ func (s *Service) Create(ctx context.Context, p domain.Principal, cfg map[string
 	if len(errs) > 0 {
 		return nil, domain.Invalid(errs)
 	}
+	if err := g.Permit(p); err != nil {
+		return nil, err
+	}
 	if err := s.checkKnowledgeBases(ctx, p, g, false); err != nil {
 		return nil, err
 	}
@@ -131,6 +136,9 @@ func (s *Service) FromAgent(ctx context.Context, p domain.Principal, agentKey st
 	g, errs := domain.ParseConfig(a.SystemConfig, s.tools, "")
 	if len(errs) > 0 {
 		return nil, nil, domain.Invalid(errs)
+	}
+	if err := g.Permit(p); err != nil {
+		return nil, nil, err
 	}
 	// A knowledge base deleted since the agent was saved is accepted (the agent still runs and
 	// its retrieval reports the gap); another company's — a public agent of another company —
