@@ -77,10 +77,11 @@
 //
 // Store calls per ingested file of up to EmbedBatch chunks: 2 GetKB, 1 GetFile, 2 UpdateSource
 // (one more when the file needs more than one embedding batch or its run nears MaxKBChunks; one
-// more GetKB per further batch); per run: 1 GetKB, 1 GetCollection
-// per collection, 1 GetFiles of the candidate files (a batch read per 100) and 2 UpdateKB. Index
-// calls per such file: 1 Put (at most one more per further batch), and 1 DeleteFile first when the index may
-// hold chunks of it from an earlier run (a changed file in a sync, or a retried attempt); 1
+// more GetKB per further batch); per run: 1 GetKB, 2 GetCollection per collection (at the start,
+// and at the end: a collection deleted meanwhile takes its files out of the run), 1 GetFiles of
+// the candidate files (a batch read per 100) and 2 UpdateKB. Index calls per such file: 1 Put (at
+// most one more per further batch), and 1 DeleteFile first when the index may hold chunks of it
+// from an earlier run (a changed file in a sync, or a retried attempt); 1
 // Refresh per run. A search: 1 GetKB, 1 GetFiles of the knowledge base's searchable files, 1
 // embedding and 1 index search. TestIngestCalls and TestSearchCalls measure these. Nothing on a
 // request's path reads a company's whole list: lists read their page (collect), and the rare

@@ -156,6 +156,10 @@ func (s *Service) finalize(ctx context.Context, kb *domain.KnowledgeBase) error 
 	if kb.Status != domain.KBRunning || kb.SourcesRun != kb.RunID || anyOpen(kb) {
 		return nil
 	}
+	kb, err := s.dropVanished(ctx, kb)
+	if err != nil {
+		return err
+	}
 	if kb.Index != "" {
 		if err := s.d.Index.Refresh(ctx, kb.Index); err != nil {
 			return fmt.Errorf("refresh the index of knowledge base %s: %w", kb.ID, err)
@@ -205,6 +209,52 @@ func (s *Service) finalize(ctx context.Context, kb *domain.KnowledgeBase) error 
 		return fmt.Errorf("finalise run of knowledge base %s: %w", kb.ID, err)
 	}
 	return nil
+}
+
+// dropVanished takes out of a finished run the collections deleted while it ran and the files
+// that were sources only through them (their chunks deleted, their datasources removed), so
+// that the run settles with the sources that remain — completed with them, or failed with no
+// files — instead of keeping a deleted collection's files searchable until the next sync. It
+// returns kb itself when every collection is still there (one GetCollection each).
+func (s *Service) dropVanished(ctx context.Context, kb *domain.KnowledgeBase) (*domain.KnowledgeBase, error) {
+	var live []string
+	keep := map[string]bool{}
+	for _, id := range kb.Files {
+		keep[id] = true
+	}
+	for _, cid := range kb.Collections {
+		c, err := s.d.Store.GetCollection(ctx, cid)
+		if errors.Is(err, domain.ErrNotFound) || (err == nil && c.Company != kb.Company) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("collection %s of knowledge base %s: %w", cid, kb.ID, err)
+		}
+		live = append(live, cid)
+		for _, fid := range c.FileIDs {
+			keep[fid] = true
+		}
+	}
+	if len(live) == len(kb.Collections) {
+		return kb, nil
+	}
+	now := s.now()
+	next := *kb
+	next.Collections = live
+	next.Sources = make(map[string]*domain.Datasource, len(kb.Sources))
+	for id, d := range kb.Sources {
+		c := *d
+		if !keep[id] && c.Status != domain.IngestRemoved {
+			if kb.Index != "" {
+				if _, err := s.d.Index.DeleteFile(ctx, kb.Index, kb.Company, kb.ID, id); err != nil {
+					return nil, fmt.Errorf("delete chunks of file %s of a deleted collection: %w", id, err)
+				}
+			}
+			c = domain.Datasource{FileID: id, Name: d.Name, Status: domain.IngestRemoved, UpdatedAt: &now}
+		}
+		next.Sources[id] = &c
+	}
+	return &next, nil
 }
 
 // dropFile takes a file out of every knowledge base of its company that holds it (DeleteFile

@@ -121,3 +121,49 @@ func TestDeadLetterCountsDeliveries(t *testing.T) {
 		t.Errorf("status %s, errors %q; want %q", got.Status, got.DatasourceErrors[f.ID], want)
 	}
 }
+
+// TestIngestCollectionDeletedMidRun: a collection deleted while its run ingests takes its files
+// out of the knowledge base when the run ends (chunks deleted, datasources removed), and the
+// run settles with the sources that remain: completed with the other collection's file, or
+// failed with "no files" when none remains.
+func TestIngestCollectionDeletedMidRun(t *testing.T) {
+	for _, keepOther := range []bool{true, false} {
+		t.Run(fmt.Sprintf("another collection %v", keepOther), func(t *testing.T) {
+			k := newKBService(t)
+			a := k.addFile(t, alice, "returns.txt", returnsText)
+			b := k.addFile(t, alice, "shipping.txt", shippingText)
+			gone := k.addCollection(t, alice, "Gone", a)
+			colls := []*domain.Collection{gone}
+			if keepOther {
+				colls = append(colls, k.addCollection(t, alice, "Kept", b))
+			}
+			kb := k.createKB(t, alice, "KB", map[string]any{"selected_collections": idList(colls...)})
+			k.step(t) // start: the run's files are resolved
+			if err := k.Svc.DeleteCollection(kbCtx(t), alice, gone.ID); err != nil {
+				t.Fatal(err)
+			}
+			if errs := k.drain(t); len(errs) != 0 {
+				t.Fatalf("jobs failed: %v", errs)
+			}
+			got := k.get(t, alice, kb.ID)
+			if got := k.indexed(t, "acme", kb.ID, a.ID); len(got) != 0 {
+				t.Errorf("chunks of the deleted collection's file: %v", got)
+			}
+			for _, d := range got.Datasources {
+				if d.ID == a.ID {
+					t.Errorf("the deleted collection's file is still a datasource: %+v", d)
+				}
+			}
+			if keepOther {
+				if got.Status != domain.KBCompleted || len(got.SelectedCollections) != 1 || got.SelectedCollections[0] != colls[1].ID ||
+					got.DatasourceSnapshots[b.ID].IngestionStatus != domain.IngestIngested {
+					t.Errorf("status %s, collections %v, snapshots %+v", got.Status, got.SelectedCollections, got.DatasourceSnapshots)
+				}
+				return
+			}
+			if got.Status != domain.KBFailed || !strings.Contains(got.Error, "has no files") || len(got.SelectedCollections) != 0 {
+				t.Errorf("status %s, error %q, collections %v", got.Status, got.Error, got.SelectedCollections)
+			}
+		})
+	}
+}
