@@ -88,8 +88,7 @@ func TestRunFunctionError(t *testing.T) {
 
 // TestAWSBuildsLeaveLocalOut: the Lambda recipe (the Makefile's tags, which must be AWSTags)
 // links neither the local embedding model nor its provider into any function, while the local
-// recipe keeps them where knowledge bases are served. Nor does any function link the SDK's
-// Secrets Manager client (0.26 MB for one call; shared/app/secret.go makes it).
+// recipe keeps them where knowledge bases are served.
 func TestAWSBuildsLeaveLocalOut(t *testing.T) {
 	root, err := localstack.RepoRoot()
 	if err != nil {
@@ -122,7 +121,7 @@ func TestAWSBuildsLeaveLocalOut(t *testing.T) {
 	for _, main := range mains {
 		dir := filepath.Base(filepath.Dir(main))
 		for _, d := range deps(lambdarun.AWSTags, "./functions/"+dir) {
-			if slices.Contains(local, d) || d == "github.com/aws/aws-sdk-go-v2/service/secretsmanager" {
+			if slices.Contains(local, d) {
 				t.Errorf("functions/%s built for AWS links %s", dir, d)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/agentorch/agentorch/shared/agents"
 	"github.com/agentorch/agentorch/shared/api"
@@ -346,6 +347,17 @@ func (a *App) Processor(dir string) (func(ctx context.Context, body string) erro
 		return nil, err
 	}
 	return p, nil
+}
+
+// secretsManagerSource reads the token-signing secret on first use.
+func secretsManagerSource(awsCfg aws.Config, arn string) auth.SecretSource {
+	return func(ctx context.Context) ([]byte, error) {
+		out, err := secretsmanager.NewFromConfig(awsCfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
+		if err != nil {
+			return nil, fmt.Errorf("read secret %s: %w", arn, err)
+		}
+		return []byte(aws.ToString(out.SecretString)), nil
+	}
 }
 
 // MainHTTP is the whole main of an HTTP function: build the application and the group's handler
