@@ -68,7 +68,10 @@ func newTokenizer(vocabJSON []byte) (*tokenizer, error) {
 }
 
 // preprocess is the reference's processInput: NFKC, then, for non-empty text, a leading "▁" and
-// every U+0020 (only that space) replaced by "▁".
+// every U+0020 replaced by "▁". The reference replaces / /g, not \s: only the spaces that NFKC
+// turns into U+0020 (U+00A0, U+2000–U+200A, U+202F, U+205F, U+3000) join it; tabs, line breaks,
+// the C0 and C1 controls, U+1680, U+2028/U+2029, U+200B, U+FEFF and the other format characters
+// stay themselves, start no piece and become the unknown token (TestWhitespaceMatchesReference).
 func preprocess(text string) string {
 	s := norm.NFKC.String(strings.ToValidUTF8(text, "\ufffd"))
 	if s == "" {

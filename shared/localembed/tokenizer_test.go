@@ -26,6 +26,22 @@ func TestTokenizeQuirks(t *testing.T) {
 		{"NFKC composes", "e\u0301", []int{6, 11}},             // é is one code point after NFKC
 		{"tie goes to the later start", "bc", []int{6, 8, 13}}, // ▁+b+c ties ▁+bc at −5: the later start (c) wins
 		{"unknowns collapse", "a\n\t\n", []int{10, 0}},
+		// Only U+0020 becomes ▁, after NFKC has turned the compatibility spaces into it; every
+		// other space, line break, control and format character stays itself and is unknown.
+		{"no-break space is a space after NFKC", "a\u00a0a", []int{10, 10}},
+		{"ideographic space is a space after NFKC", "a\u3000a", []int{10, 10}},
+		{"compatibility spaces in a row", "a\u2003\u00a0a", []int{10, 6, 10}},
+		{"tab is unknown", "a\ta", []int{10, 0, 7}},
+		{"leading tab", "\ta", []int{6, 0, 7}},
+		{"trailing tab", "a\t", []int{10, 0}},
+		{"tab between spaces", "a \t a", []int{10, 6, 0, 10}},
+		{"vertical tab is unknown", "a\va", []int{10, 0, 7}},
+		{"NUL is unknown", "a\x00a", []int{10, 0, 7}},
+		{"next line (C1) is unknown", "a\u0085a", []int{10, 0, 7}},
+		{"ogham space mark is unknown", "a\u1680a", []int{10, 0, 7}},
+		{"line separator is unknown", "a\u2028a", []int{10, 0, 7}},
+		{"zero-width space is unknown", "a\u200ba", []int{10, 0, 7}},
+		{"byte order mark is unknown", "a\ufeffa", []int{10, 0, 7}},
 		{"unknown emoji", "a🎉", []int{10, 0}},
 		{"reserved pieces never match", "x1", []int{6, 0}},
 		// The backtrack steps by UTF-16 length: a piece outside the BMP steps back two code
