@@ -1,0 +1,146 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentorch/agentorch/infra/localstack"
+	"github.com/agentorch/agentorch/shared/app"
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/embeddings"
+	"github.com/agentorch/agentorch/shared/embeddings/local"
+	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/vectors"
+)
+
+// BenchmarkIngestDevPath measures ingestion the way `make dev` runs it: files uploaded to the S3
+// stand-in, records in DynamoDB Local, jobs on the SQS stand-in delivered by the event source
+// stand-in to the ingest function's SQS handler (the template's batch size and concurrency), the
+// local embedder and the OpenSearch stand-in — from the knowledge base's creation to completed —
+// against the bare embedder on the same chunk texts (read back from the index, embedded in
+// batches of 64). Corpus: 15 man pages rendered by man(1) and 5 licences of this machine
+// (skipped without them). It reports chunks/s of both and their ratio (wall time: DynamoDB
+// Local runs in another process).
+//
+//	go test ./shared/app -run '^$' -bench IngestDevPath -benchtime 1x
+func BenchmarkIngestDevPath(b *testing.B) {
+	files := manCorpus(b)
+	env := localstack.NewTestEnv(b)
+	a := app.NewWithAWS(env.AWS, env.Config, slog.New(slog.DiscardHandler))
+	env.RunEventSources(b, a.Processor)
+	k := a.Knowledge()
+	if err := a.Err(); err != nil {
+		b.Fatal(err)
+	}
+	providers, err := embeddings.New(embeddings.Options{Local: local.Loader(env.Config.LocalEmbedDir)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	emb, err := providers.Embedder(ctx, domain.Embedding{Provider: "local"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	client, err := vectors.NewClient(env.Config.OpenSearchEndpoint, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, err := vectors.New(client, vectors.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var bare, piped time.Duration
+	pieces := 0
+	for i := 0; i < b.N; i++ {
+		p := domain.Principal{Company: fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), i), Owner: "bench"}
+		var ids []any
+		for j, f := range files {
+			fv, err := k.Upload(ctx, p, knowledge.Upload{Name: fmt.Sprintf("part-%d.txt", j), Data: []byte(f)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ids = append(ids, fv.ID)
+		}
+		began := time.Now()
+		kb, err := k.CreateKB(ctx, p, map[string]any{"name": "bench", "selected_datasources": ids,
+			"embedding_config": map[string]any{"provider": "local"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			got, err := k.GetKB(ctx, p, kb.ID)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if got.Status == domain.KBCompleted || got.Status == domain.KBFailed {
+				if got.SuccessRate != 100 {
+					b.Fatalf("status %s, success rate %d: %v", got.Status, got.SuccessRate, got.DatasourceErrors)
+				}
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		piped += time.Since(began)
+
+		// The texts the pipeline embedded: every chunk it indexed.
+		probe := make([]float32, emb.Dimensions())
+		probe[0] = 1
+		hits, err := store.Search(ctx, store.IndexName(emb.Name(), emb.Dimensions()), domain.VectorQuery{KBIDs: []string{kb.ID},
+			Company: p.Company, Vector: probe, TopK: vectors.MaxTopK})
+		if err != nil {
+			b.Fatal(err)
+		}
+		texts := make([]string, len(hits))
+		for j, h := range hits {
+			texts[j] = h.Text
+		}
+		pieces = len(texts)
+		began = time.Now()
+		for j := 0; j < len(texts); j += 64 {
+			if _, err := emb.Embed(ctx, texts[j:min(j+64, len(texts))]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		bare += time.Since(began)
+	}
+	bareRate := float64(pieces*b.N) / bare.Seconds()
+	pipeRate := float64(pieces*b.N) / piped.Seconds()
+	b.ReportMetric(float64(pieces), "chunks")
+	b.ReportMetric(bareRate, "bare-chunks/s")
+	b.ReportMetric(pipeRate, "pipeline-chunks/s")
+	b.ReportMetric(pipeRate/bareRate, "ratio")
+}
+
+// manCorpus renders 15 man pages of this machine as text (man -l, col -bx, 80 columns) and
+// reads 5 licences (shared/knowledge's BenchmarkUploadToSearchable reads the same).
+func manCorpus(tb testing.TB) []string {
+	tb.Helper()
+	var out []string
+	for _, p := range []string{"ls", "cp", "grep", "sed", "tar", "xargs", "sort", "chmod", "date", "make", "gzip", "diff", "patch", "ps", "ssh"} {
+		src := filepath.Join("/usr/share/man/man1", p+".1.gz")
+		if _, err := os.Stat(src); err != nil {
+			tb.Skipf("no man page %s on this machine", src)
+		}
+		cmd := exec.Command("sh", "-c", `man -l "$1" | col -bx`, "sh", src)
+		cmd.Env = append(os.Environ(), "MANWIDTH=80")
+		text, err := cmd.Output()
+		if err != nil || len(text) == 0 {
+			tb.Skipf("man -l %s: %v", src, err)
+		}
+		out = append(out, string(text))
+	}
+	for _, l := range []string{"GPL-3", "Apache-2.0", "MPL-2.0", "LGPL-2.1", "GFDL-1.3"} {
+		text, err := os.ReadFile(filepath.Join("/usr/share/common-licenses", l))
+		if err != nil {
+			tb.Skipf("licence %s: %v", l, err)
+		}
+		out = append(out, string(text))
+	}
+	return out
+}
