@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"context"
+	"encoding/ascii85"
 	"fmt"
 	"io"
 	"runtime"
@@ -160,6 +161,81 @@ func bombs(t testing.TB) []bomb {
 		b.set(pages, fmt.Sprintf("<< /Type /Pages /Kids [%d 0 R] /Count 1 >>", page))
 		return b.bytes(catalog)
 	}
+	// onePage adds a one-page document to b and returns its catalog.
+	onePage := func(b *pdfBuilder) int {
+		catalog, pages, font := b.add(""), b.add(""), b.add(helvetica)
+		c := b.addStream("<< >>", "BT /F1 12 Tf 72 720 Td (Small) Tj ET")
+		page := b.add(fmt.Sprintf("<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Contents %d 0 R /Resources << /Font << /F1 %d 0 R >> >> >>", pages, c, font))
+		b.set(catalog, fmt.Sprintf("<< /Type /Catalog /Pages %d 0 R >>", pages))
+		b.set(pages, fmt.Sprintf("<< /Type /Pages /Kids [%d 0 R] /Count 1 >>", page))
+		return catalog
+	}
+	// xrefPDF is a one-page PDF whose cross-reference section says more than it should: a table
+	// gets another subsection, a stream extra dictionary entries (the reader keeps the last of a
+	// repeated key), and prev names the section itself as the one before it.
+	xrefPDF := func(stream bool, subsection, extra string, prev bool) []byte {
+		b := &pdfBuilder{header: "%PDF-1.5"}
+		catalog := onePage(b)
+		build := func() []byte {
+			if stream {
+				return b.bytesXRefStream(catalog, extra)
+			}
+			return bytes.Replace(b.bytes(catalog), []byte("trailer\n"), []byte(subsection+"trailer\n"), 1)
+		}
+		data := build()
+		if prev {
+			at := bytes.LastIndex(data, []byte("startxref\n"))
+			b.trailer = "/Prev " + strings.TrimSpace(string(data[at+len("startxref\n"):len(data)-len("%%EOF\n")]))
+			data = build()
+		}
+		return data
+	}
+	// packedPDF is a one-page PDF 1.5 whose page dictionary sits in an object stream, as modern
+	// writers store it, and ends with an entry whose value junk yields (read, never held whole).
+	// enc encodes the object stream for the given /Filter; an encrypted file has it encrypted too.
+	// With lost set the stream's header names another object, so the reader searches it to the
+	// end (and on through /Extends) for the page; stmExtra is added to the stream's dictionary,
+	// "{self}" standing for its own number.
+	packedPDF := func(junk io.Reader, filter string, enc func(io.Reader) string, encrypt, lost bool, stmExtra string) []byte {
+		b := &pdfBuilder{header: "%PDF-1.5"}
+		if encrypt {
+			b.encrypt("", "owner")
+		}
+		catalog, pages, font := b.add(""), b.add(""), b.add(helvetica)
+		c := b.addStream("<< >>", "BT /F1 12 Tf 72 720 Td (Packed) Tj ET")
+		page := b.add("")
+		head := fmt.Sprintf("%d 0 ", page)
+		if lost {
+			head = "99 0 "
+		}
+		dict := fmt.Sprintf("<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Contents %d 0 R /Resources << /Font << /F1 %d 0 R >> >> /Junk ", pages, c, font)
+		body := enc(io.MultiReader(strings.NewReader(head+dict), junk, strings.NewReader(" >>")))
+		stm := len(b.objs) + 1
+		b.addStream(fmt.Sprintf("<< /Type /ObjStm /N 1 /First %d /Filter %s %s >>", len(head), filter, strings.ReplaceAll(stmExtra, "{self}", fmt.Sprint(stm))), body)
+		b.pack(page, stm, 0)
+		b.set(catalog, fmt.Sprintf("<< /Type /Catalog /Pages %d 0 R >>", pages))
+		b.set(pages, fmt.Sprintf("<< /Type /Pages /Kids [%d 0 R] /Count 1 >>", page))
+		return b.bytesXRefStream(catalog, "")
+	}
+	flate := func(r io.Reader) string { return zlibOf(t, r) }
+	flate2 := func(r io.Reader) string { return zlibOf(t, strings.NewReader(zlibOf(t, r))) }
+	a85 := func(r io.Reader) string {
+		var buf bytes.Buffer
+		w := ascii85.NewEncoder(&buf)
+		w.Write([]byte(zlibOf(t, r)))
+		w.Close()
+		return buf.String() + "~>"
+	}
+	predictorPDF := func(columns int) []byte {
+		b := &pdfBuilder{}
+		catalog, pages, font := b.add(""), b.add(""), b.add(helvetica)
+		row := "\x02" + strings.Repeat("\x00", 3)
+		c := b.addStream(fmt.Sprintf("<< /Filter /FlateDecode /DecodeParms << /Predictor 12 /Columns %d >> >>", columns), zlibOf(t, strings.NewReader(row)))
+		page := b.add(fmt.Sprintf("<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Contents %d 0 R /Resources << /Font << /F1 %d 0 R >> >> >>", pages, c, font))
+		b.set(catalog, fmt.Sprintf("<< /Type /Catalog /Pages %d 0 R >>", pages))
+		b.set(pages, fmt.Sprintf("<< /Type /Pages /Kids [%d 0 R] /Count 1 >>", page))
+		return b.bytes(catalog)
+	}
 	deepJSON := func(depth, key int) []byte {
 		k := `"` + strings.Repeat("k", key) + `":`
 		return []byte(strings.Repeat("{"+k, depth) + "1" + strings.Repeat("}", depth))
@@ -182,12 +258,47 @@ func bombs(t testing.TB) []bomb {
 			"holds an XML tag or comment longer than 2.0 MiB", Limits{}},
 		{"string.pdf", flatePDF(io.MultiReader(strings.NewReader("BT /F1 12 Tf 72 720 Td ("), run("a", 300*mb, ") Tj ET")), false),
 			"a stream at byte 270 expands to more than 64.0 MiB", Limits{}},
+		// Encrypted streams are measured through the reader before any page is read, and again as
+		// the walker reads them.
 		{"string-encrypted.pdf", flatePDF(io.MultiReader(strings.NewReader("BT /F1 12 Tf 72 720 Td ("), run("a", 300*mb, ") Tj ET")), true),
+			"a stream (object 5) expands to more than 64.0 MiB", Limits{}},
+		{"string-small-encrypted.pdf", flatePDF(io.MultiReader(strings.NewReader("BT /F1 12 Tf 72 720 Td ("), run("a", 40*mb, ") Tj ET")), true),
 			"the content of page 1 holds more than 4.0 MiB of strings before one operator", Limits{}},
 		{"string-small.pdf", flatePDF(io.MultiReader(strings.NewReader("BT /F1 12 Tf 72 720 Td ("), run("a", 40*mb, ") Tj ET")), false),
 			"the content of page 1 holds more than 4.0 MiB of strings before one operator", Limits{}},
 		{"operands.pdf", flatePDF(io.MultiReader(strings.NewReader("BT /F1 12 Tf 72 720 Td "), run("0 ", 20*mb, "(x) Tj ET")), false),
 			"the content of page 1 holds more than 131072 operands before one operator", Limits{}},
+		{"packed.pdf", packedPDF(strings.NewReader("[1 2 3]"), "/FlateDecode", flate, false, false, ""), "", Limits{}},
+		{"packed-encrypted.pdf", packedPDF(strings.NewReader("[1 2 3]"), "/FlateDecode", flate, true, false, ""), "", Limits{}},
+		{"packed-chain.pdf", packedPDF(strings.NewReader("[1 2 3]"), "[/ASCII85Decode /FlateDecode]", a85, false, false, ""), "", Limits{}},
+		{"xref-start.pdf", xrefPDF(false, "16777216 1\n0000000009 00000 n \n", "", false),
+			"its cross-reference table numbers objects up to 16777216", Limits{}},
+		{"xref-size.pdf", xrefPDF(true, "", "/Size 16777216", false), "its cross-reference table numbers objects up to 16777215", Limits{}},
+		{"xref-index.pdf", xrefPDF(true, "", "/Index [16777216 8]", false), "its cross-reference table numbers objects up to 16777223", Limits{}},
+		{"xref-width.pdf", xrefPDF(true, "", "/W [1 268435456 2]", false), "its cross-reference stream declares entries of 268435459 bytes", Limits{}},
+		{"xref-loop.pdf", xrefPDF(false, "", "", true), "its cross-reference sections refer back to each other in a loop", Limits{}},
+		{"xref-stream-loop.pdf", xrefPDF(true, "", "", true), "its cross-reference sections refer back to each other in a loop", Limits{}},
+		{"predictor.pdf", predictorPDF(1 << 28), "the content of page 1 declares predictor rows of 268435456 bytes", Limits{}},
+		{"objstm-count.pdf", packedPDF(strings.NewReader("1"), "/FlateDecode", flate, false, true, "/N 1099511627776"),
+			"an object stream (object 6) claims 1099511627776 objects in", Limits{}},
+		{"objstm-extends.pdf", packedPDF(strings.NewReader("1"), "/FlateDecode", flate, false, true, "/Extends {self} 0 R"),
+			"an object stream (object 6) extends object streams in a loop", Limits{}},
+		{"objstm-array.pdf", packedPDF(io.MultiReader(strings.NewReader("["), run("0 ", 30*mb, "]")), "/FlateDecode", flate, false, false, ""), "an object stream (object 6) holds an object of more than 262144 values", Limits{}},
+		{"objstm-string.pdf", packedPDF(io.MultiReader(strings.NewReader("("), run("a", 60*mb, ")")), "/FlateDecode", flate, false, false, ""), "an object stream (object 6) holds an object with more than 4.0 MiB of strings", Limits{}},
+		{"objstm-double.pdf", packedPDF(io.MultiReader(strings.NewReader("["), run("0 ", 48*mb, "]")), "[/FlateDecode /FlateDecode]", flate2, false, false, ""), "an object stream (object 6) holds an object of more than 262144 values", Limits{}},
+		{"objstm-ascii85.pdf", packedPDF(io.MultiReader(strings.NewReader("["), run("0 ", 48*mb, "]")), "[/ASCII85Decode /FlateDecode]", a85, false, false, ""), "an object stream (object 6) holds an object of more than 262144 values", Limits{}},
+		{"objstm-encrypted.pdf", packedPDF(io.MultiReader(strings.NewReader("["), run("0 ", 30*mb, "]")), "/FlateDecode", flate, true, false, ""), "an object stream (object 7) holds an object of more than 262144 values", Limits{}},
+		// Every "n g obj" in the file is looked up once when the cross-reference is a stream.
+		{"obj-headers.pdf", func() []byte {
+			b := &pdfBuilder{header: "%PDF-1.5"}
+			catalog := onePage(b)
+			var junk strings.Builder
+			for i := 0; junk.Len() < 4<<20-4096; i++ {
+				fmt.Fprintf(&junk, "%d 0 obj\n", i%(1<<20))
+			}
+			b.addStream("<< >>", junk.String())
+			return b.bytesXRefStream(catalog, "")
+		}(), "", Limits{}},
 		{"nested.json", []byte(strings.Repeat("[", 300) + strings.Repeat("]", 300)), "nested more than 256 levels", Limits{}},
 		{"paths.json", deepJSON(250, 16<<10), "", Limits{}},
 		{"row.csv", csvRow, "the CSV file has a row of more than 65536 columns", Limits{}},

@@ -22,7 +22,7 @@ const maxPageTreeDepth = 64
 //
 // The reader panics on some damaged input and may spend long on a pathological page, so it runs in
 // its own goroutine behind recover(): Text returns as soon as the context's deadline passes, naming
-// the page it reached, and the goroutine stops after the page it is on. A PDF without a single
+// the page it reached, and the goroutine stops within the operator or stream read it is on. A PDF without a single
 // letter or digit in its text layer is the scanned-PDF error, never an empty success.
 func pdfText(ctx context.Context, in input) (output, error) {
 	type message struct {
@@ -47,23 +47,23 @@ func pdfText(ctx context.Context, in input) (output, error) {
 				send(message{err: pdfDamaged(fmt.Errorf("panic: %v", r))})
 			}
 		}()
-		if err := checkPDFStreams(in.data, in.lim); err != nil {
+		unpacked, unmeasured, err := checkPDFStreams(in.data, in.lim, stop)
+		if errors.Is(err, errStopped) {
+			return
+		}
+		if err != nil {
 			send(message{err: invalidf("%s", err.Error())})
 			return
 		}
-		doc, err := openPDF(in.data, in.lim.MaxPages)
+		doc, err := openPDF(in.data, in.lim, pdfUnpacked{unpacked, unmeasured}, stop)
 		if err != nil {
 			send(message{err: err})
 			return
 		}
-		doc.maxText = in.lim.MaxText
 		if !send(message{pages: len(doc.pages)}) {
 			return
 		}
 		for i, p := range doc.pages {
-			if ctx.Err() != nil {
-				return
-			}
 			pt := doc.text(i+1, p)
 			if !send(message{page: &pt}) {
 				return
@@ -175,20 +175,46 @@ type pdfDoc struct {
 	pages   []pdf.Value
 	fonts   map[string]*fontInfo // shared by all pages, keyed by the font dictionary's text
 	maxText int
+	done    <-chan struct{} // closed when nobody waits for the text any more
 }
 
-// openPDF opens a PDF and lists its pages, translating the reader's failures into messages.
-func openPDF(data []byte, maxPages int) (*pdfDoc, error) {
+// pdfUnpacked is what checkPDFStreams measured before the file was opened.
+type pdfUnpacked struct {
+	bytes      int64 // inflated
+	unmeasured bool  // some filtered stream could not be measured without the reader
+}
+
+// openPDF opens a PDF and lists its pages, translating the reader's failures into messages. The
+// cross-reference sections are checked before the reader sizes its table from them, and the object
+// streams (and streams the raw pass could not measure) before any object is read from them.
+func openPDF(data []byte, lim Limits, unpacked pdfUnpacked, done <-chan struct{}) (*pdfDoc, error) {
+	maxPages := lim.MaxPages
 	data, ra := repairPDF(data)
+	xi, err := checkPDFXref(data)
+	if err != nil {
+		return nil, invalidf("%s", err.Error())
+	}
 	r, err := pdf.NewReader(ra, int64(len(data)))
 	if err != nil {
 		return nil, pdfOpenError(data, err)
+	}
+	if xi.stream || xi.encrypt != nil || unpacked.unmeasured {
+		if err := checkPDFObjects(data, ra, xi, lim, unpacked.bytes, done); err != nil {
+			var bomb *pdfBomb
+			if errors.As(err, &bomb) {
+				return nil, invalidf("%s", bomb.msg)
+			}
+			if errors.Is(err, errStopped) {
+				return nil, err
+			}
+			return nil, pdfDamaged(err)
+		}
 	}
 	root := r.Trailer().Key("Root").Key("Pages")
 	if n := root.Key("Count").Int64(); n > int64(maxPages) {
 		return nil, invalidf("the PDF has %d pages; the limit is %d, split it into smaller files", n, maxPages)
 	}
-	doc := &pdfDoc{r: r, fonts: map[string]*fontInfo{}}
+	doc := &pdfDoc{r: r, fonts: map[string]*fontInfo{}, maxText: lim.MaxText, done: done}
 	visits := 0
 	var walk func(v pdf.Value, depth int) error
 	walk = func(v pdf.Value, depth int) error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -304,5 +305,27 @@ func TestPDFDeadline(t *testing.T) {
 	var de *domain.Error
 	if !errors.Is(err, context.Canceled) || errors.As(err, &de) {
 		t.Errorf("cancelled: error = %v, want context.Canceled and no domain error", err)
+	}
+}
+
+// TestPDFStopsAfterDeadline checks the reading goroutine ends soon after Text gives up on a page
+// that would take minutes (a form of four million operators drawn 2000 times), rather than
+// finishing the page for nobody.
+func TestPDFStopsAfterDeadline(t *testing.T) {
+	b := &pdfBuilder{}
+	form := b.addStream("<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Filter /FlateDecode >>", zlibOf(t, repeatReader("q Q\n", 4<<20)))
+	data := buildPDF(b, fmt.Sprintf("/XObject << /Fm1 %d 0 R >>", form), strings.Repeat("/Fm1 Do\n", 2000))
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := Text(ctx, "slow.pdf", data, Limits{}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error = %v, want the deadline's", err)
+	}
+	wait := time.Now().Add(3 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(wait) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines 3s after the deadline, %d before: the page is still being read", n, before)
 	}
 }

@@ -20,8 +20,10 @@ type pdfBuilder struct {
 }
 
 type pdfObject struct {
-	dict   string
-	stream *string
+	dict     string
+	stream   *string
+	packedIn int // the object stream holding it, 0 when written on its own
+	packedAt int // its index there
 }
 
 // add appends an object and returns its number.
@@ -41,6 +43,19 @@ func (b *pdfBuilder) set(n int, dict string) { b.objs[n-1].dict = dict }
 
 func (b *pdfBuilder) bytes(root int) []byte {
 	var buf bytes.Buffer
+	offsets := b.writeObjects(&buf)
+	xref := buf.Len()
+	fmt.Fprintf(&buf, "xref\n0 %d\n0000000000 65535 f \n", len(b.objs)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&buf, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&buf, "trailer\n<< /Size %d /Root %d 0 R %s >>\nstartxref\n%d\n%%%%EOF\n", len(b.objs)+1, root, b.trailer, xref)
+	return buf.Bytes()
+}
+
+// writeObjects writes the header and every object not packed in an object stream, and returns
+// each object's offset (0 for packed ones).
+func (b *pdfBuilder) writeObjects(buf *bytes.Buffer) []int {
 	header := b.header
 	if header == "" {
 		header = "%PDF-1.4"
@@ -48,8 +63,11 @@ func (b *pdfBuilder) bytes(root int) []byte {
 	buf.WriteString(header + "\n%\xe2\xe3\xcf\xd3\n")
 	offsets := make([]int, len(b.objs))
 	for i, o := range b.objs {
+		if o.packedIn != 0 {
+			continue
+		}
 		offsets[i] = buf.Len()
-		fmt.Fprintf(&buf, "%d 0 obj\n", i+1)
+		fmt.Fprintf(buf, "%d 0 obj\n", i+1)
 		if o.stream == nil {
 			buf.WriteString(o.dict)
 		} else {
@@ -57,16 +75,37 @@ func (b *pdfBuilder) bytes(root int) []byte {
 			if b.key != nil {
 				data = string(rc4Crypt(objectKey(b.key, i+1), []byte(data)))
 			}
-			fmt.Fprintf(&buf, "<< %s /Length %d >>\nstream\n%s\nendstream", strings.TrimSuffix(strings.TrimPrefix(o.dict, "<<"), ">>"), len(data), data)
+			fmt.Fprintf(buf, "<< %s /Length %d >>\nstream\n%s\nendstream", strings.TrimSuffix(strings.TrimPrefix(o.dict, "<<"), ">>"), len(data), data)
 		}
 		buf.WriteString("\nendobj\n")
 	}
-	xref := buf.Len()
-	fmt.Fprintf(&buf, "xref\n0 %d\n0000000000 65535 f \n", len(b.objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&buf, "%010d 00000 n \n", off)
+	return offsets
+}
+
+// pack marks object n as stored at index i of object stream stm; the stream itself is the
+// caller's to build.
+func (b *pdfBuilder) pack(n, stm, i int) { b.objs[n-1].packedIn, b.objs[n-1].packedAt = stm, i }
+
+// bytesXRefStream writes the file with a cross-reference stream (PDF 1.5), as writers that use
+// object streams do; extra goes into the stream's dictionary after the entries written here.
+func (b *pdfBuilder) bytesXRefStream(root int, extra string) []byte {
+	var buf bytes.Buffer
+	offsets := b.writeObjects(&buf)
+	xref, self := buf.Len(), len(b.objs)+1
+	var rows bytes.Buffer
+	rows.Write([]byte{0, 0, 0, 0, 0, 0xff, 0xff})
+	for i, o := range b.objs {
+		if o.packedIn != 0 {
+			rows.Write([]byte{2, 0, 0, byte(o.packedIn >> 8), byte(o.packedIn), byte(o.packedAt >> 8), byte(o.packedAt)})
+		} else {
+			rows.Write([]byte{1, byte(offsets[i] >> 24), byte(offsets[i] >> 16), byte(offsets[i] >> 8), byte(offsets[i]), 0, 0})
+		}
 	}
-	fmt.Fprintf(&buf, "trailer\n<< /Size %d /Root %d 0 R %s >>\nstartxref\n%d\n%%%%EOF\n", len(b.objs)+1, root, b.trailer, xref)
+	rows.Write([]byte{1, byte(xref >> 24), byte(xref >> 16), byte(xref >> 8), byte(xref), 0, 0})
+	fmt.Fprintf(&buf, "%d 0 obj\n<< /Type /XRef /Size %d /W [1 4 2] /Root %d 0 R %s /Length %d %s >>\nstream\n",
+		self, self+1, root, b.trailer, rows.Len(), extra)
+	buf.Write(rows.Bytes())
+	fmt.Fprintf(&buf, "\nendstream\nendobj\nstartxref\n%d\n%%%%EOF\n", xref)
 	return buf.Bytes()
 }
 

@@ -153,6 +153,11 @@ func (w *pageWalker) run(content, resources pdf.Value, depth int) {
 		if w.l.overflow {
 			panic(errTextLimit)
 		}
+		select {
+		case <-w.doc.done:
+			panic(errStopped)
+		default:
+		}
 	})
 }
 
@@ -303,7 +308,7 @@ func (w *pageWalker) xobject(sc *scope, name string) {
 
 // guard stops the page, and with it the file, at a stream the reader must not be given.
 func (w *pageWalker) guard(v pdf.Value, what string) {
-	if err := checkPDFContent(v, fmt.Sprintf(what, w.number)); err != nil {
+	if err := checkPDFContent(v, fmt.Sprintf(what, w.number), w.doc.done); err != nil {
 		panic(err)
 	}
 }
