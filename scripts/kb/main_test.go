@@ -137,7 +137,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"chunk", "a", "b"}, "want one FILE"},
 		{[]string{"chunk", "testdata/sample.txt", "--chunk-size", "10", "--chunk-overlap", "10"}, "--chunk-overlap: must be less than chunk_size"},
 		{[]string{"chunk", "testdata/sample.txt", "--chunk-size", "0"}, "--chunk-size: must be a positive integer"},
-		{[]string{"chunk", "testdata/sample.txt", "--split-by", "token"}, "--split-by:"},
+		{[]string{"chunk", "testdata/sample.txt", "--split-by", "sentence"}, "--split-by:"},
 		{[]string{"chunk", "testdata/sample.txt", "--separators", `"\n"`}, "JSON array"},
 		{[]string{"chunk", "testdata/sample.txt", "--separators", `[]`}, "--separators: must list at least one"},
 		{[]string{"chunk", "testdata/sample.txt", "--size", "3"}, "flag provided but not defined: -size"},
