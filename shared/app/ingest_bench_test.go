@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/agentorch/agentorch/infra/corpus"
 	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/shared/app"
 	"github.com/agentorch/agentorch/shared/domain"
@@ -30,7 +28,7 @@ import (
 //
 //	go test ./shared/app -run '^$' -bench IngestDevPath -benchtime 1x
 func BenchmarkIngestDevPath(b *testing.B) {
-	files := manCorpus(b)
+	files := corpus.ManPages(b)
 	env := localstack.NewTestEnv(b)
 	a := app.NewWithAWS(env.AWS, env.Config, slog.New(slog.DiscardHandler))
 	env.RunEventSources(b, a.Processor)
@@ -115,32 +113,4 @@ func BenchmarkIngestDevPath(b *testing.B) {
 	b.ReportMetric(bareRate, "bare-chunks/s")
 	b.ReportMetric(pipeRate, "pipeline-chunks/s")
 	b.ReportMetric(pipeRate/bareRate, "ratio")
-}
-
-// manCorpus renders 15 man pages of this machine as text (man -l, col -bx, 80 columns) and
-// reads 5 licences (shared/knowledge's BenchmarkUploadToSearchable reads the same).
-func manCorpus(tb testing.TB) []string {
-	tb.Helper()
-	var out []string
-	for _, p := range []string{"ls", "cp", "grep", "sed", "tar", "xargs", "sort", "chmod", "date", "make", "gzip", "diff", "patch", "ps", "ssh"} {
-		src := filepath.Join("/usr/share/man/man1", p+".1.gz")
-		if _, err := os.Stat(src); err != nil {
-			tb.Skipf("no man page %s on this machine", src)
-		}
-		cmd := exec.Command("sh", "-c", `man -l "$1" | col -bx`, "sh", src)
-		cmd.Env = append(os.Environ(), "MANWIDTH=80")
-		text, err := cmd.Output()
-		if err != nil || len(text) == 0 {
-			tb.Skipf("man -l %s: %v", src, err)
-		}
-		out = append(out, string(text))
-	}
-	for _, l := range []string{"GPL-3", "Apache-2.0", "MPL-2.0", "LGPL-2.1", "GFDL-1.3"} {
-		text, err := os.ReadFile(filepath.Join("/usr/share/common-licenses", l))
-		if err != nil {
-			tb.Skipf("licence %s: %v", l, err)
-		}
-		out = append(out, string(text))
-	}
-	return out
 }

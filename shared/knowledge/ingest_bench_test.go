@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentorch/agentorch/infra/corpus"
 	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/shared/chunk"
 	"github.com/agentorch/agentorch/shared/domain"
@@ -50,7 +50,7 @@ func BenchmarkUploadToSearchable(b *testing.B) {
 	}{
 		{"1MB", func(testing.TB) []string { return []string{big} }},
 		{"50x8KB", func(testing.TB) []string { return small }},
-		{"man", manPages},
+		{"man", corpus.ManPages},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			files := tc.files(b)
@@ -173,35 +173,6 @@ func splitterChunks(tb testing.TB, c domain.Chunking, emb knowledge.Embedder, fi
 		n += len(s.Split(f))
 	}
 	return n
-}
-
-// manPages renders 15 man pages of this machine as text (man -l, col -bx, 80 columns) and
-// reads 5 licences: about 450 KB of text whose short indented lines make many tokens a word
-// for the local model. The benchmark is skipped without them.
-func manPages(tb testing.TB) []string {
-	tb.Helper()
-	var out []string
-	for _, p := range []string{"ls", "cp", "grep", "sed", "tar", "xargs", "sort", "chmod", "date", "make", "gzip", "diff", "patch", "ps", "ssh"} {
-		src := filepath.Join("/usr/share/man/man1", p+".1.gz")
-		if _, err := os.Stat(src); err != nil {
-			tb.Skipf("no man page %s on this machine", src)
-		}
-		cmd := exec.Command("sh", "-c", `man -l "$1" | col -bx`, "sh", src)
-		cmd.Env = append(os.Environ(), "MANWIDTH=80")
-		text, err := cmd.Output()
-		if err != nil || len(text) == 0 {
-			tb.Skipf("man -l %s: %v", src, err)
-		}
-		out = append(out, string(text))
-	}
-	for _, l := range []string{"GPL-3", "Apache-2.0", "MPL-2.0", "LGPL-2.1", "GFDL-1.3"} {
-		text, err := os.ReadFile(filepath.Join("/usr/share/common-licenses", l))
-		if err != nil {
-			tb.Skipf("licence %s: %v", l, err)
-		}
-		out = append(out, string(text))
-	}
-	return out
 }
 
 // localProviders are the embedding providers with the real local model, its files fetched into
