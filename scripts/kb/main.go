@@ -2,7 +2,7 @@
 // make of it:
 //
 //	go run ./scripts/kb extract FILE
-//	go run ./scripts/kb chunk FILE [--chunk-size N] [--chunk-overlap N] [--split-by char|word] [--separators JSON]
+//	go run ./scripts/kb chunk FILE [--chunk-size N] [--chunk-overlap N] [--split-by char|word|token] [--separators JSON]
 //	go run ./scripts/kb embed FILE [--provider local|bedrock|openai] [--model M] [--dimensions N]
 //
 // extract prints the text shared/extract finds in FILE. chunk splits that text with shared/chunk
@@ -37,7 +37,7 @@ import (
 
 const usage = `usage:
   kb extract FILE
-  kb chunk FILE [--chunk-size N] [--chunk-overlap N] [--split-by char|word] [--separators JSON]
+  kb chunk FILE [--chunk-size N] [--chunk-overlap N] [--split-by char|word|token] [--separators JSON]
   kb embed FILE [--provider local|bedrock|openai] [--model M] [--dimensions N]
 FILE "-" is standard input.`
 
@@ -73,7 +73,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 		def := chunk.Default()
 		size := fs.Int("chunk-size", def.ChunkSize, "chunk size in --split-by units")
 		overlap := fs.Int("chunk-overlap", def.ChunkOverlap, "overlap in --split-by units (less than --chunk-size)")
-		splitBy := fs.String("split-by", def.SplitBy, "char (UTF-16 code units, as LangChain.js) or word")
+		splitBy := fs.String("split-by", def.SplitBy, "char (UTF-16 code units, as LangChain.js), word, or token (estimated here as a third of the UTF-8 bytes; ingestion counts the embedding model's own tokens)")
 		seps := separators(def.RecursiveSeparators)
 		fs.Var(&seps, "separators", `separators as a JSON array, tried in order (default ["\n\n","\n",". "," "])`)
 		var s *chunk.Splitter

@@ -186,7 +186,7 @@ type Chunk struct {
 	// character outside the BMP) has U+FFFD there and its offsets take in the whole character.
 	// Offsets refer to the text with invalid UTF-8 bytes replaced by U+FFFD.
 	Start, End int
-	// Length is the chunk's length in the splitter's unit: UTF-16 code units or words.
+	// Length is the chunk's length in the splitter's unit: UTF-16 code units, words or tokens.
 	Length int
 }
 
