@@ -27,20 +27,9 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-// Embedder turns texts into vectors of one embedding space (knowledge.Embedder's method set; an
-// alias of the same interface literal, so the two types are identical).
-type Embedder = interface {
-	// Embed returns one unit vector of Dimensions floats per text, in order.
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-	Dimensions() int
-	// MaxTokens is how many tokens of a text the model reads.
-	MaxTokens() int
-	// Tokens counts the tokens of a text, or bounds them from above where the model's tokenizer
-	// is not at hand.
-	Tokens(text string) int
-	// Name is the model's slug for index names ("use-lite", "titan-embed-text-v2").
-	Name() string
-}
+// Embedder is what every provider returns: the port the knowledge feature embeds with, declared
+// once in domain.
+type Embedder = domain.Embedder
 
 // Defaults for Options left at their zero value.
 const (

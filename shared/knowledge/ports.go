@@ -87,19 +87,9 @@ type Index interface {
 	Search(ctx context.Context, index string, q domain.VectorQuery) ([]domain.Hit, error)
 }
 
-// Embedder turns texts into vectors of one embedding space. It is an alias of an interface
-// literal so that an adapter declaring the same literal (shared/embeddings, which may not import
-// this package) returns an identical type from Embedders.Embedder.
-type Embedder = interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-	Dimensions() int
-	// MaxTokens is how many tokens of a text the model reads; Tokens counts (or bounds from
-	// above) the tokens of a text, so that no part of a chunk goes unembedded silently.
-	MaxTokens() int
-	Tokens(text string) int
-	// Name is the model's slug for index names ("use-lite", "titan-embed-text-v2").
-	Name() string
-}
+// Embedder turns texts into vectors of one embedding space: the port declared in domain, which
+// the embedding adapters implement without importing this package.
+type Embedder = domain.Embedder
 
 // Embedders resolves a knowledge base's embedding_config (filling defaults; field errors under
 // embedding_config.*) and builds its embedder.
