@@ -30,11 +30,11 @@ func (h *collectionHandlers) create(w http.ResponseWriter, r *http.Request) erro
 	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
 		return err
 	}
-	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
-	if err != nil {
+	var in knowledge.CollectionInput
+	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
-	c, err := h.svc.CreateCollection(r.Context(), principal(r), body)
+	c, err := h.svc.CreateCollection(r.Context(), principal(r), in)
 	if err != nil {
 		return err
 	}
@@ -101,11 +101,11 @@ func (h *collectionHandlers) addFiles(w http.ResponseWriter, r *http.Request) er
 	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
 		return err
 	}
-	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
-	if err != nil {
+	var in knowledge.FileIDsInput
+	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
-	res, err := h.svc.AddFiles(r.Context(), principal(r), r.PathValue("collection_id"), body)
+	res, err := h.svc.AddFiles(r.Context(), principal(r), r.PathValue("collection_id"), in)
 	if err != nil {
 		return err
 	}
@@ -118,11 +118,11 @@ func (h *collectionHandlers) bulk(w http.ResponseWriter, r *http.Request) error 
 	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
 		return err
 	}
-	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
-	if err != nil {
+	var in knowledge.CollectionBulkInput
+	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
-	res, err := h.svc.BulkCollection(r.Context(), principal(r), r.PathValue("collection_id"), body)
+	res, err := h.svc.BulkCollection(r.Context(), principal(r), r.PathValue("collection_id"), in)
 	if err != nil {
 		return err
 	}

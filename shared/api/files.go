@@ -265,11 +265,11 @@ func (h *fileHandlers) bulk(w http.ResponseWriter, r *http.Request) error {
 	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
 		return err
 	}
-	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
-	if err != nil {
+	var in knowledge.FileBulkInput
+	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
-	res, err := h.svc.BulkFiles(r.Context(), principal(r), body)
+	res, err := h.svc.BulkFiles(r.Context(), principal(r), in)
 	if err != nil {
 		return err
 	}

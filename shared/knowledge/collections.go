@@ -43,32 +43,63 @@ const (
 // updateAttempts is how often a collection update is tried when concurrent writes keep winning.
 const updateAttempts = 5
 
-// CreateCollection creates an empty collection from {name, description?}: status pending,
-// progress 0, counts 0.
-func (s *Service) CreateCollection(ctx context.Context, p domain.Principal, body map[string]any) (*CollectionView, error) {
-	errs := unknownKeys(body, "", "a collection has name and description", "name", "description")
-	name, ok := body["name"].(string)
-	switch {
-	case body["name"] == nil:
-		errs = append(errs, domain.FieldError{Field: "name", Message: "is required"})
-	case !ok:
-		errs = append(errs, domain.FieldError{Field: "name", Message: "must be a string, got " + domain.JSONType(body["name"])})
-	case !domain.HasVisible(name):
+// CollectionInput is a collection to create: a name and an optional description.
+type CollectionInput struct {
+	Name        string
+	Description string
+	shape       shape
+}
+
+// UnmarshalJSON reads the body of POST /collections/ ({name, description?}).
+func (in *CollectionInput) UnmarshalJSON(b []byte) error {
+	body, err := decodeBody(b)
+	if err != nil {
+		return err
+	}
+	*in = CollectionInput{}
+	in.shape.addAll("", unknownKeys(body, "", "a collection has name and description", "name", "description"))
+	switch v := body["name"].(type) {
+	case nil:
+		in.shape.add("name", "name", "is required")
+	case string:
+		in.Name = v
+	default:
+		in.shape.add("name", "name", "must be a string, got "+domain.JSONType(v))
+	}
+	switch v := body["description"].(type) {
+	case nil:
+	case string:
+		in.Description = v
+	default:
+		in.shape.add("description", "description", "must be a string, got "+domain.JSONType(v))
+	}
+	return nil
+}
+
+// check validates a collection's name and description.
+func (in *CollectionInput) check() []domain.FieldError {
+	errs := in.shape[""]
+	if e := in.shape["name"]; len(e) > 0 {
+		errs = append(errs, e...)
+	} else if !domain.HasVisible(in.Name) {
 		errs = append(errs, domain.FieldError{Field: "name", Message: "must have a visible character"})
-	case utf8.RuneCountInString(strings.TrimSpace(name)) > domain.MaxNameLength:
+	} else if utf8.RuneCountInString(strings.TrimSpace(in.Name)) > domain.MaxNameLength {
 		errs = append(errs, domain.FieldError{Field: "name", Message: fmt.Sprintf("must be at most %d characters", domain.MaxNameLength)})
 	}
-	desc, ok := body["description"].(string)
-	switch {
-	case body["description"] == nil:
-	case !ok:
-		errs = append(errs, domain.FieldError{Field: "description", Message: "must be a string, got " + domain.JSONType(body["description"])})
-	case utf8.RuneCountInString(desc) > MaxDescriptionLength:
+	if e := in.shape["description"]; len(e) > 0 {
+		errs = append(errs, e...)
+	} else if utf8.RuneCountInString(in.Description) > MaxDescriptionLength {
 		errs = append(errs, domain.FieldError{Field: "description", Message: fmt.Sprintf("must be at most %d characters", MaxDescriptionLength)})
 	}
-	if len(errs) > 0 {
+	return errs
+}
+
+// CreateCollection creates an empty collection: status pending, progress 0, counts 0.
+func (s *Service) CreateCollection(ctx context.Context, p domain.Principal, in CollectionInput) (*CollectionView, error) {
+	if errs := in.check(); len(errs) > 0 {
 		return nil, domain.Invalid(errs)
 	}
+	name, desc := in.Name, in.Description
 	now := s.now()
 	c := &domain.Collection{ID: uuid.NewString(), Company: p.Company, Owner: p.Owner, Name: strings.TrimSpace(name),
 		Description: desc, FileIDs: []string{}, CreatedAt: now, UpdatedAt: now}
@@ -142,13 +173,31 @@ func (s *Service) CollectionFiles(ctx context.Context, p domain.Principal, id st
 	return out, more, nil
 }
 
-// AddFiles adds files of the company to a collection ({file_ids}). A file already in it counts
-// as added and changes nothing (so a retried request answers the same); unknown, foreign,
-// malformed and repeated ids fail, as do ids beyond the collection's capacity.
-func (s *Service) AddFiles(ctx context.Context, p domain.Principal, id string, body map[string]any) (*AddFilesResult, error) {
-	ids, idsErr := requestIDs(body)
-	if extra := unknownKeys(body, "", "adding files takes file_ids", "file_ids"); idsErr != nil || len(extra) > 0 {
-		return nil, joinInvalid(append([]domain.FieldError{derefField(idsErr)}, extra...)...)
+// FileIDsInput names the files to add to a collection.
+type FileIDsInput struct {
+	FileIDs []string
+	shape   shape
+}
+
+// UnmarshalJSON reads the body of POST /collections/{id}/files/ ({file_ids}).
+func (in *FileIDsInput) UnmarshalJSON(b []byte) error {
+	body, err := decodeBody(b)
+	if err != nil {
+		return err
+	}
+	*in = FileIDsInput{}
+	in.FileIDs = decodeIDs(body, &in.shape)
+	in.shape.addAll("", unknownKeys(body, "", "adding files takes file_ids", "file_ids"))
+	return nil
+}
+
+// AddFiles adds files of the company to a collection. A file already in it counts as added and
+// changes nothing (so a retried request answers the same); unknown, foreign, malformed and
+// repeated ids fail, as do ids beyond the collection's capacity.
+func (s *Service) AddFiles(ctx context.Context, p domain.Principal, id string, in FileIDsInput) (*AddFilesResult, error) {
+	ids := in.FileIDs
+	if idsErr := checkIDs(ids, in.shape); idsErr != nil || len(in.shape[""]) > 0 {
+		return nil, joinInvalid(append([]domain.FieldError{derefField(idsErr)}, in.shape[""]...)...)
 	}
 	c, err := s.collection(ctx, p, id)
 	if err != nil {
@@ -172,17 +221,38 @@ func (s *Service) AddFiles(ctx context.Context, p domain.Principal, id string, b
 	return res, nil
 }
 
-// BulkCollection adds or removes many files ({operation: add_files|remove_files, file_ids}).
-// Adding is AddFiles; removing fails for ids not in the collection.
-func (s *Service) BulkCollection(ctx context.Context, p domain.Principal, id string, body map[string]any) (*BulkResult, error) {
-	op, opErr := operation(body, opAddFiles, opRemoveFiles)
-	ids, idsErr := requestIDs(body)
-	extra := unknownKeys(body, "", "a collection's bulk request has operation, file_ids and parameters", "operation", "file_ids", "parameters")
-	params, ok := body["parameters"].(map[string]any)
-	if !ok && body["parameters"] != nil {
-		extra = append(extra, domain.FieldError{Field: "parameters", Message: "must be an object, got " + domain.JSONType(body["parameters"])})
+// CollectionBulkInput is a bulk change of a collection's files: Operation add_files or
+// remove_files, of FileIDs.
+type CollectionBulkInput struct {
+	Operation string
+	FileIDs   []string
+	shape     shape
+}
+
+// UnmarshalJSON reads the body of POST /collections/{id}/bulk/ ({operation, file_ids,
+// parameters}; neither operation takes parameters).
+func (in *CollectionBulkInput) UnmarshalJSON(b []byte) error {
+	body, err := decodeBody(b)
+	if err != nil {
+		return err
 	}
-	extra = append(extra, unknownKeys(params, "parameters.", op+" takes no parameters")...)
+	*in = CollectionBulkInput{}
+	in.Operation = decodeOperation(body, &in.shape, opAddFiles, opRemoveFiles)
+	in.FileIDs = decodeIDs(body, &in.shape)
+	in.shape.addAll("", unknownKeys(body, "", "a collection's bulk request has operation, file_ids and parameters", "operation", "file_ids", "parameters"))
+	params := decodeParams(body, &in.shape)
+	op, _ := checkOperation(in.Operation, in.shape, opAddFiles, opRemoveFiles)
+	in.shape.addAll("parameters.", unknownKeys(params, "parameters.", op+" takes no parameters"))
+	return nil
+}
+
+// BulkCollection adds or removes many files. Adding is AddFiles; removing fails for ids not in
+// the collection.
+func (s *Service) BulkCollection(ctx context.Context, p domain.Principal, id string, in CollectionBulkInput) (*BulkResult, error) {
+	op, opErr := checkOperation(in.Operation, in.shape, opAddFiles, opRemoveFiles)
+	ids := in.FileIDs
+	idsErr := checkIDs(ids, in.shape)
+	extra := slices.Concat(in.shape[""], in.shape["parameters"], in.shape["parameters."])
 	if opErr != nil || idsErr != nil || len(extra) > 0 {
 		return nil, joinInvalid(append([]domain.FieldError{derefField(opErr), derefField(idsErr)}, extra...)...)
 	}

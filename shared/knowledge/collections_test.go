@@ -15,7 +15,7 @@ import (
 // naming the field and store nothing.
 func TestCollectionCreate(t *testing.T) {
 	h := newTestService(t)
-	c, err := h.Svc.CreateCollection(ctx, alice, map[string]any{"name": "  Support ", "description": "customer support"})
+	c, err := h.Svc.CreateCollection(ctx, alice, input[knowledge.CollectionInput](map[string]any{"name": "  Support ", "description": "customer support"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,11 +38,11 @@ func TestCollectionCreate(t *testing.T) {
 		{"description too long", map[string]any{"name": "x", "description": strings.Repeat("d", knowledge.MaxDescriptionLength+1)}, "description"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := h.Svc.CreateCollection(ctx, alice, tt.body)
+			_, err := h.Svc.CreateCollection(ctx, alice, input[knowledge.CollectionInput](tt.body))
 			wantErr(t, err, domain.KindInvalid, tt.field)
 		})
 	}
-	if _, err := h.Svc.CreateCollection(ctx, alice, map[string]any{"name": strings.Repeat("é", domain.MaxNameLength)}); err != nil {
+	if _, err := h.Svc.CreateCollection(ctx, alice, input[knowledge.CollectionInput](map[string]any{"name": strings.Repeat("é", domain.MaxNameLength)})); err != nil {
 		t.Errorf("name of exactly the limit: %v", err)
 	}
 	if list, _, _ := h.Svc.ListCollections(ctx, alice, 0, 0); len(list) != 2 {
@@ -72,7 +72,7 @@ func TestCollectionStatus(t *testing.T) {
 	}
 	add := func(id string) {
 		t.Helper()
-		if res, err := h.Svc.AddFiles(ctx, alice, c.ID, map[string]any{"file_ids": anyIDs(id)}); err != nil || !res.Success {
+		if res, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(id)})); err != nil || !res.Success {
 			t.Fatalf("AddFiles = %+v, %v", res, err)
 		}
 	}
@@ -90,8 +90,8 @@ func TestCollectionStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("upload completed", "completed", 100, 2, 8)
-	if _, err := h.Svc.BulkFiles(ctx, alice, map[string]any{"operation": "change_status", "file_ids": anyIDs(a.ID),
-		"parameters": map[string]any{"status": "archived"}}); err != nil {
+	if _, err := h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "change_status", "file_ids": anyIDs(a.ID),
+		"parameters": map[string]any{"status": "archived"}})); err != nil {
 		t.Fatal(err)
 	}
 	check("one archived", "completed", 100, 2, 8)
@@ -119,7 +119,7 @@ func TestCollectionGet(t *testing.T) {
 	a := upload(t, h, alice, "a.txt", "alpha")
 	b := upload(t, h, alice, "b.csv", "x,y\n1,2\n")
 	c := collection(t, h, alice, "c")
-	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, map[string]any{"file_ids": anyIDs(b.ID, a.ID)}); err != nil {
+	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(b.ID, a.ID)})); err != nil {
 		t.Fatal(err)
 	}
 	got, err := h.Svc.GetCollection(ctx, bob, c.ID)
@@ -156,7 +156,7 @@ func TestCollectionList(t *testing.T) {
 		files = append(files, upload(t, h, alice, "f"+strconv.Itoa(i)+".txt", "text").ID)
 	}
 	for _, id := range ids {
-		if _, err := h.Svc.AddFiles(ctx, alice, id, map[string]any{"file_ids": anyIDs(files...)}); err != nil {
+		if _, err := h.Svc.AddFiles(ctx, alice, id, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(files...)})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -196,7 +196,7 @@ func TestCollectionFiles(t *testing.T) {
 		ids = append(ids, upload(t, h, alice, "f"+strconv.Itoa(i)+".txt", "text").ID)
 	}
 	upload(t, h, alice, "outside.txt", "not in it")
-	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, map[string]any{"file_ids": anyIDs(ids[3], ids[0], ids[4], ids[1], ids[2])}); err != nil {
+	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(ids[3], ids[0], ids[4], ids[1], ids[2])})); err != nil {
 		t.Fatal(err)
 	}
 	order := []string{ids[3], ids[0], ids[4], ids[1], ids[2]}
@@ -229,11 +229,11 @@ func TestCollectionAddFiles(t *testing.T) {
 	a := upload(t, h, alice, "a.txt", "alpha")
 	b := upload(t, h, alice, "b.txt", "beta")
 	foreign := upload(t, h, eve, "e.txt", "globex")
-	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, map[string]any{"file_ids": anyIDs(a.ID)}); err != nil {
+	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)})); err != nil {
 		t.Fatal(err)
 	}
 	h.Store.Reset()
-	got, err := h.Svc.AddFiles(ctx, alice, c.ID, map[string]any{"file_ids": anyIDs(a.ID, b.ID, foreign.ID, unknownID, "bad", b.ID)})
+	got, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID, b.ID, foreign.ID, unknownID, "bad", b.ID)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,24 +255,24 @@ func TestCollectionAddFiles(t *testing.T) {
 
 	// Adding only what is in it already writes nothing.
 	h.Store.Reset()
-	if got, err := h.Svc.AddFiles(ctx, alice, c.ID, map[string]any{"file_ids": anyIDs(b.ID)}); err != nil || !got.Success || got.Added != 1 {
+	if got, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(b.ID)})); err != nil || !got.Success || got.Added != 1 {
 		t.Errorf("re-add = %+v, %v", got, err)
 	}
 	if h.Store.Get("UpdateCollection") != 0 {
 		t.Error("a re-add wrote the collection")
 	}
 	// Another company cannot reach the collection, nor put its files into its own.
-	_, err = h.Svc.AddFiles(ctx, eve, c.ID, map[string]any{"file_ids": anyIDs(foreign.ID)})
+	_, err = h.Svc.AddFiles(ctx, eve, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(foreign.ID)}))
 	wantErr(t, err, domain.KindNotFound, "")
 	theirs := collection(t, h, eve, "theirs")
-	if got, err := h.Svc.AddFiles(ctx, eve, theirs.ID, map[string]any{"file_ids": anyIDs(a.ID)}); err != nil || got.Success || got.Results[0].Error != "file not found" {
+	if got, err := h.Svc.AddFiles(ctx, eve, theirs.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)})); err != nil || got.Success || got.Results[0].Error != "file not found" {
 		t.Errorf("foreign add = %+v, %v", got, err)
 	}
 	for _, body := range []map[string]any{{"file_ids": a.ID}, {"file_ids": []any{1}}, {}, {"file_ids": []any{}}} {
-		_, err := h.Svc.AddFiles(ctx, alice, c.ID, body)
+		_, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](body))
 		wantErr(t, err, domain.KindInvalid, "file_ids")
 	}
-	_, err = h.Svc.AddFiles(ctx, alice, "nope", map[string]any{"file_ids": anyIDs(a.ID)})
+	_, err = h.Svc.AddFiles(ctx, alice, "nope", input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)}))
 	wantErr(t, err, domain.KindNotFound, "")
 }
 
@@ -285,7 +285,7 @@ func TestCollectionCapacity(t *testing.T) {
 	for i := range 5 {
 		ids = append(ids, upload(t, h, alice, "f"+strconv.Itoa(i)+".txt", "text").ID)
 	}
-	got, err := h.Svc.AddFiles(ctx, alice, c.ID, map[string]any{"file_ids": anyIDs(ids...)})
+	got, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(ids...)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,10 +310,10 @@ func TestCollectionConcurrentAdd(t *testing.T) {
 	b := upload(t, h, alice, "b.txt", "beta")
 	hs.beforeUpdate = func(int, *domain.Collection) error {
 		hs.beforeUpdate = nil
-		_, err := h.Svc.AddFiles(ctx, bob, c.ID, map[string]any{"file_ids": anyIDs(b.ID)})
+		_, err := h.Svc.AddFiles(ctx, bob, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(b.ID)}))
 		return err
 	}
-	if got, err := h.Svc.AddFiles(ctx, alice, c.ID, map[string]any{"file_ids": anyIDs(a.ID)}); err != nil || !got.Success {
+	if got, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)})); err != nil || !got.Success {
 		t.Fatalf("add = %+v, %v", got, err)
 	}
 	files, _, _ := h.Svc.CollectionFiles(ctx, alice, c.ID, 0, 0)
@@ -330,7 +330,7 @@ func TestCollectionBulk(t *testing.T) {
 	a := upload(t, h, alice, "a.txt", "alpha")
 	b := upload(t, h, alice, "b.txt", "beta")
 	foreign := upload(t, h, eve, "e.txt", "globex")
-	got, err := h.Svc.BulkCollection(ctx, alice, c.ID, map[string]any{"operation": "add_files", "file_ids": anyIDs(a.ID, b.ID, foreign.ID)})
+	got, err := h.Svc.BulkCollection(ctx, alice, c.ID, input[knowledge.CollectionBulkInput](map[string]any{"operation": "add_files", "file_ids": anyIDs(a.ID, b.ID, foreign.ID)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func TestCollectionBulk(t *testing.T) {
 		t.Errorf("add_files (-want +got):\n%s", d)
 	}
 	h.Store.Reset()
-	got, err = h.Svc.BulkCollection(ctx, alice, c.ID, map[string]any{"operation": "remove_files", "file_ids": anyIDs(a.ID, unknownID, a.ID, "x")})
+	got, err = h.Svc.BulkCollection(ctx, alice, c.ID, input[knowledge.CollectionBulkInput](map[string]any{"operation": "remove_files", "file_ids": anyIDs(a.ID, unknownID, a.ID, "x")}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,10 +369,10 @@ func TestCollectionBulk(t *testing.T) {
 		{map[string]any{"operation": "add_files", "file_ids": []any{1, 2}}, "file_ids"},
 		{map[string]any{"operation": "remove_files", "file_ids": "all"}, "file_ids"},
 	} {
-		_, err := h.Svc.BulkCollection(ctx, alice, c.ID, tt.body)
+		_, err := h.Svc.BulkCollection(ctx, alice, c.ID, input[knowledge.CollectionBulkInput](tt.body))
 		wantErr(t, err, domain.KindInvalid, tt.field)
 	}
-	_, err = h.Svc.BulkCollection(ctx, eve, c.ID, map[string]any{"operation": "remove_files", "file_ids": anyIDs(b.ID)})
+	_, err = h.Svc.BulkCollection(ctx, eve, c.ID, input[knowledge.CollectionBulkInput](map[string]any{"operation": "remove_files", "file_ids": anyIDs(b.ID)}))
 	wantErr(t, err, domain.KindNotFound, "")
 	if files, _, _ := h.Svc.CollectionFiles(ctx, alice, c.ID, 0, 0); len(files) != 1 {
 		t.Errorf("collection after refused requests holds %d files", len(files))
@@ -385,7 +385,7 @@ func TestCollectionDelete(t *testing.T) {
 	h := newTestService(t)
 	c := collection(t, h, alice, "c")
 	a := upload(t, h, alice, "a.txt", "alpha")
-	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, map[string]any{"file_ids": anyIDs(a.ID)}); err != nil {
+	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)})); err != nil {
 		t.Fatal(err)
 	}
 	wantErr(t, h.Svc.DeleteCollection(ctx, eve, c.ID), domain.KindNotFound, "")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/agentorch/agentorch/shared/domain"
 )
@@ -32,39 +31,75 @@ const (
 	reasonDuplicate = "duplicate: the id occurs earlier in this request"
 )
 
-// BulkFiles runs one operation on many files ({operation, file_ids, parameters}):
+// FileBulkInput is one operation on many files: Operation delete, update_tags (Tags replace
+// each file's tags) or change_status (Status active or archived), of FileIDs.
+type FileBulkInput struct {
+	Operation string
+	FileIDs   []string
+	Tags      []string
+	Status    string
+	shape     shape
+}
+
+// UnmarshalJSON reads the body of POST /files/bulk/ ({operation, file_ids, parameters}):
+// update_tags takes parameters.tags, change_status parameters.status, delete nothing.
+func (in *FileBulkInput) UnmarshalJSON(b []byte) error {
+	body, err := decodeBody(b)
+	if err != nil {
+		return err
+	}
+	*in = FileBulkInput{}
+	in.Operation = decodeOperation(body, &in.shape, opDelete, opUpdateTags, opChangeStatus)
+	in.FileIDs = decodeIDs(body, &in.shape)
+	in.shape.addAll("params", unknownKeys(body, "", "a bulk request has operation, file_ids and parameters", "operation", "file_ids", "parameters"))
+	params := decodeParams(body, &in.shape)
+	in.shape.addAll("params", in.shape["parameters"])
+	op, _ := checkOperation(in.Operation, in.shape, opDelete, opUpdateTags, opChangeStatus)
+	switch op {
+	case opUpdateTags:
+		in.Tags = decodeTags(params, &in.shape)
+		in.shape.addAll("parameters.", unknownKeys(params, "parameters.", "update_tags takes parameters.tags", "tags"))
+	case opDelete:
+		in.shape.addAll("parameters.", unknownKeys(params, "parameters.", "the delete operation takes no parameters"))
+	case opChangeStatus:
+		in.Status, _ = params["status"].(string)
+		in.shape.addAll("parameters.", unknownKeys(params, "parameters.", "change_status takes parameters.status", "status"))
+	}
+	return nil
+}
+
+// BulkFiles runs one operation on many files:
 //   - delete: as DeleteFile, for each file;
-//   - update_tags: parameters.tags (an array of strings) replaces each file's tags;
-//   - change_status: parameters.status `active` or `archived`. An archived file stays in its
+//   - update_tags: Tags replaces each file's tags;
+//   - change_status: Status `active` or `archived`. An archived file stays in its
 //     collections and knowledge bases (its chunks stay indexed) but every search leaves it
 //     out; `active` brings it back. Only active and archived files change status.
 //
 // Every id gets one result, in request order: `success`, or `failed` with the reason (unknown
 // or another company's id, malformed id, repeated id, a status that cannot change). success is
 // true when none failed; processed counts the items that succeeded.
-func (s *Service) BulkFiles(ctx context.Context, p domain.Principal, body map[string]any) (*BulkResult, error) {
-	op, opErr := operation(body, opDelete, opUpdateTags, opChangeStatus)
-	ids, idsErr := requestIDs(body)
+func (s *Service) BulkFiles(ctx context.Context, p domain.Principal, in FileBulkInput) (*BulkResult, error) {
+	op, opErr := checkOperation(in.Operation, in.shape, opDelete, opUpdateTags, opChangeStatus)
+	ids := in.FileIDs
+	idsErr := checkIDs(ids, in.shape)
 	var tags []string
-	var status string
-	paramErrs := unknownKeys(body, "", "a bulk request has operation, file_ids and parameters", "operation", "file_ids", "parameters")
-	params, ok := body["parameters"].(map[string]any)
-	if !ok && body["parameters"] != nil {
-		paramErrs = append(paramErrs, domain.FieldError{Field: "parameters", Message: "must be an object, got " + domain.JSONType(body["parameters"])})
-	}
+	status := in.Status
+	paramErrs := slices.Clone(in.shape["params"])
 	switch op {
 	case opUpdateTags:
-		tags, paramErrs = bulkTags(params, paramErrs)
-		paramErrs = append(paramErrs, unknownKeys(params, "parameters.", "update_tags takes parameters.tags", "tags")...)
-	case opDelete:
-		paramErrs = append(paramErrs, unknownKeys(params, "parameters.", "the delete operation takes no parameters")...)
+		if e := in.shape["tags"]; len(e) > 0 {
+			paramErrs = append(paramErrs, e...)
+		} else {
+			var tagErrs []domain.FieldError
+			tags, tagErrs = cleanTags(in.Tags, "parameters.tags")
+			paramErrs = append(paramErrs, tagErrs...)
+		}
 	case opChangeStatus:
-		status, ok = params["status"].(string)
-		if !ok || (status != domain.FileActive && status != domain.FileArchived) {
+		if status != domain.FileActive && status != domain.FileArchived {
 			paramErrs = append(paramErrs, domain.FieldError{Field: "parameters.status", Message: fmt.Sprintf("is required: %q or %q", domain.FileActive, domain.FileArchived)})
 		}
-		paramErrs = append(paramErrs, unknownKeys(params, "parameters.", "change_status takes parameters.status", "status")...)
 	}
+	paramErrs = append(paramErrs, in.shape["parameters."]...)
 	if opErr != nil || idsErr != nil || len(paramErrs) > 0 {
 		return nil, joinInvalid(append([]domain.FieldError{derefField(opErr), derefField(idsErr)}, paramErrs...)...)
 	}
@@ -120,6 +155,23 @@ func (s *Service) BulkFiles(ctx context.Context, p domain.Principal, body map[st
 	return bulkResult(items), nil
 }
 
+// decodeTags reads parameters.tags of update_tags.
+func decodeTags(params map[string]any, s *shape) []string {
+	list, ok := params["tags"].([]any)
+	if !ok {
+		s.add("tags", "parameters.tags", "is required: an array of strings (the tags that replace the files' tags)")
+		return nil
+	}
+	tags := make([]string, len(list))
+	for i, v := range list {
+		if tags[i], ok = v.(string); !ok {
+			s.add("tags", "parameters.tags", fmt.Sprintf("must be an array of strings: item %d is %s", i, domain.JSONType(v)))
+			return nil
+		}
+	}
+	return tags
+}
+
 // putFile writes a changed file record if nobody changed or deleted it since it was read.
 func (s *Service) putFile(ctx context.Context, f *domain.File) error {
 	prev := f.UpdatedAt
@@ -128,22 +180,6 @@ func (s *Service) putFile(ctx context.Context, f *domain.File) error {
 		return fmt.Errorf("update file %s: %w", f.ID, err)
 	}
 	return nil
-}
-
-// bulkTags reads parameters.tags of update_tags.
-func bulkTags(params map[string]any, errs []domain.FieldError) ([]string, []domain.FieldError) {
-	list, ok := params["tags"].([]any)
-	if !ok {
-		return nil, append(errs, domain.FieldError{Field: "parameters.tags", Message: "is required: an array of strings (the tags that replace the files' tags)"})
-	}
-	in := make([]string, len(list))
-	for i, v := range list {
-		if in[i], ok = v.(string); !ok {
-			return nil, append(errs, domain.FieldError{Field: "parameters.tags", Message: fmt.Sprintf("must be an array of strings: item %d is %s", i, domain.JSONType(v))})
-		}
-	}
-	tags, tagErrs := cleanTags(in, "parameters.tags")
-	return tags, append(errs, tagErrs...)
 }
 
 // unknownKeys names each key of m (sorted) that is not one of known, as a field error under
@@ -167,48 +203,6 @@ func reason(err error) string {
 		return de.Message
 	}
 	return "an internal error occurred; retry this file"
-}
-
-// operation reads the operation of a bulk request, one of ops.
-func operation(body map[string]any, ops ...string) (string, *domain.FieldError) {
-	op, ok := body["operation"].(string)
-	if !ok || !slices.Contains(ops, op) {
-		got := "none"
-		if body["operation"] != nil {
-			got = domain.JSONType(body["operation"])
-			if ok {
-				got = fmt.Sprintf("%q", domain.Clip(op, 64))
-			}
-		}
-		return "", &domain.FieldError{Field: "operation", Message: fmt.Sprintf("must be one of %s (got %s)", strings.Join(ops, ", "), got)}
-	}
-	return op, nil
-}
-
-// requestIDs reads file_ids: an array of 1..MaxRequestIDs strings.
-func requestIDs(body map[string]any) ([]string, *domain.FieldError) {
-	bad := func(format string, args ...any) ([]string, *domain.FieldError) {
-		return nil, &domain.FieldError{Field: "file_ids", Message: fmt.Sprintf(format, args...)}
-	}
-	v, present := body["file_ids"]
-	list, ok := v.([]any)
-	switch {
-	case !present || v == nil:
-		return bad("is required: an array of file ids")
-	case !ok:
-		return bad("must be an array of strings (file ids), got %s", domain.JSONType(v))
-	case len(list) == 0:
-		return bad("must hold at least one file id")
-	case len(list) > MaxRequestIDs:
-		return bad("holds %d ids; send at most %d per request", len(list), MaxRequestIDs)
-	}
-	ids := make([]string, len(list))
-	for i, x := range list {
-		if ids[i], ok = x.(string); !ok {
-			return bad("must be an array of strings (file ids): item %d is %s", i, domain.JSONType(x))
-		}
-	}
-	return ids, nil
 }
 
 // screenIDs makes one result item per id in order: malformed and repeated ids failed, the

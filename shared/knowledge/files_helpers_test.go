@@ -2,7 +2,9 @@ package knowledge_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -77,7 +79,7 @@ func upload(t *testing.T, h *harness, p domain.Principal, name, data string, tag
 // collection creates a collection for p and fails the test on an error.
 func collection(t *testing.T, h *harness, p domain.Principal, name string) *knowledge.CollectionView {
 	t.Helper()
-	c, err := h.Svc.CreateCollection(context.Background(), p, map[string]any{"name": name})
+	c, err := h.Svc.CreateCollection(context.Background(), p, input[knowledge.CollectionInput](map[string]any{"name": name}))
 	if err != nil {
 		t.Fatalf("CreateCollection(%s): %v", name, err)
 	}
@@ -116,3 +118,20 @@ func anyIDs(ids ...string) []any {
 
 // unknownID is a well-formed id that names nothing.
 const unknownID = "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f"
+
+// input decodes a request body into a feature's input as the API does (the JSON of m read by the
+// input's UnmarshalJSON), so that tests of the body's field errors send the JSON a client sends.
+func input[T any, P interface {
+	*T
+	json.Unmarshaler
+}](m map[string]any) T {
+	var in T
+	b, err := json.Marshal(m)
+	if err == nil {
+		err = P(&in).UnmarshalJSON(b)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("body %v: %v", m, err))
+	}
+	return in
+}

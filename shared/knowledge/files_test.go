@@ -366,18 +366,18 @@ func TestFileDelete(t *testing.T) {
 	late := upload(t, h, alice, "c.txt", "gamma")
 	c1, c2, c3 := collection(t, h, alice, "one"), collection(t, h, alice, "two"), collection(t, h, alice, "three")
 	for _, c := range []string{c1.ID, c2.ID} {
-		if _, err := h.Svc.AddFiles(ctx, alice, c, map[string]any{"file_ids": anyIDs(f.ID, keep.ID)}); err != nil {
+		if _, err := h.Svc.AddFiles(ctx, alice, c, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(f.ID, keep.ID)})); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := h.Svc.AddFiles(ctx, alice, c3.ID, map[string]any{"file_ids": anyIDs(keep.ID)}); err != nil {
+	if _, err := h.Svc.AddFiles(ctx, alice, c3.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(keep.ID)})); err != nil {
 		t.Fatal(err)
 	}
 	// Someone adds a file to c1 between our read and our write.
 	hs.beforeUpdate = func(_ int, c *domain.Collection) error {
 		if c.ID == c1.ID {
 			hs.beforeUpdate = nil
-			if _, err := h.Svc.AddFiles(ctx, alice, c.ID, map[string]any{"file_ids": anyIDs(late.ID)}); err != nil {
+			if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(late.ID)})); err != nil {
 				t.Error(err)
 			}
 		}
@@ -412,7 +412,7 @@ func TestFileDeleteFailure(t *testing.T) {
 	h, hs, fb := withHooks(t)
 	f := upload(t, h, alice, "a.txt", "alpha")
 	c := collection(t, h, alice, "one")
-	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, map[string]any{"file_ids": anyIDs(f.ID)}); err != nil {
+	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(f.ID)})); err != nil {
 		t.Fatal(err)
 	}
 
@@ -478,8 +478,8 @@ func TestBulkFiles(t *testing.T) {
 		return f.Tags
 	}
 
-	got, err := h.Svc.BulkFiles(ctx, alice, map[string]any{"operation": "update_tags", "file_ids": ids,
-		"parameters": map[string]any{"tags": []any{" new ", "new", "x"}}})
+	got, err := h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "update_tags", "file_ids": ids,
+		"parameters": map[string]any{"tags": []any{" new ", "new", "x"}}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,8 +494,8 @@ func TestBulkFiles(t *testing.T) {
 		t.Errorf("foreign file's tags changed: %v", f.Tags)
 	}
 
-	got, err = h.Svc.BulkFiles(ctx, alice, map[string]any{"operation": "change_status", "file_ids": ids,
-		"parameters": map[string]any{"status": "archived"}})
+	got, err = h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "change_status", "file_ids": ids,
+		"parameters": map[string]any{"status": "archived"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,8 +507,8 @@ func TestBulkFiles(t *testing.T) {
 	if l, _, _ := h.Svc.ListFiles(ctx, alice, knowledge.FileFilter{Status: "archived"}); len(l) != 2 {
 		t.Errorf("%d archived files, want 2", len(l))
 	}
-	got, err = h.Svc.BulkFiles(ctx, alice, map[string]any{"operation": "change_status", "file_ids": anyIDs(a.ID),
-		"parameters": map[string]any{"status": "active"}})
+	got, err = h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "change_status", "file_ids": anyIDs(a.ID),
+		"parameters": map[string]any{"status": "active"}}))
 	if err != nil || !got.Success {
 		t.Errorf("back to active: %+v, %v", got, err)
 	}
@@ -516,7 +516,7 @@ func TestBulkFiles(t *testing.T) {
 		t.Errorf("file = %+v", f)
 	}
 
-	got, err = h.Svc.BulkFiles(ctx, alice, map[string]any{"operation": "delete", "file_ids": ids})
+	got, err = h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "delete", "file_ids": ids}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,7 +561,7 @@ func TestBulkFilesRejects(t *testing.T) {
 		{"change_status without status", map[string]any{"operation": "change_status", "file_ids": anyIDs(f.ID)}, "parameters.status"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := h.Svc.BulkFiles(ctx, alice, tt.body)
+			_, err := h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](tt.body))
 			wantErr(t, err, domain.KindInvalid, tt.field)
 		})
 	}
@@ -583,8 +583,8 @@ func TestBulkFilesStoreCalls(t *testing.T) {
 		list, get, put, all int
 	}{{20, 1, 0, 20, 21}, {2, 1, 0, 2, 3}} {
 		h.Store.Reset()
-		res, err := h.Svc.BulkFiles(ctx, alice, map[string]any{"operation": "update_tags", "file_ids": anyIDs(ids[:tt.n]...),
-			"parameters": map[string]any{"tags": []any{"round" + strconv.Itoa(tt.n)}}})
+		res, err := h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "update_tags", "file_ids": anyIDs(ids[:tt.n]...),
+			"parameters": map[string]any{"tags": []any{"round" + strconv.Itoa(tt.n)}}}))
 		if err != nil || !res.Success || res.Processed != tt.n {
 			t.Fatalf("bulk = %+v, %v", res, err)
 		}

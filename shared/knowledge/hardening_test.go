@@ -165,35 +165,35 @@ func TestBulkRefusesUnknownFields(t *testing.T) {
 		field string
 	}{
 		{"top-level field", func() error {
-			_, err := h.Svc.BulkFiles(ctx, alice, map[string]any{"operation": "delete", "file_ids": anyIDs(f.ID), "dry_run": true})
+			_, err := h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "delete", "file_ids": anyIDs(f.ID), "dry_run": true}))
 			return err
 		}, "dry_run"},
 		{"delete with parameters", func() error {
-			_, err := h.Svc.BulkFiles(ctx, alice, map[string]any{"operation": "delete", "file_ids": anyIDs(f.ID), "parameters": map[string]any{"force": true}})
+			_, err := h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "delete", "file_ids": anyIDs(f.ID), "parameters": map[string]any{"force": true}}))
 			return err
 		}, "parameters.force"},
 		{"update_tags with a misspelt parameter", func() error {
-			_, err := h.Svc.BulkFiles(ctx, alice, map[string]any{"operation": "update_tags", "file_ids": anyIDs(f.ID), "parameters": map[string]any{"tags": []any{"a"}, "mode": "append"}})
+			_, err := h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "update_tags", "file_ids": anyIDs(f.ID), "parameters": map[string]any{"tags": []any{"a"}, "mode": "append"}}))
 			return err
 		}, "parameters.mode"},
 		{"change_status with another parameter", func() error {
-			_, err := h.Svc.BulkFiles(ctx, alice, map[string]any{"operation": "change_status", "file_ids": anyIDs(f.ID), "parameters": map[string]any{"status": "archived", "tags": []any{}}})
+			_, err := h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "change_status", "file_ids": anyIDs(f.ID), "parameters": map[string]any{"status": "archived", "tags": []any{}}}))
 			return err
 		}, "parameters.tags"},
 		{"collection bulk parameters", func() error {
-			_, err := h.Svc.BulkCollection(ctx, alice, c.ID, map[string]any{"operation": "add_files", "file_ids": anyIDs(f.ID), "parameters": map[string]any{"position": 0}})
+			_, err := h.Svc.BulkCollection(ctx, alice, c.ID, input[knowledge.CollectionBulkInput](map[string]any{"operation": "add_files", "file_ids": anyIDs(f.ID), "parameters": map[string]any{"position": 0}}))
 			return err
 		}, "parameters.position"},
 		{"collection bulk top-level field", func() error {
-			_, err := h.Svc.BulkCollection(ctx, alice, c.ID, map[string]any{"operation": "add_files", "file_ids": anyIDs(f.ID), "company": "globex"})
+			_, err := h.Svc.BulkCollection(ctx, alice, c.ID, input[knowledge.CollectionBulkInput](map[string]any{"operation": "add_files", "file_ids": anyIDs(f.ID), "company": "globex"}))
 			return err
 		}, "company"},
 		{"add files", func() error {
-			_, err := h.Svc.AddFiles(ctx, alice, c.ID, map[string]any{"file_ids": anyIDs(f.ID), "collection_id": c.ID})
+			_, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(f.ID), "collection_id": c.ID}))
 			return err
 		}, "collection_id"},
 		{"collection create", func() error {
-			_, err := h.Svc.CreateCollection(ctx, alice, map[string]any{"name": "x", "owner": "mallory"})
+			_, err := h.Svc.CreateCollection(ctx, alice, input[knowledge.CollectionInput](map[string]any{"name": "x", "owner": "mallory"}))
 			return err
 		}, "owner"},
 	} {

@@ -1,0 +1,125 @@
+package knowledge
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// shape is what decoding a request body found wrong with its JSON shape (unknown fields,
+// missing values, values of the wrong JSON type), by key. The feature's validation reports these
+// with the errors of values, field by field in the order the API has always listed them; an
+// input built in Go has none.
+type shape map[string][]domain.FieldError
+
+// add records a field error of field under key.
+func (s *shape) add(key, field, msg string) {
+	if *s == nil {
+		*s = shape{}
+	}
+	(*s)[key] = append((*s)[key], domain.FieldError{Field: field, Message: msg})
+}
+
+// addAll records field errors under key.
+func (s *shape) addAll(key string, errs []domain.FieldError) {
+	for _, e := range errs {
+		s.add(key, e.Field, e.Message)
+	}
+}
+
+// first is the first error under key, or nil.
+func (s shape) first(key string) *domain.FieldError {
+	if e := s[key]; len(e) > 0 {
+		return &e[0]
+	}
+	return nil
+}
+
+// decodeBody reads a request body (a JSON object) for an input's UnmarshalJSON. Numbers stay
+// json.Number, as the API's decoder leaves them.
+func decodeBody(b []byte) (map[string]any, error) {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, domain.Errorf(domain.KindInvalid, "The request body must be an object")
+	}
+	return m, nil
+}
+
+// decodeOperation reads a bulk request's operation; a missing one or one not a string is a
+// shape error naming ops.
+func decodeOperation(body map[string]any, s *shape, ops ...string) string {
+	switch v := body["operation"].(type) {
+	case string:
+		return v
+	case nil:
+		s.add("operation", "operation", fmt.Sprintf("must be one of %s (got none)", strings.Join(ops, ", ")))
+	default:
+		s.add("operation", "operation", fmt.Sprintf("must be one of %s (got %s)", strings.Join(ops, ", "), domain.JSONType(v)))
+	}
+	return ""
+}
+
+// checkOperation validates a bulk request's operation, one of ops.
+func checkOperation(op string, s shape, ops ...string) (string, *domain.FieldError) {
+	if e := s.first("operation"); e != nil {
+		return "", e
+	}
+	if !slices.Contains(ops, op) {
+		return "", &domain.FieldError{Field: "operation", Message: fmt.Sprintf("must be one of %s (got %q)", strings.Join(ops, ", "), domain.Clip(op, 64))}
+	}
+	return op, nil
+}
+
+// decodeIDs reads file_ids: an array of strings.
+func decodeIDs(body map[string]any, s *shape) []string {
+	v := body["file_ids"]
+	list, ok := v.([]any)
+	switch {
+	case v == nil:
+		s.add("file_ids", "file_ids", "is required: an array of file ids")
+		return nil
+	case !ok:
+		s.add("file_ids", "file_ids", fmt.Sprintf("must be an array of strings (file ids), got %s", domain.JSONType(v)))
+		return nil
+	}
+	ids := make([]string, len(list))
+	for i, x := range list {
+		if ids[i], ok = x.(string); !ok {
+			s.add("file_ids[]", "file_ids", fmt.Sprintf("must be an array of strings (file ids): item %d is %s", i, domain.JSONType(x)))
+			break
+		}
+	}
+	return ids
+}
+
+// checkIDs validates file_ids: 1..MaxRequestIDs ids.
+func checkIDs(ids []string, s shape) *domain.FieldError {
+	if e := s.first("file_ids"); e != nil {
+		return e
+	}
+	bad := func(format string, args ...any) *domain.FieldError {
+		return &domain.FieldError{Field: "file_ids", Message: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case len(ids) == 0:
+		return bad("must hold at least one file id")
+	case len(ids) > MaxRequestIDs:
+		return bad("holds %d ids; send at most %d per request", len(ids), MaxRequestIDs)
+	}
+	return s.first("file_ids[]")
+}
+
+// decodeParams reads a bulk request's parameters object (nil if absent or not an object).
+func decodeParams(body map[string]any, s *shape) map[string]any {
+	params, ok := body["parameters"].(map[string]any)
+	if !ok && body["parameters"] != nil {
+		s.add("parameters", "parameters", "must be an object, got "+domain.JSONType(body["parameters"]))
+	}
+	return params
+}
