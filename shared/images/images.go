@@ -28,10 +28,8 @@ type Blobs interface {
 	Get(ctx context.Context, key string, limit int64) ([]byte, string, error)
 }
 
-// formats maps the sniffed media type to the name extension.
-var formats = map[string]string{"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
-
-var nameRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(png|jpg|gif|webp)$`)
+// nameRE matches the names Upload gives: a random UUID and the extension of the image's type.
+var nameRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(` + strings.Join(domain.ImageExts(), "|") + `)$`)
 
 // Service uploads and opens images.
 type Service struct{ blobs Blobs }
@@ -66,7 +64,7 @@ func Check(data []byte) (string, error) {
 // types accepted here (png, jpeg, gif, webp).
 func Sniff(data []byte) (string, bool) {
 	mt := sniff(data)
-	_, ok := formats[mt]
+	_, ok := domain.ImageFormat(mt)
 	return mt, ok
 }
 
@@ -76,7 +74,8 @@ func (s *Service) Upload(ctx context.Context, data []byte) (*Uploaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := uuid.NewString() + "." + formats[mt]
+	ext, _ := domain.ImageExt(mt) // Check took only image types
+	name := uuid.NewString() + "." + ext
 	if err := s.blobs.Put(ctx, keyPrefix+name, data, mt); err != nil {
 		return nil, fmt.Errorf("store image: %w", err)
 	}
@@ -95,7 +94,7 @@ func (s *Service) Open(ctx context.Context, name string) ([]byte, string, error)
 	if err != nil {
 		return nil, "", fmt.Errorf("open image %s: %w", name, err)
 	}
-	if _, ok := formats[mt]; !ok {
+	if _, ok := domain.ImageFormat(mt); !ok {
 		mt = sniff(data)
 	}
 	return data, mt, nil

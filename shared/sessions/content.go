@@ -30,7 +30,8 @@ const (
 	maxDocumentName = 200
 )
 
-var imageFormats = map[string]string{"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
+// imageFormats maps the image media types a content block may declare to their Media.Format.
+var imageFormats = domain.ImageFormats()
 
 var documentFormats = map[string]string{
 	"application/pdf": "pdf", "text/plain": "txt", "text/csv": "csv", "text/markdown": "md", "text/html": "html",
