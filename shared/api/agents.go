@@ -1,14 +1,27 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/agentorch/agentorch/shared/agents"
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
+// AgentService is what the agents group calls; agents.Service is the implementation.
+type AgentService interface {
+	Validate(ctx context.Context, p domain.Principal, cfg map[string]any, prefix string) ([]domain.FieldError, error)
+	Create(ctx context.Context, p domain.Principal, cfg map[string]any, f agents.Flags) (*domain.Agent, error)
+	Get(ctx context.Context, p domain.Principal, id string) (*domain.Agent, error)
+	List(ctx context.Context, p domain.Principal, offset, limit int) ([]*domain.Agent, bool, error)
+	Update(ctx context.Context, p domain.Principal, id string, cfg map[string]any, merge bool, f agents.Flags) (*domain.Agent, error)
+	Delete(ctx context.Context, p domain.Principal, id string) error
+	CurrentVersion(ctx context.Context, p domain.Principal, id string) (*domain.AgentVersion, error)
+	Versions(ctx context.Context, p domain.Principal, id string, offset, limit int) ([]*domain.AgentVersion, bool, error)
+}
+
 // NewAgents is the handler of the agents endpoint group.
-func NewAgents(svc *agents.Service, opts Options) *Group {
+func NewAgents(svc AgentService, opts Options) *Group {
 	g := newGroup(opts)
 	h := &agentHandlers{svc: svc, g: g}
 	g.handle(http.MethodPost, "/api/v1/agent/validate/", false, h.validate)
@@ -24,7 +37,7 @@ func NewAgents(svc *agents.Service, opts Options) *Group {
 }
 
 type agentHandlers struct {
-	svc *agents.Service
+	svc AgentService
 	g   *Group
 }
 

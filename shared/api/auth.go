@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -9,8 +10,17 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
+// KeyService is what the auth group calls: tokens and keys on behalf of the caller;
+// auth.Service is the implementation.
+type KeyService interface {
+	IssueToken(ctx context.Context, p domain.Principal) (string, time.Duration, error)
+	CreateKeyAs(ctx context.Context, p domain.Principal, in auth.NewKey) (*domain.APIKey, string, error)
+	ListKeysAs(ctx context.Context, p domain.Principal) ([]*domain.APIKey, error)
+	RevokeKeyAs(ctx context.Context, p domain.Principal, id string) error
+}
+
 // NewAuth is the handler of the auth endpoint group: bearer tokens and API key management.
-func NewAuth(svc *auth.Service, opts Options) *Group {
+func NewAuth(svc KeyService, opts Options) *Group {
 	g := newGroup(opts)
 	h := &authHandlers{svc: svc, g: g}
 	g.handle(http.MethodPost, "/api/v1/auth/token/", false, h.token)
@@ -21,7 +31,7 @@ func NewAuth(svc *auth.Service, opts Options) *Group {
 }
 
 type authHandlers struct {
-	svc *auth.Service
+	svc KeyService
 	g   *Group
 }
 

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"io"
 	"mime"
@@ -27,10 +28,16 @@ func StaticBaseURL(base string) BaseURL {
 	return func(*http.Request) string { return base }
 }
 
+// ImageService is what the images group calls; images.Service is the implementation.
+type ImageService interface {
+	Upload(ctx context.Context, data []byte) (*images.Uploaded, error)
+	Open(ctx context.Context, name string) ([]byte, string, error)
+}
+
 // NewImages is the handler of the images group: uploads (authenticated) and the temporary
 // /media/ URLs they answer with (public: the random name is the capability). base prefixes
 // those URLs.
-func NewImages(svc *images.Service, base BaseURL, opts Options) *Group {
+func NewImages(svc ImageService, base BaseURL, opts Options) *Group {
 	g := newGroup(opts)
 	if base == nil {
 		base = StaticBaseURL("")
@@ -42,7 +49,7 @@ func NewImages(svc *images.Service, base BaseURL, opts Options) *Group {
 }
 
 type imageHandlers struct {
-	svc  *images.Service
+	svc  ImageService
 	base BaseURL
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/images"
 	"github.com/agentorch/agentorch/shared/tools"
 )
 
@@ -341,13 +342,15 @@ func TestOpenAPIRealResponses(t *testing.T) {
 			case strings.HasPrefix(tt.path, "/api/v1/agent"):
 				h = api.NewAgents(agents.NewService(nil, tools.NewRegistry(tools.Builtins(tools.Options{})...)), opts)
 			case strings.HasPrefix(tt.path, "/api/v1/auth"), strings.HasPrefix(tt.path, "/api/v1/api-keys"):
-				h = api.NewAuth(nil, opts)
+				// The services without their stores: what they refuse before any I/O (a key
+				// list without keys:manage, a media name that is no upload's) is answered.
+				h = api.NewAuth((*auth.Service)(nil), opts)
 			case strings.HasPrefix(tt.path, "/api/v1/sessions"):
 				h = api.NewSessions(nil, opts)
 			case strings.HasPrefix(tt.path, "/api/v1/runtime"):
 				h = api.NewRuntime(nil, opts)
 			case strings.HasPrefix(tt.path, "/api/v1/images"), strings.HasPrefix(tt.path, "/media"):
-				h = api.NewImages(nil, nil, opts)
+				h = api.NewImages((*images.Service)(nil), nil, opts)
 			default:
 				h = api.NewMeta(opts)
 			}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -19,8 +20,18 @@ const (
 	ExecuteMaxBodyBytes = 5 << 20
 )
 
+// RuntimeService is what the runtime group calls: executions and their records;
+// sessions.Service is the implementation.
+type RuntimeService interface {
+	Execute(ctx context.Context, p domain.Principal, sessionID string, req sessions.ExecuteRequest, obs sessions.Observer) (*sessions.Result, error)
+	Enqueue(ctx context.Context, p domain.Principal, sessionID string, req sessions.ExecuteRequest, body map[string]any) (*domain.Execution, error)
+	GetExecution(ctx context.Context, p domain.Principal, sessionID, execID string) (*domain.Session, *domain.Execution, []domain.Message, error)
+	Messages(ctx context.Context, p domain.Principal, sessionID string, limit, offset int) ([]domain.Message, int, bool, error)
+	Events(ctx context.Context, p domain.Principal, sessionID, correlationID, executionID string, offset, limit int) (sessions.EventsPage, error)
+}
+
 // NewRuntime is the handler of the runtime endpoint group.
-func NewRuntime(svc *sessions.Service, opts Options) *Group {
+func NewRuntime(svc RuntimeService, opts Options) *Group {
 	g := newGroup(opts)
 	h := &runtimeHandlers{svc: svc, g: g}
 	g.handle(http.MethodPost, "/api/v1/runtime/{session_id}/execute/", false, h.execute)
@@ -31,7 +42,7 @@ func NewRuntime(svc *sessions.Service, opts Options) *Group {
 }
 
 type runtimeHandlers struct {
-	svc *sessions.Service
+	svc RuntimeService
 	g   *Group
 }
 

@@ -1,15 +1,25 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"time"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/sessions"
 )
 
+// SessionService is what the sessions group calls; sessions.Service is the implementation.
+type SessionService interface {
+	Create(ctx context.Context, p domain.Principal, cfg map[string]any) (*domain.Session, error)
+	FromAgent(ctx context.Context, p domain.Principal, agentKey string) (*domain.Session, *domain.Agent, error)
+	Feedback(ctx context.Context, p domain.Principal, messageID string, rating *int, comment *string) (*domain.Feedback, error)
+	List(ctx context.Context, p domain.Principal, offset, limit int) ([]*domain.Session, bool, error)
+	Get(ctx context.Context, p domain.Principal, id string) (*domain.Session, error)
+	Delete(ctx context.Context, p domain.Principal, id string) error
+}
+
 // NewSessions is the handler of the sessions endpoint group.
-func NewSessions(svc *sessions.Service, opts Options) *Group {
+func NewSessions(svc SessionService, opts Options) *Group {
 	g := newGroup(opts)
 	h := &sessionHandlers{svc: svc, g: g}
 	g.handle(http.MethodPost, "/api/v1/sessions/", false, h.create)
@@ -22,7 +32,7 @@ func NewSessions(svc *sessions.Service, opts Options) *Group {
 }
 
 type sessionHandlers struct {
-	svc *sessions.Service
+	svc SessionService
 	g   *Group
 }
 
