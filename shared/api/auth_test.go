@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/shared/app"
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/domain"
@@ -27,7 +26,7 @@ var goDuration = regexp.MustCompile(`\d(h|m|s|ms|µs|ns)(\d|\b)`)
 // second's living cacheTTL.
 func instances(t *testing.T, cacheTTL time.Duration, extra ...func(*dynamodb.Options)) (*stack, *stack) {
 	t.Helper()
-	env := localstack.NewTestEnv(t)
+	env := testEnv(t)
 	build := func(ttl time.Duration) *stack {
 		cfg := env.Config
 		cfg.KeyCacheTTL = ttl

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,18 +24,63 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-func TestMain(m *testing.M) { localstack.RunTests(m) }
+// TestMain runs the tests and stops the local stack if one of them started it: the tests over
+// fakes run without it.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if local.stack != nil {
+		_ = local.stack.Stop()
+	}
+	os.Exit(code)
+}
 
-// stack is one application on fresh DynamoDB resources, served the way the dev server serves it.
+// local is the local stack of this test binary, started by the first test that needs it
+// (unless the AGENTORCH_TEST_* variables name a running one), as localstack.RunTests starts it.
+var local struct {
+	once  sync.Once
+	stack *localstack.Stack
+	err   error
+}
+
+// testEnv is fresh resources on the local stack, started on first use.
+func testEnv(t testing.TB) *localstack.TestEnv {
+	t.Helper()
+	local.once.Do(func() {
+		if _, ok := localstack.TestEndpoints(); ok {
+			return
+		}
+		ctx := context.Background()
+		root, err := localstack.RepoRoot()
+		if err == nil {
+			err = localstack.EnsureDeps(ctx, root, os.Stderr)
+		}
+		if err == nil {
+			local.stack, err = localstack.Start(ctx, localstack.Options{Root: root})
+		}
+		if err != nil {
+			local.err = fmt.Errorf("localstack: %w", err)
+			return
+		}
+		localstack.ExportTestEndpoints(local.stack.Endpoints())
+	})
+	if local.err != nil {
+		t.Fatal(local.err)
+	}
+	return localstack.NewTestEnv(t)
+}
+
+// stack is one application on fresh DynamoDB resources, served the way the dev server serves it,
+// or the handlers over in-memory fakes (newFakeStack), when app is nil.
 type stack struct {
-	t   testing.TB
-	app *app.App
-	mux http.Handler
+	t     testing.TB
+	app   *app.App
+	mux   http.Handler
+	fakes *fakes
 }
 
 func newStack(t testing.TB, extra ...func(*dynamodb.Options)) *stack {
 	t.Helper()
-	env := localstack.NewTestEnv(t)
+	env := testEnv(t)
 	a := app.NewWithAWS(env.AWS, env.Config, slog.New(slog.DiscardHandler), extra...)
 	// Routed by template.yaml, as the dev server routes; queued work reaches the worker through
 	// the event source mapping stand-in, as on AWS.
@@ -47,6 +95,9 @@ func newStack(t testing.TB, extra ...func(*dynamodb.Options)) *stack {
 // key creates an API key directly through the auth service.
 func (s *stack) key(owner, company string, opts ...func(*auth.NewKey)) string {
 	s.t.Helper()
+	if s.fakes != nil {
+		return s.fakes.key(owner, company, opts...)
+	}
 	in := auth.NewKey{Name: "test", Owner: owner, Company: company}
 	for _, o := range opts {
 		o(&in)
@@ -98,6 +149,12 @@ type req struct {
 // do sends a request through the handlers and checks the response against the OpenAPI document.
 func (s *stack) do(r req) response {
 	s.t.Helper()
+	return send(s.t, s.mux, r)
+}
+
+// send sends a request through h and checks the response against the OpenAPI document.
+func send(t testing.TB, h http.Handler, r req) response {
+	t.Helper()
 	var body []byte
 	switch b := r.body.(type) {
 	case nil:
@@ -108,7 +165,7 @@ func (s *stack) do(r req) response {
 	default:
 		var err error
 		if body, err = json.Marshal(b); err != nil {
-			s.t.Fatal(err)
+			t.Fatal(err)
 		}
 	}
 	hr := httptest.NewRequest(r.method, r.path, bytes.NewReader(body))
@@ -122,13 +179,13 @@ func (s *stack) do(r req) response {
 		hr.Header.Set(k, v)
 	}
 	rec := httptest.NewRecorder()
-	s.mux.ServeHTTP(rec, hr)
+	h.ServeHTTP(rec, hr)
 	res := rec.Result()
 	out, _ := io.ReadAll(res.Body)
 	if len(body) < 1<<20 {
 		check := httptest.NewRequest(r.method, r.path, bytes.NewReader(body))
 		check.Header = hr.Header.Clone()
-		checkOpenAPI(s.t, check, body, res.StatusCode, res.Header, out)
+		checkOpenAPI(t, check, body, res.StatusCode, res.Header, out)
 	}
 	return response{status: res.StatusCode, header: res.Header, body: out}
 }

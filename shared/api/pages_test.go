@@ -95,7 +95,7 @@ var bigPrompt = strings.Repeat(`He said "no". `, 7071)
 // lists of over 6 MB, which Lambda refuses. Pages now hold at most limit records and 5 MiB as
 // a Lambda response carries them, and the Link header leads through every record once.
 func TestListsStayUnderLambdaLimit(t *testing.T) {
-	s := newStack(t)
+	s, _ := newFakeStack(t)
 	key := s.key("alice", "acme")
 	prompt, _ := json.Marshal(bigPrompt)
 	var agents, sessions []string
@@ -134,7 +134,7 @@ func TestListsStayUnderLambdaLimit(t *testing.T) {
 
 // TestListPaging pages small lists by limit and offset, and refuses bad paging parameters.
 func TestListPaging(t *testing.T) {
-	s := newStack(t)
+	s, _ := newFakeStack(t)
 	key := s.key("alice", "acme")
 	var sessions []string
 	for range 5 {
@@ -331,7 +331,7 @@ func TestAsyncFailureIsAnEnvelope(t *testing.T) {
 // TestMessageHistoryFitsLambda: a page of the message history is cut to what a Lambda response
 // holds, with has_more and a Link to the rest.
 func TestMessageHistoryFitsLambda(t *testing.T) {
-	s := newStack(t)
+	s, _ := newFakeStack(t)
 	key := s.key("alice", "acme")
 	sid := s.session(key, flatSession)
 	content, _ := json.Marshal(map[string]any{"content": strings.Repeat(`Say "yes". `, 17_000)})
