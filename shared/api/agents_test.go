@@ -85,7 +85,7 @@ func TestCreateAndGetAgent(t *testing.T) {
 }
 
 func TestAgentYAMLBody(t *testing.T) {
-	s := newStack(t)
+	s, _ := newFakeStack(t)
 	key := s.key("alice", "acme")
 	yaml := "system_config:\n  name: Yaml Agent\n  agent_type: react_agent\n  tools: [calculator, current_time]\n  llm_config:\n    max_tokens: 300\n"
 	res := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: yaml, header: map[string]string{"Content-Type": "application/yaml"}})

@@ -44,7 +44,7 @@ func TestFeedbackRatingAndCommentOptional(t *testing.T) {
 // TestExecuteMessageShapeCorrelationID: the message shape's correlation_id is a string, as in
 // the contract: the request's, or empty when none was sent (never null).
 func TestExecuteMessageShapeCorrelationID(t *testing.T) {
-	s := newStack(t)
+	s, _ := newFakeStack(t)
 	key := s.key("alice", "acme")
 	sid := s.session(key, flatSession)
 	for body, want := range map[string]string{`{"content":"hi"}`: "", `{"content":"hi","correlation_id":"ticket-9"}`: "ticket-9"} {

@@ -1,13 +1,10 @@
 package api_test
 
 import (
-	"context"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentorch/agentorch/shared/domain"
 )
 
 // fieldOf is the first field error of an error response.
@@ -23,7 +20,7 @@ func fieldOf(t *testing.T, res response) string {
 
 // TestMediaTypes: the body's type and encoding are what the documents promise, not guessed.
 func TestMediaTypes(t *testing.T) {
-	s := newStack(t)
+	s, _ := newFakeStack(t)
 	key := s.key("alice", "acme")
 	body := `{"system_config":{"name":"Typed"}}`
 	tests := []struct {
@@ -131,7 +128,7 @@ func TestAgentKeyTransliterates(t *testing.T) {
 
 // TestUncleanPathsAreNotRedirected: ServeMux would answer these with a 307 text/html redirect.
 func TestUncleanPathsAreNotRedirected(t *testing.T) {
-	s := newStack(t)
+	s, _ := newFakeStack(t)
 	key := s.key("alice", "acme")
 	for _, p := range []string{"//api/v1/agent/", "/api/v1/agent/./", "/api/v1/agent/.", "/api/v1//agent/", "/api/v1/agent//",
 		"/api/v1/agent/x/../", "/api/v1/agent/%2e%2e/", "/api/v1/sessions/./", "/api/v1/health/./"} {
@@ -186,7 +183,7 @@ func TestMessagesNameJSONTypes(t *testing.T) {
 }
 
 func TestAsyncParameter(t *testing.T) {
-	s := newStack(t)
+	s, _ := newFakeStack(t)
 	key := s.key("alice", "acme")
 	sid := s.session(key, flatSession)
 	run := "/api/v1/runtime/" + sid + "/execute/"
@@ -218,7 +215,7 @@ func TestAsyncParameter(t *testing.T) {
 // TestStreamParameter: ?stream= reads as ?async= does; a value that is neither true nor false
 // is a 400 naming it, not a silent plain answer.
 func TestStreamParameter(t *testing.T) {
-	s := newStack(t)
+	s, _ := newFakeStack(t)
 	key := s.key("alice", "acme")
 	sid := s.session(key, flatSession)
 	run := "/api/v1/runtime/" + sid + "/execute/"
@@ -265,7 +262,7 @@ func waitExecution(t *testing.T, s *stack, key string, queued response) {
 }
 
 func TestPatchNullSystemConfig(t *testing.T) {
-	s := newStack(t)
+	s, _ := newFakeStack(t)
 	key := s.key("alice", "acme")
 	a := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: supportConfig}).json(t)
 	path := "/api/v1/agent/" + a["id"].(string) + "/"
@@ -285,14 +282,13 @@ func TestPatchNullSystemConfig(t *testing.T) {
 	}
 }
 
+// TestConflictHasRetryAfter: a session busy with another execution answers 409 with advice to
+// retry (TestExecuteWaitsForLeaseThenConflicts holds the lease on the local stack).
 func TestConflictHasRetryAfter(t *testing.T) {
-	s := newStack(t)
+	s, f := newFakeStack(t)
 	key := s.key("alice", "acme")
 	sid := s.session(key, flatSession)
-	now := time.Now()
-	if _, err := s.app.Store.AcquireSession(context.Background(), domain.Principal{Owner: "alice", Company: "acme"}, sid, "someone-else", now.Add(time.Minute), now); err != nil {
-		t.Fatal(err)
-	}
+	f.sessions.lease(sid)
 	res := s.do(req{method: "POST", path: "/api/v1/runtime/" + sid + "/execute/", key: key, body: `{"content":"blocked"}`})
 	if res.status != 409 {
 		t.Fatalf("execute on a leased session: %d %s", res.status, res.body)

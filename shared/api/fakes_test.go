@@ -249,6 +249,17 @@ type fakeSessions struct {
 	messages map[string][]domain.Message
 	events   map[string][]map[string]any
 	execs    map[string]*domain.Execution
+	busy     map[string]bool // sessions leased by another execution
+}
+
+// lease marks a session as running another execution: executes answer a conflict.
+func (s *fakeSessions) lease(sid string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.busy == nil {
+		s.busy = map[string]bool{}
+	}
+	s.busy[sid] = true
 }
 
 func (s *fakeSessions) Create(_ context.Context, p domain.Principal, cfg map[string]any) (*domain.Session, error) {
@@ -347,6 +358,9 @@ func (s *fakeSessions) record(sess *domain.Session, req sessions.ExecuteRequest,
 func (s *fakeSessions) Execute(_ context.Context, p domain.Principal, sid string, req sessions.ExecuteRequest, obs sessions.Observer) (*sessions.Result, error) {
 	s.mu.Lock()
 	sess, err := s.find(p, sid)
+	if err == nil && s.busy[sid] {
+		err = domain.Errorf(domain.KindConflict, "Session %s is busy with another execution", sid)
+	}
 	if err != nil {
 		s.mu.Unlock()
 		return nil, err
