@@ -14,7 +14,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
+
+	"github.com/agentorch/agentorch/shared/filelock"
 )
 
 // Pinned versions of the npm packages that carry the stand-ins; newer majors need a newer Node
@@ -71,7 +72,7 @@ func EnsureDeps(ctx context.Context, repoRoot string, log io.Writer) error {
 		return nil
 	}
 	// Test binaries of a plain `go test ./...` may all get here at once on a fresh clone.
-	unlock, err := lockFile(filepath.Join(repoRoot, ".cache", "install.lock"))
+	unlock, err := filelock.Lock(filepath.Join(repoRoot, ".cache", "install.lock"))
 	if err != nil {
 		return fmt.Errorf("install stand-ins: %w", err)
 	}
@@ -152,22 +153,6 @@ func dynamoDir(repoRoot string) (string, error) {
 // fauxqsCLI is the entry point of the fauxqs server.
 func fauxqsCLI(repoRoot string) string {
 	return filepath.Join(repoRoot, nodeDir, "node_modules", "fauxqs", "dist", "cli.js")
-}
-
-// lockFile takes an exclusive lock on path, waiting for other processes that hold it.
-func lockFile(path string) (unlock func(), err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return func() { f.Close() }, nil
 }
 
 func exists(path string) bool {

@@ -16,7 +16,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
+
+	"github.com/agentorch/agentorch/shared/filelock"
 )
 
 // Pinned versions of the validators (npm/package.json and its lockfile say the same).
@@ -64,7 +65,7 @@ func Ensure(ctx context.Context, repoRoot string, log io.Writer) error {
 		return fmt.Errorf("openapilint: %w", err)
 	}
 	// Several test binaries may get here at once on a fresh clone.
-	unlock, err := lockFile(filepath.Join(prefix, "install.lock"))
+	unlock, err := filelock.Lock(filepath.Join(prefix, "install.lock"))
 	if err != nil {
 		return fmt.Errorf("openapilint: %w", err)
 	}
@@ -210,19 +211,6 @@ func redoclyCLI(repoRoot string) string {
 
 func validatorCLI(repoRoot string) string {
 	return filepath.Join(repoRoot, installDir, "node_modules", "@seriousme", "openapi-schema-validator", "bin", "validate-api-cli.js")
-}
-
-// lockFile takes an exclusive lock on path, waiting for other processes that hold it.
-func lockFile(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return func() { f.Close() }, nil
 }
 
 func exists(path string) bool {

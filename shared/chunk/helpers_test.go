@@ -10,9 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentorch/agentorch/shared/filelock"
 )
 
 // refCase is one split LangChain.js is asked for (see testdata/reference/dump.mjs).
@@ -135,7 +136,10 @@ func referenceDir(tb testing.TB) string {
 	if err := os.MkdirAll(prefix, 0o755); err != nil {
 		tb.Fatal(err)
 	}
-	unlock := lockFile(tb, prefix+".lock")
+	unlock, err := filelock.Lock(prefix + ".lock") // concurrent test binaries install once
+	if err != nil {
+		tb.Fatal(err)
+	}
 	defer unlock()
 	if !installed() {
 		for _, name := range []string{"package.json", "package-lock.json"} {
@@ -169,20 +173,6 @@ func repoRoot(tb testing.TB) string {
 		}
 		dir = parent
 	}
-}
-
-// lockFile takes an exclusive lock on path (concurrent test binaries install once).
-func lockFile(tb testing.TB, path string) func() {
-	tb.Helper()
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		tb.Fatalf("lock %s: %v", path, err)
-	}
-	return func() { f.Close() }
 }
 
 // copyFile writes src to dst through a temporary file, so a concurrent reader sees old or new.

