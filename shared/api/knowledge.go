@@ -31,11 +31,11 @@ func (h *kbHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
 		return err
 	}
-	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
-	if err != nil {
+	var in knowledge.KBInput
+	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
-	kb, err := h.svc.CreateKB(r.Context(), principal(r), body)
+	kb, err := h.svc.CreateKB(r.Context(), principal(r), in)
 	if err != nil {
 		return err
 	}
@@ -115,11 +115,11 @@ func (h *kbHandlers) search(w http.ResponseWriter, r *http.Request) error {
 	if err := require(r, domain.ScopeKnowledgeRead); err != nil {
 		return err
 	}
-	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
-	if err != nil {
+	var in knowledge.SearchInput
+	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
-	res, err := h.svc.Search(r.Context(), principal(r), r.PathValue("kb_id"), body)
+	res, err := h.svc.Search(r.Context(), principal(r), r.PathValue("kb_id"), in)
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ func BenchmarkIngestDevPath(b *testing.B) {
 	pieces := 0
 	for i := 0; i < b.N; i++ {
 		p := domain.Principal{Company: fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), i), Owner: "bench"}
-		var ids []any
+		var ids []string
 		for j, f := range files {
 			fv, err := k.Upload(ctx, p, knowledge.Upload{Name: fmt.Sprintf("part-%d.txt", j), Data: []byte(f)})
 			if err != nil {
@@ -66,8 +66,8 @@ func BenchmarkIngestDevPath(b *testing.B) {
 			ids = append(ids, fv.ID)
 		}
 		began := time.Now()
-		kb, err := k.CreateKB(ctx, p, map[string]any{"name": "bench", "selected_datasources": ids,
-			"embedding_config": map[string]any{"provider": "local"}})
+		kb, err := k.CreateKB(ctx, p, knowledge.KBInput{Name: "bench", Datasources: ids,
+			Embedding: domain.Embedding{Provider: "local"}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -154,7 +154,7 @@ func BenchmarkCompanyScale(b *testing.B) {
 					return err
 				}},
 				{"search", func() error {
-					_, err := env.svc.Search(ctx, p, env.kb, map[string]any{"query": "returns"})
+					_, err := env.svc.Search(ctx, p, env.kb, knowledge.SearchInput{Query: "returns"})
 					return err
 				}},
 				{"retrieval", func() error {

@@ -336,7 +336,7 @@ func (k *kbHarness) createKB(t testing.TB, p domain.Principal, name string, body
 	for key, v := range body {
 		b[key] = v
 	}
-	kb, err := k.Svc.CreateKB(kbCtx(t), p, b)
+	kb, err := k.Svc.CreateKB(kbCtx(t), p, input[knowledge.KBInput](b))
 	if err != nil {
 		t.Fatalf("CreateKB(%v): %v", b, err)
 	}
@@ -402,7 +402,7 @@ func (k *kbHarness) record(t testing.TB, id string) *domain.KnowledgeBase {
 // search runs a search and returns its hits.
 func (k *kbHarness) search(t testing.TB, p domain.Principal, id string, body map[string]any) []knowledge.SearchHit {
 	t.Helper()
-	res, err := k.Svc.Search(kbCtx(t), p, id, body)
+	res, err := k.Svc.Search(kbCtx(t), p, id, input[knowledge.SearchInput](body))
 	if err != nil {
 		t.Fatalf("Search(%v): %v", body, err)
 	}

@@ -35,7 +35,33 @@ const (
 // that overlapping chunks at most double the text embedded.
 var MinChunkSize = map[string]int{chunk.SplitChar: 100, chunk.SplitWord: 15, chunk.SplitToken: 25}
 
-// kbInput is a knowledge base's body as parsed, with the field errors found on the way.
+// KBInput is a knowledge base to create: its name and description, the collections and files
+// it is built from, and how they are embedded and chunked (zero values: the defaults).
+type KBInput struct {
+	Name        string
+	Description string
+	// Collections are collection ids (selected_collections, alias collection_ids) and
+	// Datasources file ids (selected_datasources); at least one of either.
+	Collections, Datasources []string
+	Embedding                domain.Embedding
+	Chunking                 ChunkingInput
+	// collField is how the body named the collections ("": selected_collections).
+	collField string
+	// embeddingNotObject and chunkingNotObject are true when the body's embedding_config or
+	// chunking_strategy was not an object.
+	embeddingNotObject, chunkingNotObject bool
+	shape                                 shape
+}
+
+// ChunkingInput is the chunking_strategy a body sets; a nil field takes the default that fits
+// the embedder.
+type ChunkingInput struct {
+	Strategy, SplitBy   *string
+	ChunkSize, Overlap  *int
+	RecursiveSeparators []string
+}
+
+// kbInput is a knowledge base's input as validated, with the field errors found on the way.
 type kbInput struct {
 	errs                      []domain.FieldError
 	more                      int // field errors past MaxFieldErrors, counted in the last entry
@@ -44,10 +70,7 @@ type kbInput struct {
 	collections, files        []string
 	embedding                 domain.Embedding
 	embeddingBad, chunkingBad bool // type errors already reported: no further checks
-	// The chunking_strategy fields the body set (nil: the default).
-	strategy, splitBy *string
-	size, overlap     *int
-	separators        []string
+	chunk                     ChunkingInput
 }
 
 // add records a field error. Past MaxFieldErrors only their number is kept, in one last entry
@@ -72,61 +95,240 @@ func (in *kbInput) add(field, format string, args ...any) {
 	}
 }
 
-// parseKB reads a knowledge base's body, checking types and shapes (no I/O).
-func parseKB(body map[string]any) *kbInput {
-	in := &kbInput{collField: "selected_collections"}
+// UnmarshalJSON reads the body of POST /knowledge-bases/: the types and shapes of its fields
+// (the values are checked by CreateKB).
+func (in *KBInput) UnmarshalJSON(b []byte) error {
+	body, err := decodeBody(b)
+	if err != nil {
+		return err
+	}
+	*in = KBInput{collField: "selected_collections"}
+	d := &kbDecoder{s: &in.shape}
 	for _, k := range sortedKeys(body) {
 		if !slices.Contains(kbFields, k) {
-			in.add(k, "unknown field; a knowledge base has %s", strings.Join(kbFields[:8], ", "))
+			d.s.add("", k, fmt.Sprintf("unknown field; a knowledge base has %s", strings.Join(kbFields[:8], ", ")))
 		}
 	}
-	in.name = in.str(body, "name", "name", true)
-	if in.name != "" && utf8.RuneCountInString(in.name) > domain.MaxNameLength {
-		in.add("name", "must be at most %d characters", domain.MaxNameLength)
-	}
-	in.description = in.str(body, "description", "description", false)
-	if utf8.RuneCountInString(in.description) > MaxKBDescriptionLength {
-		in.add("description", "must be at most %d characters", MaxKBDescriptionLength)
-	}
+	in.Name = d.str(body, "name", "name", true)
+	in.Description = d.str(body, "description", "description", false)
 	if v, ok := body["processing_engine"]; ok {
 		if e, isStr := v.(string); !isStr || e != domain.EngineOpenSearch {
-			in.add("processing_engine", "must be %q, the one engine offered (got %s)", domain.EngineOpenSearch, describe(v))
+			d.s.add("processing_engine", "processing_engine", fmt.Sprintf("must be %q, the one engine offered (got %s)", domain.EngineOpenSearch, describe(v)))
 		}
 	}
 	sel, alias := body["selected_collections"] != nil, body["collection_ids"] != nil
 	switch {
 	case sel && alias:
-		in.add("collection_ids", "give selected_collections or its alias collection_ids, not both")
+		d.s.add("alias", "collection_ids", "give selected_collections or its alias collection_ids, not both")
 	case alias:
 		in.collField = "collection_ids"
 	}
-	in.collections = in.ids(body[in.collField], in.collField, MaxKBCollections)
-	in.files = in.ids(body["selected_datasources"], "selected_datasources", MaxSelectedDatasources)
-	if len(in.collections) == 0 && len(in.files) == 0 && !in.has(in.collField) && !in.has("selected_datasources") {
-		in.add(in.collField, "give at least one collection id in selected_collections or one file id in selected_datasources")
-	}
+	in.Collections = d.ids(body[in.collField], in.collField)
+	in.Datasources = d.ids(body["selected_datasources"], "selected_datasources")
 	if v, ok := body["save_as_collection"]; ok {
 		if b, isBool := v.(bool); !isBool {
-			in.add("save_as_collection", "must be a boolean")
+			d.s.add("compat", "save_as_collection", "must be a boolean")
 		} else if b {
-			in.add("save_as_collection", "is not supported: create a collection with POST /api/v1/collections/ and select it")
+			d.s.add("compat", "save_as_collection", "is not supported: create a collection with POST /api/v1/collections/ and select it")
 		}
 	}
 	for _, k := range []string{"new_collection_name", "new_collection_description"} {
 		if v, ok := body[k]; ok && v != nil {
 			if _, isStr := v.(string); !isStr {
-				in.add(k, "must be a string")
+				d.s.add("compat", k, "must be a string")
 			}
 		}
 	}
 	if v, ok := body["llm_config"]; ok && v != nil {
 		if _, isObj := v.(map[string]any); !isObj {
-			in.add("llm_config", "must be an object")
+			d.s.add("compat", "llm_config", "must be an object")
 		}
 	}
-	in.parseEmbedding(body["embedding_config"])
-	in.parseChunking(body["chunking_strategy"])
+	in.Embedding, in.embeddingNotObject = d.embedding(body["embedding_config"])
+	in.Chunking, in.chunkingNotObject = d.chunking(body["chunking_strategy"])
+	return nil
+}
+
+// kbDecoder reads the fields of a knowledge base's body into a shape, each error under the key
+// CreateKB reports it at.
+type kbDecoder struct{ s *shape }
+
+// str reads a string field (trimmed); key is the shape's key of its errors.
+func (d *kbDecoder) str(m map[string]any, key, field string, required bool) string {
+	v, ok := m[key]
+	if !ok || v == nil {
+		if required {
+			d.s.add(field, field, "is required")
+		}
+		return ""
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		d.s.add(field, field, "must be a string, not "+domain.JSONType(v))
+	}
+	return s
+}
+
+// ids reads an array of ids as given, bad items as "" (their errors under field.N).
+func (d *kbDecoder) ids(v any, field string) []string {
+	if v == nil {
+		return nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		d.s.add(field, field, "must be an array of ids, not "+domain.JSONType(v))
+		return nil
+	}
+	out := make([]string, len(list))
+	for i, x := range list {
+		s, isStr := x.(string)
+		if !isStr {
+			f := fmt.Sprintf("%s.%d", field, i)
+			d.s.add(f, f, "must be an id (a non-empty string), not "+describe(x))
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// embedding reads embedding_config's fields (the Embedders check their values).
+func (d *kbDecoder) embedding(v any) (e domain.Embedding, notObject bool) {
+	if v == nil {
+		return e, false
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		d.s.add("embedding_config", "embedding_config", "must be an object, not "+domain.JSONType(v))
+		return e, true
+	}
+	for _, k := range sortedKeys(m) {
+		if k != "provider" && k != "model" && k != "dimensions" {
+			d.s.add("embedding_config", "embedding_config."+k, "unknown field; embedding_config has provider, model and dimensions")
+		}
+	}
+	sub := &kbDecoder{s: &shape{}}
+	e.Provider = strings.TrimSpace(sub.str(m, "provider", "embedding_config.provider", false))
+	e.Model = strings.TrimSpace(sub.str(m, "model", "embedding_config.model", false))
+	d.s.addAll("embedding_config", (*sub.s)["embedding_config.provider"])
+	d.s.addAll("embedding_config", (*sub.s)["embedding_config.model"])
+	if n, ok := d.integer(m, "dimensions", "embedding_config", "embedding_config.dimensions"); ok {
+		e.Dimensions = n
+	}
+	return e, false
+}
+
+// chunking reads chunking_strategy's fields; their values are the splitter's to check.
+func (d *kbDecoder) chunking(v any) (c ChunkingInput, notObject bool) {
+	if v == nil {
+		return c, false
+	}
+	const key = "chunking_strategy"
+	m, ok := v.(map[string]any)
+	if !ok {
+		d.s.add(key, key, "must be an object, not "+domain.JSONType(v))
+		return c, true
+	}
+	known := []string{"strategy", "chunk_size", "chunk_overlap", "split_by", "recursive_separators"}
+	for _, k := range sortedKeys(m) {
+		if !slices.Contains(known, k) {
+			d.s.add(key, key+"."+k, "unknown field; chunking_strategy has "+strings.Join(known, ", "))
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  **string
+	}{{"strategy", &c.Strategy}, {"split_by", &c.SplitBy}} {
+		if x, ok := m[f.name]; ok {
+			s, isStr := x.(string)
+			if x != nil && !isStr {
+				d.s.add(key, key+"."+f.name, "must be a string, not "+domain.JSONType(x))
+			}
+			s = strings.TrimSpace(s)
+			*f.dst = &s
+		}
+	}
+	if n, ok := d.integer(m, "chunk_size", key, key+".chunk_size"); ok {
+		c.ChunkSize = &n
+	}
+	if n, ok := d.integer(m, "chunk_overlap", key, key+".chunk_overlap"); ok {
+		c.Overlap = &n
+	}
+	if x, ok := m["recursive_separators"]; ok {
+		list, isList := x.([]any)
+		if !isList {
+			d.s.add(key, key+".recursive_separators", "must be an array of strings, not "+domain.JSONType(x))
+		}
+		c.RecursiveSeparators = []string{}
+		for i, e := range list {
+			s, isStr := e.(string)
+			if !isStr {
+				d.s.add(key, fmt.Sprintf("%s.recursive_separators.%d", key, i), "must be a string, not "+domain.JSONType(e))
+				continue
+			}
+			c.RecursiveSeparators = append(c.RecursiveSeparators, s)
+		}
+	}
+	return c, false
+}
+
+// integer reads an integral JSON number (its error under key).
+func (d *kbDecoder) integer(m map[string]any, name, key, field string) (int, bool) {
+	v, ok := m[name]
+	if !ok || v == nil {
+		return 0, false
+	}
+	f, isNum := domain.Number(v)
+	if !isNum || f != math.Trunc(f) || math.Abs(f) > 1e9 {
+		d.s.add(key, field, "must be an integer, not "+describe(v))
+		return 0, false
+	}
+	return int(f), true
+}
+
+// parseKB checks a knowledge base's input (no I/O): the errors of its body's shape and of its
+// values, field by field.
+func parseKB(kb KBInput) *kbInput {
+	in := &kbInput{collField: kb.collField, embedding: kb.Embedding, chunk: kb.Chunking}
+	if in.collField == "" {
+		in.collField = "selected_collections"
+	}
+	sh := kb.shape
+	in.addAll(sh[""])
+	if e := sh["name"]; len(e) > 0 {
+		in.addAll(e)
+	} else if !domain.HasVisible(kb.Name) {
+		in.add("name", "must have a visible character")
+	}
+	if in.name = strings.TrimSpace(kb.Name); in.name != "" && utf8.RuneCountInString(in.name) > domain.MaxNameLength {
+		in.add("name", "must be at most %d characters", domain.MaxNameLength)
+	}
+	in.addAll(sh["description"])
+	if in.description = strings.TrimSpace(kb.Description); utf8.RuneCountInString(in.description) > MaxKBDescriptionLength {
+		in.add("description", "must be at most %d characters", MaxKBDescriptionLength)
+	}
+	in.addAll(sh["processing_engine"])
+	in.addAll(sh["alias"])
+	in.collections = in.ids(kb.Collections, sh, in.collField, MaxKBCollections)
+	in.files = in.ids(kb.Datasources, sh, "selected_datasources", MaxSelectedDatasources)
+	if len(in.collections) == 0 && len(in.files) == 0 && !in.has(in.collField) && !in.has("selected_datasources") {
+		in.add(in.collField, "give at least one collection id in selected_collections or one file id in selected_datasources")
+	}
+	in.addAll(sh["compat"])
+	// A section whose errors were recorded (or that was not an object) is checked no further.
+	before := len(in.errs)
+	in.addAll(sh["embedding_config"])
+	in.embeddingBad = kb.embeddingNotObject || len(in.errs) > before
+	before = len(in.errs)
+	in.addAll(sh["chunking_strategy"])
+	in.chunkingBad = kb.chunkingNotObject || len(in.errs) > before
 	return in
+}
+
+// addAll records field errors.
+func (in *kbInput) addAll(errs []domain.FieldError) {
+	for _, e := range errs {
+		in.add(e.Field, "%s", e.Message)
+	}
 }
 
 // has reports whether a field error names field or one of its items.
@@ -139,32 +341,11 @@ func (in *kbInput) has(field string) bool {
 	return false
 }
 
-func (in *kbInput) str(m map[string]any, key, field string, required bool) string {
-	v, ok := m[key]
-	if !ok || v == nil {
-		if required {
-			in.add(field, "is required")
-		}
-		return ""
-	}
-	s, isStr := v.(string)
-	switch {
-	case !isStr:
-		in.add(field, "must be a string, not %s", domain.JSONType(v))
-	case required && !domain.HasVisible(s):
-		in.add(field, "must have a visible character")
-	}
-	return strings.TrimSpace(s)
-}
-
-// ids reads an array of ids (deduplicated, in order); max < 0 means no bound here.
-func (in *kbInput) ids(v any, field string, max int) []string {
-	if v == nil {
-		return nil
-	}
-	list, ok := v.([]any)
-	if !ok {
-		in.add(field, "must be an array of ids, not %s", domain.JSONType(v))
+// ids checks a list of ids (deduplicated, in order; the errors of bad items are sh's under
+// field.N); max < 0 means no bound here.
+func (in *kbInput) ids(list []string, sh shape, field string, max int) []string {
+	if e := sh[field]; len(e) > 0 {
+		in.addAll(e)
 		return nil
 	}
 	if max >= 0 && len(list) > max {
@@ -173,10 +354,14 @@ func (in *kbInput) ids(v any, field string, max int) []string {
 	}
 	var out []string
 	seen := map[string]bool{}
-	for i, x := range list {
-		s, isStr := x.(string)
-		if !isStr || strings.TrimSpace(s) == "" {
-			in.add(fmt.Sprintf("%s.%d", field, i), "must be an id (a non-empty string), not %s", describe(x))
+	for i, s := range list {
+		f := fmt.Sprintf("%s.%d", field, i)
+		if e := sh[f]; len(e) > 0 {
+			in.addAll(e)
+			continue
+		}
+		if strings.TrimSpace(s) == "" {
+			in.add(f, "must be an id (a non-empty string), not %s", describe(s))
 			continue
 		}
 		if !seen[s] {
@@ -187,98 +372,6 @@ func (in *kbInput) ids(v any, field string, max int) []string {
 	return out
 }
 
-// parseEmbedding reads embedding_config's fields (the Embedders check their values).
-func (in *kbInput) parseEmbedding(v any) {
-	if v == nil {
-		return
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		in.add("embedding_config", "must be an object, not %s", domain.JSONType(v))
-		in.embeddingBad = true
-		return
-	}
-	before := len(in.errs)
-	for _, k := range sortedKeys(m) {
-		if k != "provider" && k != "model" && k != "dimensions" {
-			in.add("embedding_config."+k, "unknown field; embedding_config has provider, model and dimensions")
-		}
-	}
-	in.embedding.Provider = in.str(m, "provider", "embedding_config.provider", false)
-	in.embedding.Model = in.str(m, "model", "embedding_config.model", false)
-	if d, ok := in.integer(m, "dimensions", "embedding_config.dimensions"); ok {
-		in.embedding.Dimensions = d
-	}
-	in.embeddingBad = len(in.errs) > before
-}
-
-// parseChunking reads chunking_strategy's fields; their values are the splitter's to check.
-func (in *kbInput) parseChunking(v any) {
-	if v == nil {
-		return
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		in.add("chunking_strategy", "must be an object, not %s", domain.JSONType(v))
-		in.chunkingBad = true
-		return
-	}
-	before := len(in.errs)
-	known := []string{"strategy", "chunk_size", "chunk_overlap", "split_by", "recursive_separators"}
-	for _, k := range sortedKeys(m) {
-		if !slices.Contains(known, k) {
-			in.add("chunking_strategy."+k, "unknown field; chunking_strategy has %s", strings.Join(known, ", "))
-		}
-	}
-	if _, ok := m["strategy"]; ok {
-		s := in.str(m, "strategy", "chunking_strategy.strategy", false)
-		in.strategy = &s
-	}
-	if _, ok := m["split_by"]; ok {
-		s := in.str(m, "split_by", "chunking_strategy.split_by", false)
-		if s == chunk.SplitCharacter {
-			s = chunk.SplitChar
-		}
-		in.splitBy = &s
-	}
-	if n, ok := in.integer(m, "chunk_size", "chunking_strategy.chunk_size"); ok {
-		in.size = &n
-	}
-	if n, ok := in.integer(m, "chunk_overlap", "chunking_strategy.chunk_overlap"); ok {
-		in.overlap = &n
-	}
-	if x, ok := m["recursive_separators"]; ok {
-		list, isList := x.([]any)
-		if !isList {
-			in.add("chunking_strategy.recursive_separators", "must be an array of strings, not %s", domain.JSONType(x))
-		}
-		in.separators = []string{}
-		for i, e := range list {
-			s, isStr := e.(string)
-			if !isStr {
-				in.add(fmt.Sprintf("chunking_strategy.recursive_separators.%d", i), "must be a string, not %s", domain.JSONType(e))
-				continue
-			}
-			in.separators = append(in.separators, s)
-		}
-	}
-	in.chunkingBad = len(in.errs) > before
-}
-
-// integer reads an integral JSON number.
-func (in *kbInput) integer(m map[string]any, key, field string) (int, bool) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return 0, false
-	}
-	f, isNum := domain.Number(v)
-	if !isNum || f != math.Trunc(f) || math.Abs(f) > 1e9 {
-		in.add(field, "must be an integer, not %s", describe(v))
-		return 0, false
-	}
-	return int(f), true
-}
-
 // chunking is the chunking_strategy: the body's fields over the default for an embedder that
 // reads maxTokens tokens (0: unknown). An overlap left out is the default's, or a tenth of a
 // chunk_size it would be more than half of, so that setting chunk_size alone never makes the
@@ -286,24 +379,31 @@ func (in *kbInput) integer(m map[string]any, key, field string) (int, bool) {
 // splitter does not know (MinChunkSize, an overlap at most half the size) are checked here.
 func (in *kbInput) chunking(maxTokens int) domain.Chunking {
 	c := defaultChunking(maxTokens)
-	if in.strategy != nil {
-		c.Strategy = *in.strategy
+	ch := in.chunk
+	if ch.Strategy != nil {
+		c.Strategy = *ch.Strategy
 	}
-	if in.splitBy != nil && *in.splitBy != c.SplitBy {
-		c.SplitBy = *in.splitBy
-		c.ChunkSize, c.ChunkOverlap = unitDefault(c.SplitBy, maxTokens)
+	if ch.SplitBy != nil {
+		splitBy := *ch.SplitBy
+		if splitBy == chunk.SplitCharacter {
+			splitBy = chunk.SplitChar
+		}
+		if splitBy != c.SplitBy {
+			c.SplitBy = splitBy
+			c.ChunkSize, c.ChunkOverlap = unitDefault(c.SplitBy, maxTokens)
+		}
 	}
-	if in.size != nil {
-		c.ChunkSize = *in.size
-		if in.overlap == nil && c.ChunkOverlap > c.ChunkSize/2 {
+	if ch.ChunkSize != nil {
+		c.ChunkSize = *ch.ChunkSize
+		if ch.Overlap == nil && c.ChunkOverlap > c.ChunkSize/2 {
 			c.ChunkOverlap = max(c.ChunkSize/10, 0)
 		}
 	}
-	if in.overlap != nil {
-		c.ChunkOverlap = *in.overlap
+	if ch.Overlap != nil {
+		c.ChunkOverlap = *ch.Overlap
 	}
-	if in.separators != nil {
-		c.RecursiveSeparators = in.separators
+	if ch.RecursiveSeparators != nil {
+		c.RecursiveSeparators = ch.RecursiveSeparators
 	}
 	if !in.chunkingBad {
 		if least, ok := MinChunkSize[c.SplitBy]; ok && c.ChunkSize > 0 && c.ChunkSize < least {

@@ -27,14 +27,14 @@ const (
 	MaxKBCollections = 100
 )
 
-// CreateKB creates a knowledge base from the public API's body and queues its first run
-// (status pending; 201). Every check comes before the first write, so refused input stores
-// nothing: the ids of selected_collections (alias collection_ids) and selected_datasources must
-// name the caller company's collections and files (400 naming selected_collections.N otherwise),
-// embedding_config is resolved by the Embedders, and chunking_strategy is filled with the
-// defaults that fit the embedder and validated by the splitter.
-func (s *Service) CreateKB(ctx context.Context, p domain.Principal, body map[string]any) (*KBDetail, error) {
-	in := parseKB(body)
+// CreateKB creates a knowledge base and queues its first run (status pending; 201). Every
+// check comes before the first write, so refused input stores nothing: the ids of Collections
+// (selected_collections, alias collection_ids) and Datasources (selected_datasources) must name
+// the caller company's collections and files (400 naming selected_collections.N otherwise), the
+// Embedding is resolved by the Embedders, and the Chunking is filled with the defaults that fit
+// the embedder and validated by the splitter.
+func (s *Service) CreateKB(ctx context.Context, p domain.Principal, kbIn KBInput) (*KBDetail, error) {
+	in := parseKB(kbIn)
 	var colls []*domain.Collection
 	candidates := slices.Clone(in.files)
 	for i, id := range in.collections {

@@ -177,7 +177,7 @@ func TestKBCreateBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := k.Svc.CreateKB(kbCtx(t), alice, tt.body)
+			_, err := k.Svc.CreateKB(kbCtx(t), alice, input[knowledge.KBInput](tt.body))
 			kbWantErr(t, err, domain.KindInvalid, tt.fields...)
 		})
 	}
@@ -193,10 +193,43 @@ func TestKBCreateBadInput(t *testing.T) {
 
 // TestKBCreateWithoutQueue: a deployment without an ingestion queue refuses to create or sync
 // (an internal error for the log, not a knowledge base pending for ever) and stores nothing.
+// TestKBCreateTyped: an input built in Go (no JSON) is validated on its values alone, and
+// trimmed, deduplicated and defaulted as a body's is.
+func TestKBCreateTyped(t *testing.T) {
+	k := newKBService(t)
+	f := k.addFile(t, alice, "a.txt", returnsText)
+	c := k.addCollection(t, alice, "c", f)
+	size := 200
+	for _, tt := range []struct {
+		name   string
+		in     knowledge.KBInput
+		fields []string
+	}{
+		{"empty", knowledge.KBInput{}, []string{"name", "selected_collections"}},
+		{"blank id", knowledge.KBInput{Name: "KB", Datasources: []string{f.ID, " "}}, []string{"selected_datasources.1"}},
+		{"unknown collection", knowledge.KBInput{Name: "KB", Collections: []string{unknownID}}, []string{"selected_collections.0"}},
+		{"chunk too small", knowledge.KBInput{Name: "KB", Datasources: []string{f.ID}, Chunking: knowledge.ChunkingInput{ChunkSize: new(int)}}, []string{"chunking_strategy.chunk_size"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := k.Svc.CreateKB(kbCtx(t), alice, tt.in)
+			kbWantErr(t, err, domain.KindInvalid, tt.fields...)
+		})
+	}
+	split := "character"
+	kb, err := k.Svc.CreateKB(kbCtx(t), alice, knowledge.KBInput{Name: " KB ", Collections: []string{c.ID}, Datasources: []string{f.ID, f.ID},
+		Chunking: knowledge.ChunkingInput{SplitBy: &split, ChunkSize: &size}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kb.Name != "KB" || len(kb.SelectedDatasources) != 1 || len(kb.Datasources) != 1 || kb.ChunkingStrategy.SplitBy != "char" || kb.ChunkingStrategy.ChunkSize != size {
+		t.Errorf("knowledge base = %+v", kb)
+	}
+}
+
 func TestKBCreateWithoutQueue(t *testing.T) {
 	k := newKBService(t, func(d *knowledge.Deps, _ *knowledge.Limits) { d.Queue = nil })
 	f := k.addFile(t, alice, "a.txt", returnsText)
-	_, err := k.Svc.CreateKB(kbCtx(t), alice, map[string]any{"name": "KB", "selected_datasources": idList(f)})
+	_, err := k.Svc.CreateKB(kbCtx(t), alice, input[knowledge.KBInput](map[string]any{"name": "KB", "selected_datasources": idList(f)}))
 	kbWantErr(t, err, domain.KindInternal)
 	if !strings.Contains(err.Error(), "no ingestion queue") {
 		t.Errorf("error %v does not say why", err)
@@ -212,7 +245,7 @@ func TestKBCreateSendFails(t *testing.T) {
 	k := newKBService(t)
 	k.Queue.SendErr = errBusy
 	f := k.addFile(t, alice, "a.txt", returnsText)
-	_, err := k.Svc.CreateKB(kbCtx(t), alice, map[string]any{"name": "KB", "selected_datasources": idList(f)})
+	_, err := k.Svc.CreateKB(kbCtx(t), alice, input[knowledge.KBInput](map[string]any{"name": "KB", "selected_datasources": idList(f)}))
 	kbWantErr(t, err, domain.KindOverloaded)
 	if list, _, err := k.Svc.ListKBs(kbCtx(t), alice, knowledge.KBFilter{}); err != nil || len(list) != 0 {
 		t.Errorf("knowledge bases after the failed create: %v %v", list, err)
@@ -234,14 +267,14 @@ func TestKBTenancy(t *testing.T) {
 		kbWantErr(t, err, domain.KindNotFound)
 		_, err = k.Svc.SyncKB(ctx, eve, id)
 		kbWantErr(t, err, domain.KindNotFound)
-		_, err = k.Svc.Search(ctx, eve, id, map[string]any{"query": "refund"})
+		_, err = k.Svc.Search(ctx, eve, id, input[knowledge.SearchInput](map[string]any{"query": "refund"}))
 		kbWantErr(t, err, domain.KindNotFound)
 		kbWantErr(t, k.Svc.DeleteKB(ctx, eve, id), domain.KindNotFound)
 	}
 	if list, _, err := k.Svc.ListKBs(ctx, eve, knowledge.KBFilter{}); err != nil || len(list) != 0 {
 		t.Errorf("eve lists %v %v", list, err)
 	}
-	_, err := k.Svc.CreateKB(ctx, eve, map[string]any{"name": "Mine", "selected_datasources": idList(f)})
+	_, err := k.Svc.CreateKB(ctx, eve, input[knowledge.KBInput](map[string]any{"name": "Mine", "selected_datasources": idList(f)}))
 	kbWantErr(t, err, domain.KindInvalid, "selected_datasources.0")
 	// Bob, of alice's company, shares it.
 	if got := k.get(t, bob, kb.ID); got.Status != domain.KBCompleted {

@@ -24,13 +24,43 @@ const (
 	MaxFilterValues = domain.MaxRetrievalFilterValues
 )
 
+// SearchInput is a search of a knowledge base: the query and the retrieval options (zero
+// values: top_k 5, strategy dense, no threshold, no filter).
+type SearchInput struct {
+	Query   string
+	Options domain.RetrievalConfig
+	shape   shape
+}
+
+// UnmarshalJSON reads the body of POST /knowledge-bases/{id}/search/: query beside the
+// retrieval options (domain.ParseRetrieval, as an agent's retrieval_config).
+func (in *SearchInput) UnmarshalJSON(b []byte) error {
+	body, err := decodeBody(b)
+	if err != nil {
+		return err
+	}
+	*in = SearchInput{}
+	opts, errs := domain.ParseRetrieval(body, "", "query")
+	in.Options = opts
+	in.shape.addAll("options", errs)
+	switch v := body["query"].(type) {
+	case nil:
+		in.shape.add("query", "query", "is required: the text to search for")
+	case string:
+		in.Query = v
+	default:
+		in.shape.add("query", "query", "must be a string, not "+domain.JSONType(v))
+	}
+	return nil
+}
+
 // Search finds the chunks of a knowledge base nearest to a query, best first (one GetKB, one
-// batch read of its searchable files per 100 of them, one embedding of the query and one index search). The body is {query, top_k
-// (default 5, at most 50), score_threshold (0..1), strategy (dense|bm25|hybrid|hybrid_rrf),
-// filter {file_ids, tags}}. A knowledge base that never completed an ingestion is a 409;
-// archived, deleted and failed files are never found.
-func (s *Service) Search(ctx context.Context, p domain.Principal, id string, body map[string]any) (*SearchResult, error) {
-	query, opts, err := parseSearch(body)
+// batch read of its searchable files per 100 of them, one embedding of the query and one index
+// search): top_k (default 5, at most 50), score_threshold (0..1), strategy
+// (dense|bm25|hybrid|hybrid_rrf), filter {file_ids, tags}. A knowledge base that never
+// completed an ingestion is a 409; archived, deleted and failed files are never found.
+func (s *Service) Search(ctx context.Context, p domain.Principal, id string, in SearchInput) (*SearchResult, error) {
+	query, opts, err := checkSearch(in)
 	if err != nil {
 		return nil, err
 	}
@@ -184,27 +214,21 @@ func embedQuery(ctx context.Context, emb Embedder, query string) ([]float32, err
 	return out, nil
 }
 
-// parseSearch reads a search's body: query beside the retrieval options (domain.ParseRetrieval,
-// as an agent's retrieval_config); every problem is a 400 naming its field.
-func parseSearch(body map[string]any) (string, domain.RetrievalConfig, error) {
-	opts, errs := domain.ParseRetrieval(body, "", "query")
-	query := ""
-	switch v := body["query"].(type) {
-	case nil:
-		errs = append(errs, domain.FieldError{Field: "query", Message: "is required: the text to search for"})
-	case string:
-		query = strings.TrimSpace(v)
-		switch {
-		case query == "":
-			errs = append(errs, domain.FieldError{Field: "query", Message: "must not be empty: give the text to search for"})
-		case utf8.RuneCountInString(query) > MaxQueryLength:
-			errs = append(errs, domain.FieldError{Field: "query", Message: fmt.Sprintf("must be at most %d characters", MaxQueryLength)})
-		}
-	default:
-		errs = append(errs, domain.FieldError{Field: "query", Message: "must be a string, not " + domain.JSONType(v)})
+// checkSearch validates a search: the query (trimmed) not empty and not too long; every problem
+// is a 400 naming its field.
+func checkSearch(in SearchInput) (string, domain.RetrievalConfig, error) {
+	errs := slices.Clone(in.shape["options"])
+	query := strings.TrimSpace(in.Query)
+	switch e := in.shape["query"]; {
+	case len(e) > 0:
+		errs = append(errs, e...)
+	case query == "":
+		errs = append(errs, domain.FieldError{Field: "query", Message: "must not be empty: give the text to search for"})
+	case utf8.RuneCountInString(query) > MaxQueryLength:
+		errs = append(errs, domain.FieldError{Field: "query", Message: fmt.Sprintf("must be at most %d characters", MaxQueryLength)})
 	}
 	if len(errs) > 0 {
-		return "", opts, domain.Invalid(errs)
+		return "", in.Options, domain.Invalid(errs)
 	}
-	return query, opts, nil
+	return query, in.Options, nil
 }

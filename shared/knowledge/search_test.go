@@ -52,7 +52,7 @@ func TestSearchBeforeCompletion(t *testing.T) {
 	k := newKBService(t)
 	f := k.addFile(t, alice, "a.txt", returnsText)
 	kb := k.createKB(t, alice, "Docs", map[string]any{"selected_datasources": idList(f)})
-	_, err := k.Svc.Search(kbCtx(t), alice, kb.ID, map[string]any{"query": "refund"})
+	_, err := k.Svc.Search(kbCtx(t), alice, kb.ID, input[knowledge.SearchInput](map[string]any{"query": "refund"}))
 	kbWantErr(t, err, domain.KindConflict)
 	if !strings.Contains(err.Error(), "Knowledge base 'Docs' has not completed an ingestion yet (status pending)") {
 		t.Errorf("409 message: %v", err)
@@ -90,7 +90,7 @@ func TestSearchBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := k.Svc.Search(kbCtx(t), alice, "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f", tt.body)
+			_, err := k.Svc.Search(kbCtx(t), alice, "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f", input[knowledge.SearchInput](tt.body))
 			kbWantErr(t, err, domain.KindInvalid, tt.field)
 		})
 	}
