@@ -26,13 +26,17 @@ func NewAgents(svc AgentService, opts Options) *Group {
 	h := &agentHandlers{svc: svc, g: g}
 	g.handle(http.MethodPost, "/api/v1/agent/validate/", false, h.validate)
 	g.handle(http.MethodPost, "/api/v1/agent/", false, h.create)
-	g.handle(http.MethodGet, "/api/v1/agent/", false, h.list)
-	g.handle(http.MethodGet, "/api/v1/agent/{id}/", false, h.get)
+	g.handle(http.MethodGet, "/api/v1/agent/", false, listPage(domain.ScopeAgentsRead, func(r *http.Request, offset, limit int) ([]*domain.Agent, bool, error) {
+		return svc.List(r.Context(), principal(r), offset, limit)
+	}))
+	g.handle(http.MethodGet, "/api/v1/agent/{id}/", false, getByID(domain.ScopeAgentsRead, "id", svc.Get))
 	g.handle(http.MethodPatch, "/api/v1/agent/{id}/", false, h.patch)
 	g.handle(http.MethodPut, "/api/v1/agent/{id}/", false, h.put)
-	g.handle(http.MethodDelete, "/api/v1/agent/{id}/", false, h.delete)
-	g.handle(http.MethodGet, "/api/v1/agent/{id}/versions/", false, h.versions)
-	g.handle(http.MethodGet, "/api/v1/agent/{id}/versions/current/", false, h.current)
+	g.handle(http.MethodDelete, "/api/v1/agent/{id}/", false, deleteByID(domain.ScopeAgentsWrite, "id", svc.Delete))
+	g.handle(http.MethodGet, "/api/v1/agent/{id}/versions/", false, listPage(domain.ScopeAgentsRead, func(r *http.Request, offset, limit int) ([]*domain.AgentVersion, bool, error) {
+		return svc.Versions(r.Context(), principal(r), r.PathValue("id"), offset, limit)
+	}))
+	g.handle(http.MethodGet, "/api/v1/agent/{id}/versions/current/", false, getByID(domain.ScopeAgentsRead, "id", svc.CurrentVersion))
 	return g
 }
 
@@ -143,33 +147,6 @@ func (h *agentHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *agentHandlers) list(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeAgentsRead); err != nil {
-		return err
-	}
-	pg, err := pageParams(r)
-	if err != nil {
-		return err
-	}
-	list, more, err := h.svc.List(r.Context(), principal(r), pg.offset, pg.limit)
-	if err != nil {
-		return err
-	}
-	return writeList(w, r, pg, list, more)
-}
-
-func (h *agentHandlers) get(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeAgentsRead); err != nil {
-		return err
-	}
-	a, err := h.svc.Get(r.Context(), principal(r), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, a)
-	return nil
-}
-
 func (h *agentHandlers) update(w http.ResponseWriter, r *http.Request, merge bool) error {
 	if err := require(r, domain.ScopeAgentsWrite); err != nil {
 		return err
@@ -192,42 +169,4 @@ func (h *agentHandlers) patch(w http.ResponseWriter, r *http.Request) error {
 
 func (h *agentHandlers) put(w http.ResponseWriter, r *http.Request) error {
 	return h.update(w, r, false)
-}
-
-func (h *agentHandlers) delete(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeAgentsWrite); err != nil {
-		return err
-	}
-	if err := h.svc.Delete(r.Context(), principal(r), r.PathValue("id")); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-func (h *agentHandlers) versions(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeAgentsRead); err != nil {
-		return err
-	}
-	pg, err := pageParams(r)
-	if err != nil {
-		return err
-	}
-	vs, more, err := h.svc.Versions(r.Context(), principal(r), r.PathValue("id"), pg.offset, pg.limit)
-	if err != nil {
-		return err
-	}
-	return writeList(w, r, pg, vs, more)
-}
-
-func (h *agentHandlers) current(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeAgentsRead); err != nil {
-		return err
-	}
-	v, err := h.svc.CurrentVersion(r.Context(), principal(r), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
 }

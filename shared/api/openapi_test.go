@@ -170,7 +170,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 	var served []string
 	groups := []*api.Group{
 		api.NewMeta(api.Options{}), api.NewAgents(agents.NewService(nil, tools.NewRegistry(tools.Builtins(tools.Options{})...)), api.Options{}), api.NewAuth(nil, api.Options{}),
-		api.NewSessions(nil, api.Options{}), api.NewRuntime(nil, api.Options{}), api.NewImages(nil, nil, api.Options{}),
+		api.NewSessions(&fakeSessions{}, api.Options{}), api.NewRuntime(&fakeSessions{}, api.Options{}), api.NewImages(nil, nil, api.Options{}),
 		api.NewFiles(nil, api.Options{}), api.NewCollections(nil, api.Options{}), api.NewKnowledge(nil, api.Options{}),
 	}
 	for _, g := range groups {
@@ -346,9 +346,9 @@ func TestOpenAPIRealResponses(t *testing.T) {
 				// list without keys:manage, a media name that is no upload's) is answered.
 				h = api.NewAuth((*auth.Service)(nil), opts)
 			case strings.HasPrefix(tt.path, "/api/v1/sessions"):
-				h = api.NewSessions(nil, opts)
+				h = api.NewSessions(&fakeSessions{}, opts)
 			case strings.HasPrefix(tt.path, "/api/v1/runtime"):
-				h = api.NewRuntime(nil, opts)
+				h = api.NewRuntime(&fakeSessions{}, opts)
 			case strings.HasPrefix(tt.path, "/api/v1/images"), strings.HasPrefix(tt.path, "/media"):
 				h = api.NewImages((*images.Service)(nil), nil, opts)
 			default:

@@ -23,11 +23,11 @@ func NewSessions(svc SessionService, opts Options) *Group {
 	g := newGroup(opts)
 	h := &sessionHandlers{svc: svc, g: g}
 	g.handle(http.MethodPost, "/api/v1/sessions/", false, h.create)
-	g.handle(http.MethodGet, "/api/v1/sessions/", false, h.list)
+	g.handle(http.MethodGet, "/api/v1/sessions/", false, listPage(domain.ScopeSessionRead, h.list))
 	g.handle(http.MethodGet, "/api/v1/sessions/from-agent/", false, h.fromAgent)
 	g.handle(http.MethodPost, "/api/v1/sessions/feedback/", false, h.feedback)
-	g.handle(http.MethodGet, "/api/v1/sessions/{id}/", false, h.get)
-	g.handle(http.MethodDelete, "/api/v1/sessions/{id}/", false, h.delete)
+	g.handle(http.MethodGet, "/api/v1/sessions/{id}/", false, getByID(domain.ScopeSessionRead, "id", viewed(svc.Get, viewSession)))
+	g.handle(http.MethodDelete, "/api/v1/sessions/{id}/", false, deleteByID(domain.ScopeSessionsWrite, "id", svc.Delete))
 	return g
 }
 
@@ -123,44 +123,15 @@ func (h *sessionHandlers) feedback(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-func (h *sessionHandlers) list(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeSessionRead); err != nil {
-		return err
-	}
-	pg, err := pageParams(r)
+// list is the caller's sessions, newest first, as the API shows them.
+func (h *sessionHandlers) list(r *http.Request, offset, limit int) ([]sessionView, bool, error) {
+	list, more, err := h.svc.List(r.Context(), principal(r), offset, limit)
 	if err != nil {
-		return err
-	}
-	list, more, err := h.svc.List(r.Context(), principal(r), pg.offset, pg.limit)
-	if err != nil {
-		return err
+		return nil, false, err
 	}
 	out := make([]sessionView, len(list))
 	for i, s := range list {
 		out[i] = viewSession(s)
 	}
-	return writeList(w, r, pg, out, more)
-}
-
-func (h *sessionHandlers) get(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeSessionRead); err != nil {
-		return err
-	}
-	s, err := h.svc.Get(r.Context(), principal(r), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, viewSession(s))
-	return nil
-}
-
-func (h *sessionHandlers) delete(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeSessionsWrite); err != nil {
-		return err
-	}
-	if err := h.svc.Delete(r.Context(), principal(r), r.PathValue("id")); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return out, more, nil
 }
