@@ -61,8 +61,9 @@ var (
 	_ domain.Model = (*Model)(nil)
 )
 
-// New returns a Model calling client. The adapter owns retries: it turns the SDK's retryer off
-// for its calls so attempts do not multiply and no backoff outlives the context deadline.
+// New returns a Model calling client. The adapter owns retries (backoff.Retry): it turns the
+// SDK's retryer off for its calls so attempts do not multiply and no backoff outlives the
+// context deadline, which the SDK's retryer would sleep into.
 func New(client Converser, opts Options) *Model {
 	if opts.DefaultModel == "" {
 		opts.DefaultModel = DefaultModel
@@ -93,33 +94,33 @@ func (m *Model) Converse(ctx context.Context, req domain.ModelRequest) (*domain.
 		return nil, err
 	}
 	noSDKRetry := func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} }
-	for attempt := 0; ; attempt++ {
-		out, err := m.client.Converse(ctx, in, noSDKRetry)
-		if err == nil {
-			resp, err := convertOutput(out)
-			if err != nil {
-				return nil, err
-			}
-			if text := resp.Text(); text != "" && req.OnText != nil {
-				req.OnText(text)
-			}
-			return resp, nil
+	policy := backoff.Policy{MaxRetries: m.opts.MaxRetries, BaseDelay: m.opts.BaseDelay, MaxDelay: maxDelay}
+	var out *bedrockruntime.ConverseOutput
+	err = backoff.Retry(ctx, policy, func(int) (time.Duration, bool, error) {
+		var err error
+		out, err = m.client.Converse(ctx, in, noSDKRetry)
+		switch {
+		case err == nil:
+			return 0, false, nil
+		case retryable(err):
+			return 0, true, domain.Wrap(domain.KindOverloaded, err, "The model is busy; retry shortly")
 		}
-		if !retryable(err) {
-			return nil, classify(err, *in.ModelId)
+		return 0, false, classify(err, *in.ModelId)
+	})
+	if err != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return nil, fmt.Errorf("bedrock converse %s: %w", *in.ModelId, ctx.Err())
 		}
-		if attempt >= m.opts.MaxRetries {
-			return nil, domain.Wrap(domain.KindOverloaded, err, "The model is busy; retry shortly")
-		}
-		if !backoff.Sleep(ctx, backoff.Delay(m.opts.BaseDelay, maxDelay, attempt)) {
-			if errors.Is(ctx.Err(), context.Canceled) {
-				return nil, fmt.Errorf("bedrock converse %s: %w", *in.ModelId, ctx.Err())
-			}
-			return nil, domain.Wrap(domain.KindOverloaded,
-				fmt.Errorf("bedrock: gave up after %d attempts within the deadline: %w", attempt+1, err),
-				"The model is busy; retry shortly")
-		}
+		return nil, err
 	}
+	resp, err := convertOutput(out)
+	if err != nil {
+		return nil, err
+	}
+	if text := resp.Text(); text != "" && req.OnText != nil {
+		req.OnText(text)
+	}
+	return resp, nil
 }
 
 // retryable reports errors that a later attempt may not meet.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -98,7 +99,8 @@ func (e *bedrockEmbedder) Embed(ctx context.Context, texts []string) ([][]float3
 }
 
 // embedOne makes one InvokeModel call, retrying throttling and server errors with backoff while
-// the deadline allows. The adapter owns retries: the SDK's retryer is off for its calls.
+// the deadline allows. The adapter owns retries: the SDK's retryer is off for its calls, since
+// it would sleep into the deadline.
 func (e *bedrockEmbedder) embedOne(ctx context.Context, text string) ([]float32, error) {
 	req := titanRequest{InputText: text}
 	if e.model.id == ModelTitanV2 {
@@ -115,32 +117,36 @@ func (e *bedrockEmbedder) embedOne(ctx context.Context, text string) ([]float32,
 		Accept:      aws.String("application/json"),
 	}
 	noSDKRetry := func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} }
-	var throttled error // the last busy answer, for a deadline that ends a later attempt
-	for attempt := 0; ; attempt++ {
-		out, err := e.client.InvokeModel(ctx, in, noSDKRetry)
-		if err == nil {
-			return e.parse(out.Body)
-		}
-		if ctx.Err() != nil {
-			return nil, deadlineError(ctx, throttled, err, "bedrock embeddings "+e.model.id)
+	var (
+		out       *bedrockruntime.InvokeModelOutput
+		throttled error // the last busy answer, for a deadline that ends a later attempt
+	)
+	err = backoff.Retry(ctx, e.opts.policy(), func(int) (time.Duration, bool, error) {
+		var err error
+		out, err = e.client.InvokeModel(ctx, in, noSDKRetry)
+		switch {
+		case err == nil:
+			return 0, false, nil
+		case ctx.Err() != nil:
+			return 0, false, deadlineError(ctx, throttled, err, "bedrock embeddings "+e.model.id)
 		}
 		busy, retry := bedrockRetryable(err)
 		if busy {
 			throttled = err
+			return 0, retry, overloaded(err)
 		}
-		if !retry || attempt >= e.opts.MaxRetries {
-			if busy {
-				return nil, overloaded(err)
-			}
-			return nil, bedrockError(err, e.model.id)
+		return 0, retry, bedrockError(err, e.model.id)
+	})
+	if err != nil {
+		switch {
+		case canceled(ctx):
+			return nil, wrapf(ctx.Err(), "bedrock embeddings %s", e.model.id)
+		case errors.Is(err, backoff.ErrDeadline):
+			return nil, overloaded(err) // even when the last answer was a server error
 		}
-		if !backoff.Sleep(ctx, backoff.Delay(e.opts.BaseDelay, maxDelay, attempt)) {
-			if canceled(ctx) {
-				return nil, wrapf(ctx.Err(), "bedrock embeddings %s", e.model.id)
-			}
-			return nil, overloaded(fmt.Errorf("bedrock embeddings: gave up after %d attempts within the deadline: %w", attempt+1, err))
-		}
+		return nil, err
 	}
+	return e.parse(out.Body)
 }
 
 func (e *bedrockEmbedder) parse(body []byte) ([]float32, error) {

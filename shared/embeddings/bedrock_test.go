@@ -340,25 +340,28 @@ func TestBedrockErrors(t *testing.T) {
 	}
 }
 
+// Throttling or server errors that last past the deadline end as overload, before the deadline.
 func TestBedrockGivesUpWithinTheDeadline(t *testing.T) {
-	f := &fakeBedrock{reply: func(int, titanRequest) *bedrockReply {
-		return &bedrockReply{429, "ThrottlingException", "slow down"}
-	}}
-	e := bedrockEmbedder(t, f, embeddings.Options{MaxRetries: 100, BaseDelay: 100 * time.Millisecond}, domain.Embedding{Provider: "bedrock"})
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err := e.Embed(ctx, texts(1))
-	if domain.KindOf(err) != domain.KindOverloaded {
-		t.Fatalf("err %v, want overloaded", err)
-	}
-	// It gives up when the next wait would pass the deadline (or, on a slow machine, when the
-	// deadline ends a call), not after 100 retries.
-	if elapsed := time.Since(start); elapsed > 700*time.Millisecond {
-		t.Errorf("gave up after %s, the deadline was 500ms", elapsed)
-	}
-	if calls, _ := f.snapshot(); len(calls) < 2 {
-		t.Errorf("%d calls, want retries before giving up", len(calls))
+	for _, rep := range []bedrockReply{{429, "ThrottlingException", "slow down"}, {500, "InternalServerException", "oops"}} {
+		t.Run(rep.errorType, func(t *testing.T) {
+			f := &fakeBedrock{reply: func(int, titanRequest) *bedrockReply { return &rep }}
+			e := bedrockEmbedder(t, f, embeddings.Options{MaxRetries: 100, BaseDelay: 100 * time.Millisecond}, domain.Embedding{Provider: "bedrock"})
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			_, err := e.Embed(ctx, texts(1))
+			if domain.KindOf(err) != domain.KindOverloaded {
+				t.Fatalf("err %v, want overloaded", err)
+			}
+			// It gives up when the next wait would pass the deadline (or, on a slow machine, when
+			// the deadline ends a call), not after 100 retries.
+			if elapsed := time.Since(start); elapsed > 700*time.Millisecond {
+				t.Errorf("gave up after %s, the deadline was 500ms", elapsed)
+			}
+			if calls, _ := f.snapshot(); len(calls) < 2 {
+				t.Errorf("%d calls, want retries before giving up", len(calls))
+			}
+		})
 	}
 }
 

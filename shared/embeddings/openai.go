@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/agentorch/agentorch/shared/backoff"
 	"github.com/agentorch/agentorch/shared/domain"
@@ -102,31 +103,30 @@ func (e *openaiEmbedder) embedBatch(ctx context.Context, texts []string) ([][]fl
 	if err != nil {
 		return nil, wrapf(err, "openai embeddings: encode request")
 	}
-	var throttled error // the last failed answer, for a deadline that ends a later attempt
-	for attempt := 0; ; attempt++ {
+	var (
+		vecs      [][]float32
+		throttled error // the last failed answer, for a deadline that ends a later attempt
+	)
+	err = backoff.Retry(ctx, e.opts.policy(), func(int) (time.Duration, bool, error) {
 		status, header, body, err := e.post(ctx, payload)
 		if err != nil {
-			return nil, deadlineError(ctx, throttled, err, "openai embeddings "+e.model.id)
+			return 0, false, deadlineError(ctx, throttled, err, "openai embeddings "+e.model.id)
 		}
 		if status == http.StatusOK {
-			return e.parse(body, len(texts))
+			vecs, err = e.parse(body, len(texts))
+			return 0, false, err
 		}
-		failure := e.failure(status, body)
-		if !openai.Retryable(status, body) || attempt >= e.opts.MaxRetries {
-			return nil, failure
+		throttled = e.failure(status, body)
+		wait, _ := openai.RetryAfter(header)
+		return wait, openai.Retryable(status, body), throttled
+	})
+	if err != nil {
+		if canceled(ctx) {
+			return nil, wrapf(ctx.Err(), "openai embeddings %s", e.model.id)
 		}
-		throttled = failure
-		delay, ok := openai.RetryAfter(header)
-		if !ok {
-			delay = backoff.Delay(e.opts.BaseDelay, maxDelay, attempt)
-		}
-		if !backoff.Sleep(ctx, delay) {
-			if canceled(ctx) {
-				return nil, wrapf(ctx.Err(), "openai embeddings %s", e.model.id)
-			}
-			return nil, failure
-		}
+		return nil, err
 	}
+	return vecs, nil
 }
 
 // post sends one embeddings request and reads the response, bounded in size.

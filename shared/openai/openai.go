@@ -98,39 +98,34 @@ func (m *Model) Converse(ctx context.Context, req domain.ModelRequest) (*domain.
 	if err != nil {
 		return nil, fmt.Errorf("openai chat completions: encode request: %w", err)
 	}
-	for attempt := 0; ; attempt++ {
+	var resp *domain.ModelResponse
+	err = backoff.Retry(ctx, m.policy(), func(int) (time.Duration, bool, error) {
 		status, header, respBody, err := m.post(ctx, payload)
 		if err != nil {
-			return nil, fmt.Errorf("openai chat completions %s: %w", body.Model, err)
+			return 0, false, fmt.Errorf("openai chat completions %s: %w", body.Model, err)
 		}
 		if status == http.StatusOK {
-			resp, err := parseResponse(respBody)
-			if err != nil {
-				return nil, err
-			}
-			if text := resp.Text(); text != "" && req.OnText != nil {
-				req.OnText(text)
-			}
-			return resp, nil
+			resp, err = parseResponse(respBody)
+			return 0, false, err
 		}
-		failure := m.failure(status, respBody)
-		if !Retryable(status, respBody) {
-			return nil, failure
+		wait, _ := RetryAfter(header)
+		return wait, Retryable(status, respBody), m.failure(status, respBody)
+	})
+	if err != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return nil, fmt.Errorf("openai chat completions %s: %w", body.Model, ctx.Err())
 		}
-		if attempt >= m.opts.MaxRetries {
-			return nil, failure
-		}
-		delay, ok := RetryAfter(header)
-		if !ok {
-			delay = backoff.Delay(m.opts.BaseDelay, maxDelay, attempt)
-		}
-		if !backoff.Sleep(ctx, delay) {
-			if errors.Is(ctx.Err(), context.Canceled) {
-				return nil, fmt.Errorf("openai chat completions %s: %w", body.Model, ctx.Err())
-			}
-			return nil, failure
-		}
+		return nil, err
 	}
+	if text := resp.Text(); text != "" && req.OnText != nil {
+		req.OnText(text)
+	}
+	return resp, nil
+}
+
+// policy is the retry policy of one call.
+func (m *Model) policy() backoff.Policy {
+	return backoff.Policy{MaxRetries: m.opts.MaxRetries, BaseDelay: m.opts.BaseDelay, MaxDelay: maxDelay}
 }
 
 // post sends one request and reads the response, bounded in size.
