@@ -1,6 +1,7 @@
-// Package backoff holds the retry loop the outbound clients share (the Bedrock and
-// OpenAI-compatible chat and embedding adapters): exponential delays with jitter or the server's
-// own Retry-After, and sleeping only while the context's deadline allows another attempt.
+// Package backoff holds the one retry loop every outbound client shares (the Bedrock and
+// OpenAI-compatible chat and embedding adapters, DynamoDB's unprocessed batch items, OpenSearch's
+// rejected bulk items and delete-by-query conflicts): exponential delays with jitter or the
+// server's own Retry-After, and sleeping only while the context's deadline allows another attempt.
 package backoff
 
 import (

@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/agentorch/agentorch/shared/backoff"
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
@@ -194,18 +194,16 @@ func (st *Store) deleteAll(ctx context.Context, items []map[string]types.Attribu
 			reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{attrPK: it[attrPK], attrSK: it[attrSK]}}}
 		}
 		pending := map[string][]types.WriteRequest{st.table: reqs}
-		for attempt := 0; len(pending[st.table]) > 0; attempt++ {
-			if attempt > 8 {
-				return errors.New("batch delete: items left unprocessed")
-			}
-			if attempt > 0 {
-				time.Sleep(time.Duration(1<<attempt) * 10 * time.Millisecond)
-			}
+		err := backoff.Retry(ctx, unprocessedPolicy, func(int) (time.Duration, bool, error) {
 			out, err := st.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
 			if err != nil {
-				return translate(err)
+				return 0, false, translate(err)
 			}
 			pending = out.UnprocessedItems
+			return 0, len(pending[st.table]) > 0, unprocessed(len(pending[st.table]))
+		})
+		if err != nil {
+			return fmt.Errorf("batch delete: %w", err)
 		}
 	}
 	return nil

@@ -77,25 +77,38 @@ func (st *Store) batchGet(ctx context.Context, ids []string, pkOf func(string) s
 		n := min(len(keys), maxBatchGet)
 		pending := keys[:n]
 		keys = keys[n:]
-		for attempt := 0; len(pending) > 0; attempt++ {
-			if attempt > 0 && !backoff.Sleep(ctx, backoff.Delay(50*time.Millisecond, time.Second, attempt-1)) {
-				return domain.Errorf(domain.KindOverloaded, "The table kept throttling; retry")
-			}
+		err := backoff.Retry(ctx, unprocessedPolicy, func(int) (time.Duration, bool, error) {
 			ka := types.KeysAndAttributes{Keys: pending, ConsistentRead: aws.Bool(consistent)}
 			if projection != "" {
 				ka.ProjectionExpression, ka.ExpressionAttributeNames = aws.String(projection), names
 			}
 			res, err := st.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{st.table: ka}})
 			if err != nil {
-				return translate(err)
+				return 0, false, translate(err)
 			}
 			for _, it := range res.Responses[st.table] {
 				if err := each(it); err != nil {
-					return err
+					return 0, false, err
 				}
 			}
 			pending = res.UnprocessedKeys[st.table].Keys
+			return 0, len(pending) > 0, unprocessed(len(pending))
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// unprocessedPolicy paces the retries of what a batch request leaves unprocessed (DynamoDB
+// throttling part of a batch): 50 ms doubling to 1 s, at most 8 retries, within the deadline.
+var unprocessedPolicy = backoff.Policy{MaxRetries: 8, BaseDelay: 50 * time.Millisecond, MaxDelay: time.Second}
+
+// unprocessed is the error of n items a batch request left unprocessed (nil for none).
+func unprocessed(n int) error {
+	if n == 0 {
+		return nil
+	}
+	return domain.Errorf(domain.KindOverloaded, "The table kept throttling (%d items left unprocessed); retry", n)
 }

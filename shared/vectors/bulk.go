@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -188,48 +189,62 @@ func bulkBody(index string, chunks []Chunk) ([]byte, int, error) {
 // 429 (a full write queue) are sent again after a pause, up to bulkRetries times.
 func (s *Store) bulk(ctx context.Context, index string, chunks []Chunk, body []byte) ([]*ItemError, error) {
 	var failed []*ItemError
-	for attempt := 0; ; attempt++ {
-		res, err := s.client.Bulk(ctx, opensearchapi.BulkReq{Body: bytes.NewReader(body)})
-		if err != nil {
-			return nil, fmt.Errorf("bulk into %s: %w", index, translate(err))
-		}
-		if len(res.Items) != len(chunks) {
-			return nil, fmt.Errorf("bulk into %s: %d items answered for %d chunks", index, len(res.Items), len(chunks))
-		}
-		if !res.Errors {
-			return failed, nil
-		}
-		var again []Chunk
-		for i, item := range res.Items {
-			it, ok := item["index"]
-			if !ok || it.Error == nil {
-				continue
+	var again []Chunk // items refused with 429 in the last attempt, to send again
+	var hard error    // a failure of the request itself: no retry
+	_ = backoff.Retry(ctx, backoff.Policy{MaxRetries: bulkRetries, BaseDelay: 200 * time.Millisecond, MaxDelay: 2 * time.Second},
+		func(attempt int) (time.Duration, bool, error) {
+			if attempt > 0 {
+				// again is a subset of one request's chunks, so it fits one request too.
+				chunks, again = again, nil
+				var err error
+				if body, _, err = bulkBody(index, chunks); err != nil {
+					hard = err
+					return 0, false, err
+				}
 			}
-			if it.Status == http.StatusTooManyRequests && attempt < bulkRetries {
-				again = append(again, chunks[i])
-				continue
+			res, err := s.client.Bulk(ctx, opensearchapi.BulkReq{Body: bytes.NewReader(body)})
+			if err != nil {
+				hard = fmt.Errorf("bulk into %s: %w", index, translate(err))
+				return 0, false, hard
 			}
-			e := &ItemError{ID: it.ID, FileID: chunks[i].FileID, ChunkIndex: chunks[i].ChunkIndex, Status: it.Status,
-				Type: it.Error.Type, Reason: it.Error.Reason, Cause: it.Error.Cause.Reason}
-			if c := it.Error.Cause.Cause; c != nil && c.Reason != nil {
-				e.Cause = *c.Reason
+			if len(res.Items) != len(chunks) {
+				hard = fmt.Errorf("bulk into %s: %d items answered for %d chunks", index, len(res.Items), len(chunks))
+				return 0, false, hard
 			}
-			failed = append(failed, e)
-		}
-		if len(again) == 0 {
-			return failed, nil
-		}
-		if !backoff.Sleep(ctx, backoff.Delay(200*time.Millisecond, 2*time.Second, attempt)) {
-			for _, c := range again {
-				failed = append(failed, &ItemError{ID: ChunkID(c.KBID, c.FileID, c.ChunkIndex), FileID: c.FileID, ChunkIndex: c.ChunkIndex,
-					Status: http.StatusTooManyRequests, Type: "es_rejected_execution_exception", Reason: "rejected by a full write queue; no time left to retry"})
+			if !res.Errors {
+				return 0, false, nil
 			}
-			return failed, nil
-		}
-		// again is a subset of one request's chunks, so it fits one request too.
-		chunks = again
-		if body, _, err = bulkBody(index, again); err != nil {
-			return nil, err
-		}
+			for i, item := range res.Items {
+				it, ok := item["index"]
+				if !ok || it.Error == nil {
+					continue
+				}
+				if it.Status == http.StatusTooManyRequests && attempt < bulkRetries {
+					again = append(again, chunks[i])
+					continue
+				}
+				e := &ItemError{ID: it.ID, FileID: chunks[i].FileID, ChunkIndex: chunks[i].ChunkIndex, Status: it.Status,
+					Type: it.Error.Type, Reason: it.Error.Reason, Cause: it.Error.Cause.Reason}
+				if c := it.Error.Cause.Cause; c != nil && c.Reason != nil {
+					e.Cause = *c.Reason
+				}
+				failed = append(failed, e)
+			}
+			if len(again) == 0 {
+				return 0, false, nil
+			}
+			return 0, true, errFullQueue
+		})
+	if hard != nil {
+		return nil, hard
 	}
+	// Items still waiting for a retry when the deadline (or the caller) left no time for one.
+	for _, c := range again {
+		failed = append(failed, &ItemError{ID: ChunkID(c.KBID, c.FileID, c.ChunkIndex), FileID: c.FileID, ChunkIndex: c.ChunkIndex,
+			Status: http.StatusTooManyRequests, Type: "es_rejected_execution_exception", Reason: "rejected by a full write queue; no time left to retry"})
+	}
+	return failed, nil
 }
+
+// errFullQueue marks an attempt of bulk that left items refused by a full write queue.
+var errFullQueue = errors.New("items rejected by a full write queue")

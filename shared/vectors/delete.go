@@ -60,29 +60,29 @@ func (s *Store) deleteByQuery(ctx context.Context, index string, query map[strin
 		return 0, err
 	}
 	deleted := 0
-	for attempt := 0; ; attempt++ {
-		if err := s.Refresh(ctx, index); err != nil {
-			return deleted, err
-		}
-		res, err := s.client.Document.DeleteByQuery(ctx, opensearchapi.DocumentDeleteByQueryReq{
-			Indices: []string{index}, Body: bytes.NewReader(body),
-			Params: opensearchapi.DocumentDeleteByQueryParams{Conflicts: "proceed", Refresh: ptr(true), IgnoreUnavailable: ptr(true)},
-		})
-		if err != nil {
-			return deleted, fmt.Errorf("delete by query in %s: %w", index, translate(err))
-		}
-		deleted += res.Deleted
-		if len(res.Failures) > 0 {
-			return deleted, fmt.Errorf("delete by query in %s: %d failures, first: %+v", index, len(res.Failures), res.Failures[0])
-		}
-		if res.VersionConflicts == 0 {
-			return deleted, nil
-		}
-		if attempt+1 == deleteAttempts || !backoff.Sleep(ctx, backoff.Delay(100*time.Millisecond, time.Second, attempt)) {
-			return deleted, fmt.Errorf("delete by query in %s: %d version conflicts after %d attempts: %w",
+	err = backoff.Retry(ctx, backoff.Policy{MaxRetries: deleteAttempts - 1, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second},
+		func(attempt int) (time.Duration, bool, error) {
+			if err := s.Refresh(ctx, index); err != nil {
+				return 0, false, err
+			}
+			res, err := s.client.Document.DeleteByQuery(ctx, opensearchapi.DocumentDeleteByQueryReq{
+				Indices: []string{index}, Body: bytes.NewReader(body),
+				Params: opensearchapi.DocumentDeleteByQueryParams{Conflicts: "proceed", Refresh: ptr(true), IgnoreUnavailable: ptr(true)},
+			})
+			if err != nil {
+				return 0, false, fmt.Errorf("delete by query in %s: %w", index, translate(err))
+			}
+			deleted += res.Deleted
+			if len(res.Failures) > 0 {
+				return 0, false, fmt.Errorf("delete by query in %s: %d failures, first: %+v", index, len(res.Failures), res.Failures[0])
+			}
+			if res.VersionConflicts == 0 {
+				return 0, false, nil
+			}
+			return 0, true, fmt.Errorf("delete by query in %s: %d version conflicts after %d attempts: %w",
 				index, res.VersionConflicts, attempt+1, domain.ErrConflict)
-		}
-	}
+		})
+	return deleted, err
 }
 
 // term is a term query on a keyword field.
