@@ -5,6 +5,7 @@
 #   make test [TEST_ARGS=..]   go test on a shared stack started for the run (default -count=1 ./...)
 #   make bench                 the benchmarks, on the same kind of stack
 #   make build                 every function for Lambda (arm64) into .aws-sam/build-make/<Fn>/
+#   make lint                  golangci-lint (.golangci.yml) over the production code, both builds
 #   make invoke FN=agents EVENT=events/agents-get-agent.json [AGENT_ID=..] [ARGS="-quiet -aws"]
 #                              one Lambda invocation of a real bootstrap against a running make dev
 #                              (scripts/invoke; -aws: the make build recipe, without the local embedder)
@@ -20,8 +21,12 @@ LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_FLAGS := -tags lambda.norpc,nolocal -trimpath -ldflags '-s -w'
 TEST_ARGS ?= -count=1 ./...
 DEV := $(ROOT)/.cache/bin/dev
+# golangci-lint, pinned: installed once per version through the module proxy into .cache (a Go
+# test that built it would compile a large module on every fresh clone, so it is a target).
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := $(ROOT)/.cache/golangci-lint/$(GOLANGCI_LINT_VERSION)/golangci-lint
 
-.PHONY: dev test bench build invoke deps fmt vet clean dev-bin
+.PHONY: dev test bench build invoke deps fmt vet lint clean dev-bin
 
 # The dev runner is built and exec'd rather than `go run`: it is then make's direct child, so a
 # signal to make reaches it and it stops the stand-ins (it also dies with its parent).
@@ -63,6 +68,13 @@ fmt:
 
 vet:
 	cd $(ROOT) && $(GO) vet ./...
+
+# The production code (functions/ and shared/; test files excluded by the config), as the local
+# build and as the Lambda build (tag nolocal) see it.
+lint:
+	@test -x $(GOLANGCI_LINT) || GOBIN=$(dir $(GOLANGCI_LINT)) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	cd $(ROOT) && $(GOLANGCI_LINT) run ./functions/... ./shared/...
+	cd $(ROOT) && $(GOLANGCI_LINT) run --build-tags lambda.norpc,nolocal ./functions/... ./shared/...
 
 clean:
 	rm -rf $(ROOT)/.aws-sam/build-make $(ROOT)/.cache/bin

@@ -226,7 +226,7 @@ func (e *Engine) step(ctx context.Context, p domain.Principal, query string, g *
 			if err == nil {
 				return
 			}
-			if context.Cause(ctx) == errSiblingFailed {
+			if errors.Is(context.Cause(ctx), errSiblingFailed) {
 				return // cancelled because of another node's failure, which is reported
 			}
 			em.send(Event{Type: EventError, Node: name, Data: map[string]any{"message": err.Error()}})

@@ -88,7 +88,7 @@ func writeCSVLine(b *textBuf, header, rec []string, limit int) bool {
 		}
 		if first {
 			if b.Len() > 0 {
-				b.WriteByte('\n')
+				b.WriteString("\n")
 			}
 			first = false
 		} else {

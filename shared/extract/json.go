@@ -163,10 +163,10 @@ func (f *flattener) leaf(v string) error {
 		return contextError(f.ctx, "")
 	}
 	if f.b.Len() > 0 && !f.b.HasSuffix("\n\n") {
-		f.b.WriteByte('\n')
+		f.b.WriteString("\n")
 	}
 	if len(f.path) > 0 {
-		f.b.Write(f.path)
+		f.b.WriteBytes(f.path)
 		f.b.WriteString(": ")
 	}
 	f.b.WriteString(v)

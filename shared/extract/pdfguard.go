@@ -150,7 +150,7 @@ func readPDFStream(v pdf.Value, what string, sc *pdfScan, done <-chan struct{}, 
 		}()
 	}
 	rd := v.Reader()
-	defer rd.Close()
+	defer func() { _ = rd.Close() }() // a reader: its Close has nothing to report that Read did not
 	buf := make([]byte, 32<<10)
 	for {
 		select {

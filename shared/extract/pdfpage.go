@@ -42,7 +42,7 @@ func (d *pdfDoc) text(number int, page pdf.Value) (pt pageText) {
 		if r := recover(); r != nil {
 			if b, ok := r.(*pdfBomb); ok {
 				pt.bomb = b
-			} else if r == errTextLimit {
+			} else if err, ok := r.(error); ok && errors.Is(err, errTextLimit) {
 				pt.overflow = true
 			} else {
 				pt.err = fmt.Errorf("page %d: %v", number, r)

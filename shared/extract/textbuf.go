@@ -46,21 +46,13 @@ func (t *textBuf) WriteString(s string) {
 	}
 }
 
-// Write appends p.
-func (t *textBuf) Write(p []byte) (int, error) {
-	n := len(p)
+// WriteBytes appends p, in small pieces: no copy of the whole of p as one string.
+func (t *textBuf) WriteBytes(p []byte) {
 	for len(p) > 0 {
 		m := min(len(p), 1<<10)
-		t.WriteString(string(p[:m])) // small pieces: no copy of the whole path per leaf
+		t.WriteString(string(p[:m]))
 		p = p[m:]
 	}
-	return n, nil
-}
-
-// WriteByte appends c.
-func (t *textBuf) WriteByte(c byte) error {
-	t.WriteString(string(rune(c)))
-	return nil
 }
 
 func (t *textBuf) remember(s string) {

@@ -61,7 +61,7 @@ func readWeights(dir string) (map[string]tensor, error) {
 			if err != nil {
 				return nil, err
 			}
-			defer f.Close()
+			defer func() { _ = f.Close() }() // opened for reading: nothing to lose
 			files = append(files, f)
 		}
 		r := io.MultiReader(files...)

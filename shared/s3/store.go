@@ -70,7 +70,7 @@ func (s *Store) Get(ctx context.Context, key string, limit int64) ([]byte, strin
 	if err != nil {
 		return nil, "", fmt.Errorf("get %s: %w", key, translate(err))
 	}
-	defer out.Body.Close()
+	defer func() { _ = out.Body.Close() }() // a response body: read or not, nothing is lost
 	data, err := io.ReadAll(io.LimitReader(out.Body, limit+1))
 	if err != nil {
 		return nil, "", fmt.Errorf("read %s: %w", key, err)

@@ -107,7 +107,10 @@ func (s *Service) fail(ctx context.Context, e *domain.Execution, cause error) er
 	now := s.now().UTC()
 	e.Status, e.Error, e.ErrorType, e.CompletedAt, e.Request, e.Scopes = domain.ExecFailed, msg, kind.Type(), &now, nil, nil
 	if err := s.store.PutExecution(context.WithoutCancel(ctx), e); err != nil {
-		return fmt.Errorf("record failed execution %s: %w (after %v)", e.ID, err, cause)
+		// The cause is told, not wrapped: whether the job is retried follows the failed write
+		// (platform.SQSHandler reads the kind), never the cause's kind, which is recorded.
+		return fmt.Errorf("record failed execution %s: %w (after %v)", e.ID, err, cause) //nolint:errorlint // see above
+
 	}
 	return cause
 }

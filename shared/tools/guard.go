@@ -33,10 +33,10 @@ var blockedPrefixes = []struct {
 	{netip.MustParsePrefix("fec0::/10"), "a site-local address"},
 }
 
-// Ranges whose addresses embed an IPv4 address, which must itself be public.
+// Ranges whose addresses embed an IPv4 address, which must itself be public (the local-use NAT64
+// range, 64:ff9b:1::/48, is refused whole above).
 var (
 	nat64     = netip.MustParsePrefix("64:ff9b::/96")
-	nat64Loc  = netip.MustParsePrefix("64:ff9b:1::/48")
 	sixToFour = netip.MustParsePrefix("2002::/16")
 )
 

@@ -112,7 +112,7 @@ func (f *fetcher) Call(ctx context.Context, input map[string]any) (string, error
 	if err != nil {
 		return "", f.failure(ctx, callCtx, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // a response body: read or not, nothing is lost
 	body, err := io.ReadAll(io.LimitReader(resp.Body, f.maxBody+1))
 	if err != nil {
 		return "", f.failure(ctx, callCtx, fmt.Errorf("read the response body: %w", err))

@@ -42,7 +42,7 @@ func (u *URLFetcher) Fetch(ctx context.Context, rawURL string, maxBytes int64) (
 	if err != nil {
 		return nil, "", &domain.Error{Kind: domain.KindInvalid, Message: "the address could not be fetched (refused, unreachable or timed out)", Err: err}
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // a response body: read or not, nothing is lost
 	if resp.StatusCode != http.StatusOK {
 		return nil, "", domain.Errorf(domain.KindInvalid, "the address answered HTTP %d", resp.StatusCode)
 	}
