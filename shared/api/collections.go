@@ -1,14 +1,27 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/knowledge"
 )
 
+// CollectionService is what the collections endpoints call (the knowledge feature's
+// collections; a fake in handler tests).
+type CollectionService interface {
+	CreateCollection(ctx context.Context, p domain.Principal, in knowledge.CollectionInput) (*knowledge.CollectionView, error)
+	ListCollections(ctx context.Context, p domain.Principal, offset, limit int) ([]*knowledge.CollectionView, bool, error)
+	GetCollection(ctx context.Context, p domain.Principal, id string) (*knowledge.CollectionDetail, error)
+	DeleteCollection(ctx context.Context, p domain.Principal, id string) error
+	CollectionFiles(ctx context.Context, p domain.Principal, id string, offset, limit int) ([]*knowledge.FileView, bool, error)
+	AddFiles(ctx context.Context, p domain.Principal, id string, in knowledge.FileIDsInput) (*knowledge.AddFilesResult, error)
+	BulkCollection(ctx context.Context, p domain.Principal, id string, in knowledge.CollectionBulkInput) (*knowledge.BulkResult, error)
+}
+
 // NewCollections is the handler of the collections endpoint group: named sets of files.
-func NewCollections(svc *knowledge.Service, opts Options) *Group {
+func NewCollections(svc CollectionService, opts Options) *Group {
 	g := newGroup(opts)
 	h := &collectionHandlers{svc: svc, g: g}
 	g.handle(http.MethodPost, "/api/v1/collections/", false, h.create)
@@ -22,7 +35,7 @@ func NewCollections(svc *knowledge.Service, opts Options) *Group {
 }
 
 type collectionHandlers struct {
-	svc *knowledge.Service
+	svc CollectionService
 	g   *Group
 }
 

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"io"
 	"mime"
@@ -23,9 +24,21 @@ const FileUploadMaxBodyBytes = knowledge.MaxUploadBytes + FileFormBytes
 // maxFormField bounds one form field of an upload (tags, collection_id).
 const maxFormField = 16 << 10
 
+// FileService is what the files endpoints call (the knowledge feature's files; a fake in
+// handler tests).
+type FileService interface {
+	Upload(ctx context.Context, p domain.Principal, in knowledge.Upload) (*knowledge.FileView, error)
+	StartUpload(ctx context.Context, p domain.Principal, in knowledge.StartUpload) (*knowledge.PendingUpload, error)
+	CompleteUpload(ctx context.Context, p domain.Principal, fileID string) (*knowledge.FileView, error)
+	ListFiles(ctx context.Context, p domain.Principal, f knowledge.FileFilter) ([]*knowledge.FileView, bool, error)
+	GetFile(ctx context.Context, p domain.Principal, id string) (*knowledge.FileView, error)
+	DeleteFile(ctx context.Context, p domain.Principal, id string) error
+	BulkFiles(ctx context.Context, p domain.Principal, in knowledge.FileBulkInput) (*knowledge.BulkResult, error)
+}
+
 // NewFiles is the handler of the files endpoint group: uploads (multipart, or presigned for
 // large files), the file records, their deletion and bulk operations.
-func NewFiles(svc *knowledge.Service, opts Options) *Group {
+func NewFiles(svc FileService, opts Options) *Group {
 	g := newGroup(opts)
 	h := &fileHandlers{svc: svc, g: g}
 	g.handle(http.MethodPost, "/api/v1/files/", false, h.upload)
@@ -39,7 +52,7 @@ func NewFiles(svc *knowledge.Service, opts Options) *Group {
 }
 
 type fileHandlers struct {
-	svc *knowledge.Service
+	svc FileService
 	g   *Group
 }
 

@@ -1,15 +1,28 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/knowledge"
 )
 
+// KnowledgeService is what the knowledge-bases endpoints call (the knowledge feature's
+// knowledge bases; a fake in handler tests).
+type KnowledgeService interface {
+	CreateKB(ctx context.Context, p domain.Principal, in knowledge.KBInput) (*knowledge.KBDetail, error)
+	ListKBs(ctx context.Context, p domain.Principal, f knowledge.KBFilter) ([]*knowledge.KBListView, bool, error)
+	GetKB(ctx context.Context, p domain.Principal, id string) (*knowledge.KBDetail, error)
+	DeleteKB(ctx context.Context, p domain.Principal, id string) error
+	CheckStatus(ctx context.Context, p domain.Principal, id string) (*knowledge.StatusView, error)
+	SyncKB(ctx context.Context, p domain.Principal, id string) (*knowledge.KBDetail, error)
+	Search(ctx context.Context, p domain.Principal, id string, in knowledge.SearchInput) (*knowledge.SearchResult, error)
+}
+
 // NewKnowledge is the handler of the knowledge-bases endpoint group: creation (ingestion starts
 // in the background), status, re-ingestion, deletion and search.
-func NewKnowledge(svc *knowledge.Service, opts Options) *Group {
+func NewKnowledge(svc KnowledgeService, opts Options) *Group {
 	g := newGroup(opts)
 	h := &kbHandlers{svc: svc, g: g}
 	g.handle(http.MethodPost, "/api/v1/knowledge-bases/", false, h.create)
@@ -23,7 +36,7 @@ func NewKnowledge(svc *knowledge.Service, opts Options) *Group {
 }
 
 type kbHandlers struct {
-	svc *knowledge.Service
+	svc KnowledgeService
 	g   *Group
 }
 
