@@ -72,7 +72,7 @@ func TestImageUploadAndUse(t *testing.T) {
 }
 
 func TestImageUploadBadInput(t *testing.T) {
-	s := newStack(t)
+	s, _ := newFakeStack(t)
 	key := s.key("alice", "acme")
 	textCT, textBody := multipartBody(t, "image", []byte("just some text, not an image"))
 	otherCT, otherBody := multipartBody(t, "picture", pngBytes(t))

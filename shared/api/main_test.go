@@ -42,9 +42,13 @@ var local struct {
 	err   error
 }
 
-// testEnv is fresh resources on the local stack, started on first use.
+// testEnv is fresh resources on the local stack, started on first use. With -short the
+// end-to-end tests that need it are skipped: what remains are the handlers over fakes.
 func testEnv(t testing.TB) *localstack.TestEnv {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end over the local stack; runs without -short")
+	}
 	local.once.Do(func() {
 		if _, ok := localstack.TestEndpoints(); ok {
 			return
