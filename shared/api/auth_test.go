@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -258,3 +259,98 @@ func TestChildKeysAreBoundedByTheirCreator(t *testing.T) {
 	}
 	wantStatus(t, "the revoking key", s.do(req{method: "GET", path: "/api/v1/agent/", key: unscoped}), 200, "", "")
 }
+
+// TestKeyHandlers: what the auth group reads from a request and shows of a key, over a fake
+// key service (the rules of who may make which key are the auth feature's, tested above on the
+// local stack).
+func TestKeyHandlers(t *testing.T) {
+	s, f := newFakeStack(t)
+	key := s.key("alice", "acme", func(k *auth.NewKey) { k.RateLimit = 50 })
+	post := func(body string) response {
+		return s.do(req{method: "POST", path: "/api/v1/api-keys/", key: key, body: body})
+	}
+
+	res := post(`{"name":"ci","expires_in":3600,"scopes":["agents:read"],"rate_limit":100}`)
+	wantStatus(t, "create", res, 201, "", "")
+	created := res.json(t)
+	if secret, _ := created["key"].(string); !strings.HasPrefix(secret, "ak_") || created["name"] != "ci" || created["company"] != "acme" {
+		t.Errorf("created key = %s", res.body)
+	}
+	at := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
+	wantStatus(t, "create with expires_at", post(`{"expires_at":"`+at.Format(time.RFC3339)+`"}`), 201, "", "")
+	wantStatus(t, "create with no fields", post(`{}`), 201, "", "")
+	want := []auth.NewKey{
+		{Name: "ci", TTL: time.Hour, Scopes: []string{"agents:read"}, RateLimit: 100},
+		{ExpiresAt: at, RateLimit: 50},
+		{RateLimit: 50}, // the creator's limit unless another is given
+	}
+	if diff := cmp.Diff(want, f.keySvc.created); diff != "" {
+		t.Errorf("keys asked for (-want +got):\n%s", diff)
+	}
+
+	for _, tt := range []struct{ body, field, msg string }{
+		{`{"name":"x","company":"globex"}`, "company", "a key's company is always the caller's"},
+		{`{"expires_in":60,"expires_at":"2999-01-01T00:00:00Z"}`, "expires_at", "not both"},
+		{`{"expires_in":0}`, "expires_in", "between 1 and 63072000 seconds (730 days)"},
+		{`{"expires_in":63072001}`, "expires_in", "between 1 and 63072000 seconds (730 days)"},
+		{`{"expires_in":99999999999999999}`, "expires_in", "between 1 and 63072000 seconds (730 days)"},
+		{`{"expires_at":"yesterday"}`, "expires_at", "RFC 3339"},
+		{`{"rate_limit":"lots"}`, "rate_limit", "must be an integer"},
+		{`{"scope":["agents:read"]}`, "scope", ""},
+	} {
+		field, msg := fieldError(t, post(tt.body))
+		if field != tt.field || !strings.Contains(msg, tt.msg) || goDuration.MatchString(msg) {
+			t.Errorf("%s: %s: %s, want %s: …%s…", tt.body, field, msg, tt.field, tt.msg)
+		}
+	}
+	wantStatus(t, "array body", post(`[]`), 400, "invalid_request_error", "")
+	if n := len(f.keySvc.created); n != len(want) {
+		t.Errorf("refused bodies reached the service: %d keys asked for", n)
+	}
+	scoped := s.key("alice", "acme", func(k *auth.NewKey) { k.Scopes = []string{domain.ScopeAgentsRead} })
+	wantStatus(t, "create without keys:manage", s.do(req{method: "POST", path: "/api/v1/api-keys/", key: scoped, body: `{}`}),
+		403, "permission_error", domain.MsgNoPermission)
+
+	// The list shows no secret and no hash.
+	res = s.do(req{method: "GET", path: "/api/v1/api-keys/", key: key})
+	var keys []map[string]any
+	if err := json.Unmarshal(res.body, &keys); err != nil || res.status != 200 || len(keys) != 3 {
+		t.Fatalf("list: %d %s", res.status, res.body)
+	}
+	for _, k := range keys {
+		if _, ok := k["key"]; ok || strings.Contains(string(res.body), "hash-") {
+			t.Errorf("the list shows a secret or a hash: %v", k)
+		}
+	}
+	id := created["id"].(string)
+	if d := s.do(req{method: "DELETE", path: "/api/v1/api-keys/" + id + "/", key: key}); d.status != 204 || len(d.body) != 0 {
+		t.Errorf("revoke: %d %s", d.status, d.body)
+	}
+	wantStatus(t, "revoke an unknown key", s.do(req{method: "DELETE", path: "/api/v1/api-keys/" + uuidOf(1) + "/", key: key}), 404, "not_found_error", "")
+	if diff := cmp.Diff([]string{id}, f.keySvc.revoked); diff != "" {
+		t.Errorf("revoked (-want +got):\n%s", diff)
+	}
+}
+
+// TestTokenHandler: a token is exchanged for a key, with an empty body, never for a token.
+func TestTokenHandler(t *testing.T) {
+	s, _ := newFakeStack(t)
+	key := s.key("alice", "acme")
+	for _, body := range []any{nil, `{}`} {
+		res := s.do(req{method: "POST", path: "/api/v1/auth/token/", key: key, body: body})
+		wantStatus(t, "token", res, 200, "", "")
+		tok := res.json(t)
+		if tok["token_type"] != "Bearer" || tok["expires_in"] != float64(900) || tok["access_token"] == "" {
+			t.Errorf("token = %s", res.body)
+		}
+	}
+	if field, _ := fieldError(t, s.do(req{method: "POST", path: "/api/v1/auth/token/", key: key, body: `{"expires_in":60}`})); field != "expires_in" {
+		t.Errorf("token with a field: %s", field)
+	}
+	wantStatus(t, "token from a token", s.do(req{method: "POST", path: "/api/v1/auth/token/", header: map[string]string{"Authorization": "Bearer " + key}}),
+		401, "authentication_error", domain.MsgBadCredentials)
+	wantStatus(t, "token without credentials", s.do(req{method: "POST", path: "/api/v1/auth/token/"}), 401, "authentication_error", domain.MsgBadCredentials)
+}
+
+// uuidOf is a fixed UUID numbered n.
+func uuidOf(n int) string { return fmt.Sprintf("3f1c2d4e-0000-4000-8000-%012d", n) }

@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -28,13 +30,14 @@ type fakes struct {
 	keys     map[string]domain.Principal // by secret
 	agents   *fakeAgents
 	sessions *fakeSessions
+	keySvc   *fakeKeys
 }
 
 // newFakeStack is a stack whose groups run over fakes: the same requests, OpenAPI checks and
 // helpers as newStack, in milliseconds.
 func newFakeStack(t testing.TB) (*stack, *fakes) {
 	t.Helper()
-	f := &fakes{keys: map[string]domain.Principal{}, agents: &fakeAgents{}, sessions: &fakeSessions{}}
+	f := &fakes{keys: map[string]domain.Principal{}, agents: &fakeAgents{}, sessions: &fakeSessions{}, keySvc: &fakeKeys{}}
 	opts := api.Options{Auth: fakeAuth{f}}
 	groups := []struct {
 		prefix string
@@ -43,8 +46,8 @@ func newFakeStack(t testing.TB) (*stack, *fakes) {
 		{"/api/v1/agent", api.NewAgents(f.agents, opts)},
 		{"/api/v1/sessions", api.NewSessions(f.sessions, opts)},
 		{"/api/v1/runtime", api.NewRuntime(f.sessions, opts)},
-		{"/api/v1/auth", api.NewAuth(fakeKeys{}, opts)},
-		{"/api/v1/api-keys", api.NewAuth(fakeKeys{}, opts)},
+		{"/api/v1/auth", api.NewAuth(f.keySvc, opts)},
+		{"/api/v1/api-keys", api.NewAuth(f.keySvc, opts)},
 		{"/api/v1/images", api.NewImages(fakeImages{}, api.StaticBaseURL("http://127.0.0.1:3000"), opts)},
 		{"/media", api.NewImages(fakeImages{}, api.StaticBaseURL("http://127.0.0.1:3000"), opts)},
 	}
@@ -77,14 +80,21 @@ func (f *fakes) key(owner, company string, opts ...func(*auth.NewKey)) string {
 	return secret
 }
 
-// fakeAuth authenticates the fakes' keys; it never limits.
+// fakeAuth authenticates the fakes' keys, and "Bearer <key>" as a token of that key; it never
+// limits.
 type fakeAuth struct{ f *fakes }
 
-func (a fakeAuth) Authenticate(_ context.Context, apiKey, _ string) (domain.Principal, error) {
+func (a fakeAuth) Authenticate(_ context.Context, apiKey, authorization string) (domain.Principal, error) {
 	a.f.mu.Lock()
 	defer a.f.mu.Unlock()
-	if p, ok := a.f.keys[apiKey]; ok {
+	if p, ok := a.f.keys[apiKey]; ok && apiKey != "" {
 		return p, nil
+	}
+	if tok, ok := strings.CutPrefix(authorization, "Bearer "); ok && apiKey == "" {
+		if p, ok := a.f.keys[tok]; ok {
+			p.ViaToken = true
+			return p, nil
+		}
 	}
 	return domain.Principal{}, domain.ErrBadKey
 }
@@ -442,22 +452,66 @@ func (s *fakeSessions) Events(_ context.Context, p domain.Principal, sid, correl
 	return sessions.EventsPage{Events: list, Total: len(all), More: more}, nil
 }
 
-// fakeKeys refuses every key operation: the tests over fakes that reach it check decoding.
-type fakeKeys struct{}
+// fakeKeys keeps the keys made through the API and what each call was asked.
+type fakeKeys struct {
+	mu      sync.Mutex
+	created []auth.NewKey
+	keys    []*domain.APIKey
+	revoked []string
+}
 
-func (fakeKeys) IssueToken(context.Context, domain.Principal) (string, time.Duration, error) {
+func (*fakeKeys) IssueToken(context.Context, domain.Principal) (string, time.Duration, error) {
 	return "t." + uuid.NewString(), 15 * time.Minute, nil
 }
 
-func (fakeKeys) CreateKeyAs(context.Context, domain.Principal, auth.NewKey) (*domain.APIKey, string, error) {
-	return nil, "", domain.ErrPermission
+// CreateKeyAs makes the key as asked (a day when no lifetime is given), owned by the caller
+// unless another owner is named.
+func (k *fakeKeys) CreateKeyAs(_ context.Context, p domain.Principal, in auth.NewKey) (*domain.APIKey, string, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.created = append(k.created, in)
+	now := time.Now().UTC().Truncate(time.Second)
+	expires := in.ExpiresAt
+	switch {
+	case in.TTL > 0:
+		expires = now.Add(in.TTL)
+	case expires.IsZero():
+		expires = now.Add(24 * time.Hour)
+	}
+	owner := in.Owner
+	if owner == "" {
+		owner = p.Owner
+	}
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	secret := "ak_" + base64.RawURLEncoding.EncodeToString(b[:])
+	key := &domain.APIKey{ID: uuid.NewString(), Name: in.Name, Prefix: secret[:10], Hash: "hash-" + secret, Owner: owner, Company: p.Company,
+		ParentID: &p.KeyID, Scopes: append([]string{}, in.Scopes...), RateLimit: in.RateLimit, ExpiresAt: expires, CreatedAt: now}
+	k.keys = append(k.keys, key)
+	return key, secret, nil
 }
 
-func (fakeKeys) ListKeysAs(context.Context, domain.Principal) ([]*domain.APIKey, error) {
-	return []*domain.APIKey{}, nil
+func (k *fakeKeys) ListKeysAs(_ context.Context, p domain.Principal) ([]*domain.APIKey, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []*domain.APIKey
+	for _, key := range k.keys {
+		if key.Company == p.Company {
+			out = append(out, key)
+		}
+	}
+	return out, nil
 }
 
-func (fakeKeys) RevokeKeyAs(context.Context, domain.Principal, string) error {
+func (k *fakeKeys) RevokeKeyAs(_ context.Context, p domain.Principal, id string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, key := range k.keys {
+		if key.ID == id && key.Company == p.Company {
+			k.revoked = append(k.revoked, id)
+			return nil
+		}
+	}
 	return domain.ErrNotFound
 }
 
