@@ -45,8 +45,8 @@ type Function struct {
 	SQS  SQSBuilder
 }
 
-// SQSBuilder builds the message processor of a queue function.
-type SQSBuilder func(a *App) func(ctx context.Context, body string) error
+// SQSBuilder builds the message processor of a queue function, or says why it cannot.
+type SQSBuilder func(a *App) (func(ctx context.Context, body string) error, error)
 
 // Functions is the one table of functions.
 var Functions = []Function{
@@ -75,29 +75,27 @@ func Lookup(dir string) (Function, bool) {
 }
 
 // Worker builds the worker function's processor: queued executions.
-func Worker(a *App) func(ctx context.Context, body string) error { return a.Sessions().ProcessJob }
+func Worker(a *App) (func(ctx context.Context, body string) error, error) {
+	return a.Sessions().ProcessJob, nil
+}
 
 // Ingest builds the ingestion function's processor: one knowledge-base ingestion job per message.
-func Ingest(a *App) func(ctx context.Context, body string) error {
-	if k := a.Knowledge(); k != nil {
-		return k.ProcessJob
+func Ingest(a *App) (func(ctx context.Context, body string) error, error) {
+	k, err := a.Knowledge()
+	if err != nil {
+		return nil, err
 	}
-	return a.unavailable
+	return k.ProcessJob, nil
 }
 
 // IngestFailed builds the processor of the ingestion dead-letter queue: a job that exhausted its
 // deliveries is recorded as a failed datasource with its reason.
-func IngestFailed(a *App) func(ctx context.Context, body string) error {
-	if k := a.Knowledge(); k != nil {
-		return k.HandleDeadLetter
+func IngestFailed(a *App) (func(ctx context.Context, body string) error, error) {
+	k, err := a.Knowledge()
+	if err != nil {
+		return nil, err
 	}
-	return a.unavailable
-}
-
-// unavailable is the processor of a queue function whose feature could not be built (Err says
-// why; the mains refuse to start then): every message stays queued.
-func (a *App) unavailable(context.Context, string) error {
-	return fmt.Errorf("knowledge feature unavailable: %w", a.Err())
+	return k.HandleDeadLetter, nil
 }
 
 // App holds what the handlers share: one store, one authenticator (and its key cache).
@@ -113,26 +111,7 @@ type App struct {
 	sessionsOnce sync.Once
 	sessions     *sessions.Service
 
-	knowledgeOnce sync.Once
-	knowledge     *knowledge.Service
-	mu            sync.Mutex
-	err           error // the first failure of a lazily built feature
-}
-
-// Err reports why a feature built on first use could not be built (a configuration the
-// adapters refuse), or nil. The mains check it after building their handler and refuse to start.
-func (a *App) Err() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.err
-}
-
-func (a *App) fail(err error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.err == nil {
-		a.err = err
-	}
+	knowledge func() (*knowledge.Service, error) // buildKnowledge, once
 }
 
 // New builds the application from configuration. It makes no network call.
@@ -158,6 +137,7 @@ func NewWithAWS(awsCfg aws.Config, cfg platform.Config, log *slog.Logger, extra 
 	a.tools = tools.NewRegistry(tools.Builtins(tools.Options{})...)
 	a.Agents = agents.NewService(store, a.tools)
 	a.awsCfg = awsCfg
+	a.knowledge = sync.OnceValues(a.buildKnowledge)
 	return a
 }
 
@@ -182,27 +162,18 @@ type retriever struct{ a *App }
 
 // SearchKnowledge implements engine.Retriever.
 func (r retriever) SearchKnowledge(ctx context.Context, company, query string, refs []domain.KnowledgeBaseRef, topK int) (*domain.RetrievalResult, error) {
-	k := r.a.Knowledge()
-	if k == nil {
-		return nil, fmt.Errorf("knowledge feature unavailable: %w", r.a.Err())
+	k, err := r.a.Knowledge()
+	if err != nil {
+		return nil, fmt.Errorf("knowledge feature unavailable: %w", err)
 	}
 	return k.SearchKnowledge(ctx, company, query, refs, topK)
 }
 
 // Knowledge is the knowledge feature (files, collections, knowledge bases and their ingestion)
 // on DynamoDB, S3, the ingestion queue, OpenSearch and the embedding providers. It is built on
-// first use; nil when the configuration cannot be built (Err says why).
-func (a *App) Knowledge() *knowledge.Service {
-	a.knowledgeOnce.Do(func() {
-		svc, err := a.buildKnowledge()
-		if err != nil {
-			a.fail(err)
-			return
-		}
-		a.knowledge = svc
-	})
-	return a.knowledge
-}
+// first use (no network call: the clients connect when used), and every use gets the same service
+// or the same error, a configuration the adapters refuse.
+func (a *App) Knowledge() (*knowledge.Service, error) { return a.knowledge() }
 
 func (a *App) buildKnowledge() (*knowledge.Service, error) {
 	cfg := a.Config
@@ -274,28 +245,31 @@ func models(awsCfg aws.Config, cfg platform.Config) engine.ModelSet {
 	return set
 }
 
-// Builder builds the handler of one function group. Each function's main names its own
-// builder, so its binary links only that group's features.
-type Builder func(a *App) *api.Group
+// Builder builds the handler of one function group, or says why it cannot (a configuration its
+// features' adapters refuse). Each function's main names its own builder, so its binary links
+// only that group's features.
+type Builder func(a *App) (*api.Group, error)
 
 func (a *App) options() api.Options {
 	return api.Options{Log: a.Log, Auth: a.Auth, MaxBodyBytes: a.Config.MaxBodyBytes}
 }
 
 // Meta builds the meta group (health, OpenAPI document).
-func Meta(a *App) *api.Group { return api.NewMeta(a.options()) }
+func Meta(a *App) (*api.Group, error) { return api.NewMeta(a.options()), nil }
 
 // Agents builds the agents group.
-func Agents(a *App) *api.Group { return api.NewAgents(a.Agents, a.options()) }
+func Agents(a *App) (*api.Group, error) { return api.NewAgents(a.Agents, a.options()), nil }
 
 // Auth builds the auth group (tokens, API keys).
-func Auth(a *App) *api.Group { return api.NewAuth(a.Auth, a.options()) }
+func Auth(a *App) (*api.Group, error) { return api.NewAuth(a.Auth, a.options()), nil }
 
 // Sessions builds the sessions group.
-func Sessions(a *App) *api.Group { return api.NewSessions(a.Sessions(), a.options()) }
+func Sessions(a *App) (*api.Group, error) { return api.NewSessions(a.Sessions(), a.options()), nil }
 
 // Images builds the images group (uploads and their /media/ URLs).
-func Images(a *App) *api.Group { return api.NewImages(a.images(), a.publicBaseURL, a.options()) }
+func Images(a *App) (*api.Group, error) {
+	return api.NewImages(a.images(), a.publicBaseURL, a.options()), nil
+}
 
 // publicBaseURL is the base of the /media/ URLs: PUBLIC_BASE_URL (a custom domain; locally the
 // dev server), or else the API Gateway stage the request came through. Never the Host header.
@@ -312,16 +286,34 @@ func (a *App) images() *images.Service {
 }
 
 // Files builds the files group.
-func Files(a *App) *api.Group { return api.NewFiles(a.Knowledge(), a.options()) }
+func Files(a *App) (*api.Group, error) {
+	k, err := a.Knowledge()
+	if err != nil {
+		return nil, err
+	}
+	return api.NewFiles(k, a.options()), nil
+}
 
 // Collections builds the collections group.
-func Collections(a *App) *api.Group { return api.NewCollections(a.Knowledge(), a.options()) }
+func Collections(a *App) (*api.Group, error) {
+	k, err := a.Knowledge()
+	if err != nil {
+		return nil, err
+	}
+	return api.NewCollections(k, a.options()), nil
+}
 
 // Knowledge builds the knowledge-bases group.
-func Knowledge(a *App) *api.Group { return api.NewKnowledge(a.Knowledge(), a.options()) }
+func Knowledge(a *App) (*api.Group, error) {
+	k, err := a.Knowledge()
+	if err != nil {
+		return nil, err
+	}
+	return api.NewKnowledge(k, a.options()), nil
+}
 
 // Runtime builds the runtime group.
-func Runtime(a *App) *api.Group { return api.NewRuntime(a.Sessions(), a.options()) }
+func Runtime(a *App) (*api.Group, error) { return api.NewRuntime(a.Sessions(), a.options()), nil }
 
 // Handler builds the handler of an HTTP function by its directory name (dev server, tests).
 func (a *App) Handler(dir string) (*api.Group, error) {
@@ -329,11 +321,7 @@ func (a *App) Handler(dir string) (*api.Group, error) {
 	if !ok || f.HTTP == nil {
 		return nil, fmt.Errorf("no HTTP function %q in app.Functions", dir)
 	}
-	g := f.HTTP(a)
-	if err := a.Err(); err != nil {
-		return nil, err
-	}
-	return g, nil
+	return f.HTTP(a)
 }
 
 // Processor builds the message processor of a queue function by its directory name.
@@ -342,11 +330,7 @@ func (a *App) Processor(dir string) (func(ctx context.Context, body string) erro
 	if !ok || f.SQS == nil {
 		return nil, fmt.Errorf("no queue function %q in app.Functions", dir)
 	}
-	p := f.SQS(a)
-	if err := a.Err(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return f.SQS(a)
 }
 
 // secretsManagerSource reads the token-signing secret on first use.
@@ -368,11 +352,7 @@ func MainHTTP(build Builder) {
 		if err != nil {
 			return nil, err
 		}
-		g := build(a)
-		if err := a.Err(); err != nil {
-			return nil, err
-		}
-		return g, nil
+		return build(a)
 	})
 }
 
@@ -384,10 +364,6 @@ func MainSQS(build SQSBuilder) {
 		if err != nil {
 			return nil, err
 		}
-		p := build(a)
-		if err := a.Err(); err != nil {
-			return nil, err
-		}
-		return p, nil
+		return build(a)
 	})
 }

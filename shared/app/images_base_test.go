@@ -38,7 +38,11 @@ func TestUploadURLFromStage(t *testing.T) {
 			ev.Headers["x-api-key"] = secret
 			ev.Headers["host"] = "evil.example"
 			ev.Headers["x-forwarded-host"] = "evil.example"
-			res, err := platform.HTTPHandler(app.Images(a), log)(t.Context(), ev)
+			g, err := app.Images(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := platform.HTTPHandler(g, log)(t.Context(), ev)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -32,8 +32,8 @@ func BenchmarkIngestDevPath(b *testing.B) {
 	env := localstack.NewTestEnv(b)
 	a := app.NewWithAWS(env.AWS, env.Config, slog.New(slog.DiscardHandler))
 	env.RunEventSources(b, a.Processor)
-	k := a.Knowledge()
-	if err := a.Err(); err != nil {
+	k, err := a.Knowledge()
+	if err != nil {
 		b.Fatal(err)
 	}
 	providers, err := embeddings.New(embeddings.Options{Local: local.Loader(env.Config.LocalEmbedDir)})

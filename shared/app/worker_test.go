@@ -48,7 +48,7 @@ func newWorkerRig(t *testing.T) *workerRig {
 	cfg.ExecQueueURL = r.queue
 	log := slog.New(slog.DiscardHandler)
 	r.app = app.NewWithAWS(env.AWS, cfg, log)
-	r.handler = platform.SQSHandler(app.Worker(r.app), log)
+	r.handler = platform.SQSHandler(worker(t, r.app), log)
 	k, _, err := r.app.Auth.CreateKey(t.Context(), auth.NewKey{Name: "worker", Owner: "o", Company: "company-worker"})
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +232,7 @@ func TestWorkerOutcomes(t *testing.T) {
 			if tt.app != nil {
 				a = tt.app(t)
 			}
-			resp, err := platform.SQSHandler(app.Worker(a), slog.New(slog.DiscardHandler))(t.Context(), ev)
+			resp, err := platform.SQSHandler(worker(t, a), slog.New(slog.DiscardHandler))(t.Context(), ev)
 			if err != nil {
 				t.Fatalf("handler returned an error: %v", err)
 			}
@@ -240,7 +240,7 @@ func TestWorkerOutcomes(t *testing.T) {
 			if retried != tt.wantRetry || (!tt.wantRetry && len(resp.BatchItemFailures) != 0) {
 				t.Errorf("batch item failures %+v; want the message retried: %v", resp.BatchItemFailures, tt.wantRetry)
 			}
-			err = app.Worker(a)(t.Context(), ev.Records[0].Body)
+			err = worker(t, a)(t.Context(), ev.Records[0].Body)
 			if tt.wantRetry {
 				if err == nil || domain.KindOf(err) != tt.wantKind {
 					t.Errorf("worker = %v, want an error of kind %v", err, tt.wantKind)
@@ -290,4 +290,14 @@ func TestWorkerEventReplay(t *testing.T) {
 			r.checkCompleted(t, sid, eid)
 		})
 	}
+}
+
+// worker is the worker function's processor of a, as its main builds it.
+func worker(t testing.TB, a *app.App) func(ctx context.Context, body string) error {
+	t.Helper()
+	p, err := app.Worker(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
