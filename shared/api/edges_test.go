@@ -62,12 +62,10 @@ func TestMediaTypes(t *testing.T) {
 // TestTextIsNeverReplaced: invalid UTF-8, lone surrogates and NUL are refused with the field
 // named, rather than silently turned into U+FFFD.
 func TestTextIsNeverReplaced(t *testing.T) {
-	s := newStack(t)
+	s, _ := newFakeStack(t)
 	key := s.key("alice", "acme")
 	sid := s.session(key, flatSession)
-	tests := []struct {
-		name, path, body, ctype, field string
-	}{
+	refusesText(t, s, key, []textCase{
 		{"invalid UTF-8 in a name", "/api/v1/agent/", "{\"system_config\":{\"name\":\"bad \xff\xfe\"}}", "", "system_config.name"},
 		{"truncated UTF-8", "/api/v1/agent/", "{\"system_config\":{\"name\":\"a\",\"system_prompt\":\"caf\xc3\"}}", "", "system_config.system_prompt"},
 		{"lone high surrogate", "/api/v1/agent/", `{"system_config":{"name":"a","system_prompt":"x\ud800y"}}`, "", "system_config.system_prompt"},
@@ -81,9 +79,28 @@ func TestTextIsNeverReplaced(t *testing.T) {
 		{"NUL in content", "/api/v1/runtime/" + sid + "/execute/", `{"content":"hello\u0000"}`, "", "content"},
 		{"surrogate in a block", "/api/v1/runtime/" + sid + "/execute/", `{"content":[{"type":"text","text":"\ud800"}]}`, "", "content.0.text"},
 		{"invalid UTF-8 in inputs", "/api/v1/runtime/" + sid + "/execute/", "{\"content\":\"hi\",\"inputs\":{\"v\":\"\x80\"}}", "", "inputs.v"},
-		{"zero-width name", "/api/v1/agent/", `{"system_config":{"name":"\u200b\u200c\u200d\ufeff"}}`, "", "system_config.name"},
-		{"zero-width session name", "/api/v1/sessions/", `{"name":"\u2060 \u200b","agent_type":"llm_agent"}`, "", "name"},
+	})
+	if n := len(s.history(key, sid)); n != 0 {
+		t.Errorf("refused executes stored %d messages", n)
 	}
+	// A proper surrogate pair is a character like any other.
+	res := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: `{"system_config":{"name":"Robot \ud83e\udd16"}}`})
+	if res.status != 201 {
+		t.Fatalf("surrogate pair: %d %s", res.status, res.body)
+	}
+	if a := res.json(t); a["name"] != "Robot 🤖" {
+		t.Errorf("name %q", a["name"])
+	}
+}
+
+// textCase is a body with text the API refuses, and the field it names.
+type textCase struct {
+	name, path, body, ctype, field string
+}
+
+// refusesText checks that each body is a 400 naming its field.
+func refusesText(t *testing.T, s *stack, key string, tests []textCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := map[string]string{}
@@ -102,16 +119,20 @@ func TestTextIsNeverReplaced(t *testing.T) {
 			}
 		})
 	}
-	if n := len(s.history(key, sid)); n != 0 {
-		t.Errorf("refused executes stored %d messages", n)
-	}
-	// A proper surrogate pair is a character like any other.
+}
+
+// TestInvisibleNamesAreRefused: a name of only invisible characters is no name, for agents and
+// sessions; a name with an emoji keeps it and gets a key of its letters.
+func TestInvisibleNamesAreRefused(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	refusesText(t, s, key, []textCase{
+		{"zero-width name", "/api/v1/agent/", `{"system_config":{"name":"\u200b\u200c\u200d\ufeff"}}`, "", "system_config.name"},
+		{"zero-width session name", "/api/v1/sessions/", `{"name":"\u2060 \u200b","agent_type":"llm_agent"}`, "", "name"},
+	})
 	res := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: `{"system_config":{"name":"Robot \ud83e\udd16"}}`})
-	if res.status != 201 {
-		t.Fatalf("surrogate pair: %d %s", res.status, res.body)
-	}
-	if a := res.json(t); a["name"] != "Robot 🤖" || a["agent_key"] != "robot" {
-		t.Errorf("name %q, agent_key %q", a["name"], a["agent_key"])
+	if a := res.json(t); res.status != 201 || a["name"] != "Robot 🤖" || a["agent_key"] != "robot" {
+		t.Errorf("surrogate pair: %d name %q, agent_key %q", res.status, a["name"], a["agent_key"])
 	}
 }
 
@@ -155,21 +176,35 @@ func TestUncleanPathsAreNotRedirected(t *testing.T) {
 // goTypeName matches what Go's %T and %v print for decoded JSON.
 var goTypeName = regexp.MustCompile(`interface \{\}|map\[|\[\]|float64|json\.Number|\bptr\b|\bslice\b`)
 
+// TestMessagesNameJSONTypes: a value of the wrong type is named in JSON's words, never Go's.
 func TestMessagesNameJSONTypes(t *testing.T) {
-	s := newStack(t)
+	s, _ := newFakeStack(t)
 	key := s.key("alice", "acme")
-	sid := s.session(key, flatSession)
-	tests := []struct {
-		path, body, want string
-	}{
+	namesJSONTypes(t, s, key, []typeCase{
 		{"/api/v1/agent/", `{"system_config":[1,2]}`, "system_config: must be an object, not an array"},
 		{"/api/v1/agent/", `[1]`, "The request body must be an object, not an array"},
 		{"/api/v1/api-keys/", `{"scopes":{"a":1}}`, "scopes: must be an array"},
 		{"/api/v1/api-keys/", `{"expires_in":[1]}`, "expires_in: must be an integer"},
 		{"/api/v1/api-keys/", `{"name":{"a":[1]}}`, "name: must be a string"},
+	})
+}
+
+// TestContentNamesJSONTypes: the runtime's content blocks name wrong types in JSON's words too.
+func TestContentNamesJSONTypes(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	sid := s.session(key, flatSession)
+	namesJSONTypes(t, s, key, []typeCase{
 		{"/api/v1/runtime/" + sid + "/execute/", `{"content":[{"type":{"a":1}}]}`, "content.0.type: must be a string (text, image_url or file), not an object"},
 		{"/api/v1/runtime/" + sid + "/execute/", `{"content":[{"type":[["text"]]}]}`, "content.0.type: must be a string (text, image_url or file), not an array"},
-	}
+	})
+}
+
+// typeCase is a body with a value of the wrong type and the message that names it.
+type typeCase struct{ path, body, want string }
+
+func namesJSONTypes(t *testing.T, s *stack, key string, tests []typeCase) {
+	t.Helper()
 	for _, tt := range tests {
 		res := s.do(req{method: "POST", path: tt.path, key: key, body: tt.body})
 		_, msg := res.errorType(t)
@@ -301,16 +336,13 @@ func TestConflictHasRetryAfter(t *testing.T) {
 // TestUnknownFields: a field a request body does not have is a 400 naming it, in every body the
 // API decodes, rather than silently ignored (a key's company, a misspelt flag or block field).
 func TestUnknownFields(t *testing.T) {
-	s := newStack(t)
+	s, _ := newFakeStack(t)
 	key := s.key("alice", "acme")
 	sid := s.session(key, flatSession)
 	agent := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: `{"system_config":` + flatSession + `}`}).json(t)
 	agentPath := "/api/v1/agent/" + agent["id"].(string) + "/"
 	run := "/api/v1/runtime/" + sid + "/execute/"
-	png := "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-	for _, tt := range []struct {
-		method, path, body, field string
-	}{
+	refusesFields(t, s, key, []fieldCase{
 		{"POST", "/api/v1/api-keys/", `{"name":"ci","company":"globex"}`, "company"},
 		{"POST", "/api/v1/api-keys/", `{"name":"ci","scope":["agents:read"]}`, "scope"},
 		{"POST", "/api/v1/auth/token/", `{"expires_in":60}`, "expires_in"},
@@ -319,11 +351,48 @@ func TestUnknownFields(t *testing.T) {
 		{"PATCH", agentPath, `{"name":"Renamed"}`, "name"},
 		{"POST", "/api/v1/sessions/feedback/", `{"message":"` + sid + `","stars":5}`, "stars"},
 		{"POST", run, `{"content":"hi","correlationId":"x"}`, "correlationId"},
+	})
+	// What the bodies do have still passes: a token request with no fields.
+	for _, body := range []any{nil, `{}`} {
+		if res := s.do(req{method: "POST", path: "/api/v1/auth/token/", key: key, body: body}); res.status != 200 {
+			t.Errorf("token with body %v: %d %s", body, res.status, res.body)
+		}
+	}
+	// The validate endpoint judges the wrapper's fields in its answer, as it judges the
+	// configuration's.
+	res := s.do(req{method: "POST", path: "/api/v1/agent/validate/", key: key, body: `{"system_config":` + flatSession + `,"publc":true}`}).json(t)
+	errs, _ := res["errors"].([]any)
+	if res["valid"] != false || len(errs) != 1 || errs[0].(map[string]any)["field"] != "publc" {
+		t.Errorf("validate with an unknown wrapper field = %v", res)
+	}
+}
+
+// TestUnknownBlockFields: the runtime's content blocks and the files group's bodies name an
+// unknown field too; a documented image_url detail passes.
+func TestUnknownBlockFields(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	sid := s.session(key, flatSession)
+	run := "/api/v1/runtime/" + sid + "/execute/"
+	png := "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+	refusesFields(t, s, key, []fieldCase{
 		{"POST", run, `{"content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}`, "content.0.cache_control"},
 		{"POST", run, `{"content":[{"type":"image_url","image_url":{"url":"` + png + `","size":1}}]}`, "content.0.image_url.size"},
 		{"POST", run, `{"content":[{"type":"file","file_url":"https://example.com/a.pdf","name":"a.pdf"}]}`, "content.0.name"},
 		{"POST", "/api/v1/files/uploads/", `{"name":"a.txt","size":3,"tag":["x"]}`, "tag"},
-	} {
+	})
+	ok := `{"content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"` + png + `","detail":"low"}}]}`
+	if res := s.do(req{method: "POST", path: run, key: key, body: ok}); res.status != 200 {
+		t.Errorf("execute with image_url detail: %d %s", res.status, res.body)
+	}
+}
+
+// fieldCase is a request whose body has a field it may not have.
+type fieldCase struct{ method, path, body, field string }
+
+func refusesFields(t *testing.T, s *stack, key string, tests []fieldCase) {
+	t.Helper()
+	for _, tt := range tests {
 		res := s.do(req{method: tt.method, path: tt.path, key: key, body: tt.body})
 		if res.status != 400 {
 			t.Errorf("%s %s %s: %d %s, want 400", tt.method, tt.path, tt.body, res.status, res.body)
@@ -332,23 +401,5 @@ func TestUnknownFields(t *testing.T) {
 		if got := fieldOf(t, res); got != tt.field {
 			t.Errorf("%s %s %s: field %q, want %q (%s)", tt.method, tt.path, tt.body, got, tt.field, res.body)
 		}
-	}
-	// What the bodies do have still passes: a token request with no fields, a documented
-	// image_url detail.
-	for _, body := range []any{nil, `{}`} {
-		if res := s.do(req{method: "POST", path: "/api/v1/auth/token/", key: key, body: body}); res.status != 200 {
-			t.Errorf("token with body %v: %d %s", body, res.status, res.body)
-		}
-	}
-	ok := `{"content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"` + png + `","detail":"low"}}]}`
-	if res := s.do(req{method: "POST", path: run, key: key, body: ok}); res.status != 200 {
-		t.Errorf("execute with image_url detail: %d %s", res.status, res.body)
-	}
-	// The validate endpoint judges the wrapper's fields in its answer, as it judges the
-	// configuration's.
-	res := s.do(req{method: "POST", path: "/api/v1/agent/validate/", key: key, body: `{"system_config":` + flatSession + `,"publc":true}`}).json(t)
-	errs, _ := res["errors"].([]any)
-	if res["valid"] != false || len(errs) != 1 || errs[0].(map[string]any)["field"] != "publc" {
-		t.Errorf("validate with an unknown wrapper field = %v", res)
 	}
 }

@@ -12,39 +12,16 @@ import (
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
-func TestBadInputChangesNothing(t *testing.T) {
-	s := newStack(t)
-	key := s.key("alice", "acme")
-	existing := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: supportConfig}).json(t)["id"].(string)
-	huge := `{"system_config":{"name":"x","system_prompt":"` + strings.Repeat("a", 20<<20) + `"}}`
-	tests := []struct {
-		name, method, path, body, ctype string
-		status                          int
-		typ                             string
-	}{
-		{"malformed json", "POST", "/api/v1/agent/", `{"system_config":`, "", 400, "invalid_request_error"},
-		{"trailing garbage", "POST", "/api/v1/agent/", `{"system_config":{"name":"a"}} x`, "", 400, "invalid_request_error"},
-		{"malformed yaml", "POST", "/api/v1/agent/", "system_config: [unclosed", "application/yaml", 400, "invalid_request_error"},
-		{"yaml scalar", "POST", "/api/v1/agent/", "just text", "application/yaml", 400, "invalid_request_error"},
-		{"array body", "POST", "/api/v1/agent/", `[{"system_config":{"name":"a"}}]`, "", 400, "invalid_request_error"},
-		{"empty body", "POST", "/api/v1/agent/", ``, "", 400, "invalid_request_error"},
-		{"missing system_config", "POST", "/api/v1/agent/", `{"name":"a"}`, "", 400, "invalid_request_error"},
-		{"system_config not object", "POST", "/api/v1/agent/", `{"system_config":"a"}`, "", 400, "invalid_request_error"},
-		{"missing name", "POST", "/api/v1/agent/", `{"system_config":{"agent_type":"llm_agent"}}`, "", 400, "invalid_request_error"},
-		{"unknown agent_type", "POST", "/api/v1/agent/", `{"system_config":{"name":"a","agent_type":"robot"}}`, "", 400, "invalid_request_error"},
-		{"wrong field types", "POST", "/api/v1/agent/", `{"system_config":{"name":"a","llm_config":{"temperature":"hot","max_tokens":-1},"tools":"calc"}}`, "", 400, "invalid_request_error"},
-		{"flag wrong type", "POST", "/api/v1/agent/", `{"is_public":"yes","system_config":{"name":"a"}}`, "", 400, "invalid_request_error"},
-		{"unsupported media type", "POST", "/api/v1/agent/", `name=a`, "application/x-www-form-urlencoded", 415, "invalid_request_error"},
-		{"20 MB body", "POST", "/api/v1/agent/", huge, "", 413, "request_too_large"},
-		{"config too large to store", "POST", "/api/v1/agent/", `{"system_config":{"name":"x","notes":"` + strings.Repeat("n", 300<<10) + `"}}`, "", 400, "invalid_request_error"},
-		{"malformed id", "GET", "/api/v1/agent/not-a-uuid/", "", "", 404, "not_found_error"},
-		{"unknown id", "GET", "/api/v1/agent/3f1c2d4e-0000-4000-8000-000000000000/", "", "", 404, "not_found_error"},
-		{"unknown id delete", "DELETE", "/api/v1/agent/3f1c2d4e-0000-4000-8000-000000000000/", "", "", 404, "not_found_error"},
-		{"wrong method", "DELETE", "/api/v1/agent/", "", "", 405, "invalid_request_error"},
-		{"wrong method on validate", "GET", "/api/v1/agent/validate/", "", "", 405, "invalid_request_error"},
-		{"unknown route", "GET", "/api/v1/nothing-here/", "", "", 404, "not_found_error"},
-		{"unknown agent subroute", "GET", "/api/v1/agent/" + existing + "/whatever/", "", "", 404, "not_found_error"},
-	}
+// badInput is a request the API refuses, and how.
+type badInput struct {
+	name, method, path, body, ctype string
+	status                          int
+	typ                             string
+}
+
+// refuses sends each request and checks the refusal: status, envelope, Allow on a 405.
+func refuses(t *testing.T, s *stack, key string, tests []badInput) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := map[string]string{}
@@ -67,12 +44,64 @@ func TestBadInputChangesNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// agentCount is the number of agents key lists.
+func agentCount(t *testing.T, s *stack, key string) int {
+	t.Helper()
 	var list []map[string]any
 	if err := jsonUnmarshal(s.do(req{method: "GET", path: "/api/v1/agent/", key: key}).body, &list); err != nil {
 		t.Fatal(err)
 	}
-	if len(list) != 1 {
-		t.Errorf("bad input created agents: %d agents", len(list))
+	return len(list)
+}
+
+// TestBadInputChangesNothing: bodies, routes and methods the handlers refuse before the
+// feature sees them (over fakes; TestBadConfigChangesNothing has what the feature refuses).
+func TestBadInputChangesNothing(t *testing.T) {
+	s, _ := newFakeStack(t)
+	key := s.key("alice", "acme")
+	existing := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: supportConfig}).json(t)["id"].(string)
+	huge := `{"system_config":{"name":"x","system_prompt":"` + strings.Repeat("a", 20<<20) + `"}}`
+	refuses(t, s, key, []badInput{
+		{"malformed json", "POST", "/api/v1/agent/", `{"system_config":`, "", 400, "invalid_request_error"},
+		{"trailing garbage", "POST", "/api/v1/agent/", `{"system_config":{"name":"a"}} x`, "", 400, "invalid_request_error"},
+		{"malformed yaml", "POST", "/api/v1/agent/", "system_config: [unclosed", "application/yaml", 400, "invalid_request_error"},
+		{"yaml scalar", "POST", "/api/v1/agent/", "just text", "application/yaml", 400, "invalid_request_error"},
+		{"array body", "POST", "/api/v1/agent/", `[{"system_config":{"name":"a"}}]`, "", 400, "invalid_request_error"},
+		{"empty body", "POST", "/api/v1/agent/", ``, "", 400, "invalid_request_error"},
+		{"missing system_config", "POST", "/api/v1/agent/", `{"name":"a"}`, "", 400, "invalid_request_error"},
+		{"system_config not object", "POST", "/api/v1/agent/", `{"system_config":"a"}`, "", 400, "invalid_request_error"},
+		{"flag wrong type", "POST", "/api/v1/agent/", `{"is_public":"yes","system_config":{"name":"a"}}`, "", 400, "invalid_request_error"},
+		{"unsupported media type", "POST", "/api/v1/agent/", `name=a`, "application/x-www-form-urlencoded", 415, "invalid_request_error"},
+		{"20 MB body", "POST", "/api/v1/agent/", huge, "", 413, "request_too_large"},
+		{"wrong method", "DELETE", "/api/v1/agent/", "", "", 405, "invalid_request_error"},
+		{"wrong method on validate", "GET", "/api/v1/agent/validate/", "", "", 405, "invalid_request_error"},
+		{"unknown route", "GET", "/api/v1/nothing-here/", "", "", 404, "not_found_error"},
+		{"unknown agent subroute", "GET", "/api/v1/agent/" + existing + "/whatever/", "", "", 404, "not_found_error"},
+	})
+	if n := agentCount(t, s, key); n != 1 {
+		t.Errorf("bad input created agents: %d agents", n)
+	}
+}
+
+// TestBadConfigChangesNothing: configurations and ids the agents feature refuses, with the
+// dotted path of the field in the message.
+func TestBadConfigChangesNothing(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: supportConfig})
+	refuses(t, s, key, []badInput{
+		{"missing name", "POST", "/api/v1/agent/", `{"system_config":{"agent_type":"llm_agent"}}`, "", 400, "invalid_request_error"},
+		{"unknown agent_type", "POST", "/api/v1/agent/", `{"system_config":{"name":"a","agent_type":"robot"}}`, "", 400, "invalid_request_error"},
+		{"wrong field types", "POST", "/api/v1/agent/", `{"system_config":{"name":"a","llm_config":{"temperature":"hot","max_tokens":-1},"tools":"calc"}}`, "", 400, "invalid_request_error"},
+		{"config too large to store", "POST", "/api/v1/agent/", `{"system_config":{"name":"x","notes":"` + strings.Repeat("n", 300<<10) + `"}}`, "", 400, "invalid_request_error"},
+		{"malformed id", "GET", "/api/v1/agent/not-a-uuid/", "", "", 404, "not_found_error"},
+		{"unknown id", "GET", "/api/v1/agent/3f1c2d4e-0000-4000-8000-000000000000/", "", "", 404, "not_found_error"},
+		{"unknown id delete", "DELETE", "/api/v1/agent/3f1c2d4e-0000-4000-8000-000000000000/", "", "", 404, "not_found_error"},
+	})
+	if n := agentCount(t, s, key); n != 1 {
+		t.Errorf("bad input created agents: %d agents", n)
 	}
 	// The field errors name dotted paths.
 	res := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: `{"system_config":{"name":"a","llm_config":{"temperature":5}}}`})

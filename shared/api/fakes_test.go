@@ -37,7 +37,8 @@ type fakes struct {
 // helpers as newStack, in milliseconds.
 func newFakeStack(t testing.TB) (*stack, *fakes) {
 	t.Helper()
-	f := &fakes{keys: map[string]domain.Principal{}, agents: &fakeAgents{}, sessions: &fakeSessions{}, keySvc: &fakeKeys{}}
+	f := &fakes{keys: map[string]domain.Principal{}, agents: &fakeAgents{}, keySvc: &fakeKeys{}}
+	f.sessions = &fakeSessions{agents: f.agents}
 	opts := api.Options{Auth: fakeAuth{f}}
 	groups := []struct {
 		prefix string
@@ -126,7 +127,7 @@ func (s *fakeAgents) Create(_ context.Context, p domain.Principal, cfg map[strin
 	defer s.mu.Unlock()
 	now := time.Now().UTC().Truncate(time.Second)
 	name, _ := cfg["name"].(string)
-	a := &domain.Agent{ID: uuid.NewString(), AgentKey: strings.ToLower(strings.ReplaceAll(name, " ", "-")), Name: name,
+	a := &domain.Agent{ID: uuid.NewString(), AgentKey: slug(name), Name: name,
 		EntryPoint: name, Owner: p.Owner, Company: p.Company, SystemConfig: domain.Effective(cfg), Explicit: cfg,
 		VersionNumber: "1.0.0", ConfigHash: domain.ConfigHash(cfg), CreatedAt: now, UpdatedAt: now, OriginURL: f.OriginURL}
 	a.Architecture, _ = a.SystemConfig["agent_type"].(string)
@@ -138,6 +139,16 @@ func (s *fakeAgents) Create(_ context.Context, p domain.Principal, cfg map[strin
 	}
 	s.versions[a.ID] = []*domain.AgentVersion{s.version(a)}
 	return a, nil
+}
+
+// slug is name's ASCII letters and digits in lower case, joined by dashes ("agent" when none):
+// a valid agent_key, without the feature's transliteration or uniqueness.
+func slug(name string) string {
+	words := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') })
+	if len(words) == 0 {
+		return "agent"
+	}
+	return strings.Join(words, "-")
 }
 
 func (s *fakeAgents) version(a *domain.Agent) *domain.AgentVersion {
@@ -254,6 +265,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // fakeSessions is the sessions and the runtime groups' service: sessions newest first, and
 // executions that echo the user's text at once (queued ones complete when polled).
 type fakeSessions struct {
+	agents   *fakeAgents // for FromAgent
 	mu       sync.Mutex
 	list     []*domain.Session
 	messages map[string][]domain.Message
@@ -278,17 +290,41 @@ func (s *fakeSessions) Create(_ context.Context, p domain.Principal, cfg map[str
 	now := time.Now().UTC()
 	name, _ := cfg["name"].(string)
 	sess := &domain.Session{ID: uuid.NewString(), Name: name, Owner: p.Owner, Company: p.Company, Config: cfg, ConfigHash: domain.ConfigHash(cfg),
-		Variables: map[string]any{}, CreatedAt: now, UpdatedAt: now}
+		CreatedAt: now, UpdatedAt: now}
 	s.list = append([]*domain.Session{sess}, s.list...)
 	return sess, nil
 }
 
-func (s *fakeSessions) FromAgent(context.Context, domain.Principal, string) (*domain.Session, *domain.Agent, error) {
-	return nil, nil, domain.ErrNotFound
+// FromAgent starts a session on the configuration of the agent of agentKey that p may read.
+func (s *fakeSessions) FromAgent(ctx context.Context, p domain.Principal, agentKey string) (*domain.Session, *domain.Agent, error) {
+	var agent *domain.Agent
+	if s.agents != nil {
+		s.agents.mu.Lock()
+		for _, a := range s.agents.list {
+			if a.AgentKey == agentKey && a.CanRead(p) {
+				agent = a
+			}
+		}
+		s.agents.mu.Unlock()
+	}
+	if agent == nil {
+		return nil, nil, domain.Errorf(domain.KindNotFound, "No agent with agent_key %q", agentKey)
+	}
+	sess, err := s.Create(ctx, p, agent.SystemConfig)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess.AgentID, sess.AgentName = agent.ID, agent.Name
+	return sess, agent, nil
 }
 
-func (s *fakeSessions) Feedback(context.Context, domain.Principal, string, *int, *string) (*domain.Feedback, error) {
-	return nil, domain.ErrNotFound
+// Feedback records the feedback on any message id as the caller's.
+func (s *fakeSessions) Feedback(_ context.Context, p domain.Principal, messageID string, rating *int, comment *string) (*domain.Feedback, error) {
+	now := time.Now().UTC()
+	return &domain.Feedback{ID: uuid.NewString(), MessageID: messageID, SessionID: uuid.NewString(), User: p.Owner, Rating: rating,
+		Comment: comment, CreatedAt: now, UpdatedAt: now}, nil
 }
 
 func (s *fakeSessions) find(p domain.Principal, id string) (*domain.Session, error) {

@@ -178,10 +178,7 @@ func TestExecuteBadInput(t *testing.T) {
 		{"image type not allowed", "", `{"content":[{"type":"image_url","image_url":{"url":"data:image/bmp;base64,AAAA"}}]}`, 400},
 		{"image too large", "", `{"content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,` + big + `"}}]}`, 400},
 		{"image from a private address", "", `{"content":[{"type":"image_url","image_url":{"url":"http://127.0.0.1:1/x.png"}}]}`, 400},
-		{"inputs not an object", "", `{"content":"x","inputs":["a"]}`, 400},
 		{"inputs too large to keep", "", `{"content":"x","inputs":{"blob":"` + strings.Repeat("b", 100<<10) + `"}}`, 400},
-		{"correlation_id not a string", "", `{"content":"x","correlation_id":7}`, 400},
-		{"bad format", "?format=xml", `{"content":"x"}`, 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -196,16 +193,40 @@ func TestExecuteBadInput(t *testing.T) {
 			res.errorType(t)
 		})
 	}
-	for _, q := range []string{"limit=0", "limit=-1", "limit=abc", "limit=1000", "offset=-2", "offset=x"} {
-		if r := s.do(req{method: "GET", path: "/api/v1/runtime/" + sid + "/messages/?" + q, key: key}); r.status != 400 {
-			t.Errorf("messages?%s: %d", q, r.status)
-		}
-	}
 	if r := s.do(req{method: "POST", path: "/api/v1/runtime/" + sid + "/execute/", key: s.key("bob", "acme"), body: `{"content":"x"}`}); r.status != 403 {
 		t.Errorf("another user's session: %d", r.status)
 	}
 	if h := s.do(req{method: "GET", path: "/api/v1/runtime/" + sid + "/messages/", key: key}).json(t); h["total"] != float64(0) {
 		t.Errorf("bad input stored messages: %v", h)
+	}
+}
+
+// TestExecuteBadRequest: what the runtime handlers refuse before the feature sees it (over
+// fakes; TestExecuteBadInput has the contents the feature refuses), storing nothing.
+func TestExecuteBadRequest(t *testing.T) {
+	s, _ := newFakeStack(t)
+	key := s.key("alice", "acme")
+	sid := s.session(key, flatSession)
+	run := "/api/v1/runtime/" + sid + "/execute/"
+	for _, tt := range []struct{ name, query, body, field string }{
+		{"inputs not an object", "", `{"content":"x","inputs":["a"]}`, "inputs"},
+		{"correlation_id not a string", "", `{"content":"x","correlation_id":7}`, "correlation_id"},
+		{"bad format", "?format=xml", `{"content":"x"}`, "response_format"},
+		{"bad response_format", "", `{"content":"x","response_format":"html"}`, "response_format"},
+		{"stream not a boolean", "", `{"content":"x","stream":"yes"}`, "stream"},
+	} {
+		res := s.do(req{method: "POST", path: run + tt.query, key: key, body: tt.body})
+		if res.status != 400 || fieldOf(t, res) != tt.field {
+			t.Errorf("%s: %d %s, want 400 naming %s", tt.name, res.status, res.body, tt.field)
+		}
+	}
+	for _, q := range []string{"limit=0", "limit=-1", "limit=abc", "limit=1000", "offset=-2", "offset=x"} {
+		if r := s.do(req{method: "GET", path: "/api/v1/runtime/" + sid + "/messages/?" + q, key: key}); r.status != 400 || fieldOf(t, r) != strings.Split(q, "=")[0] {
+			t.Errorf("messages?%s: %d %s", q, r.status, r.body)
+		}
+	}
+	if n := len(s.history(key, sid)); n != 0 {
+		t.Errorf("refused executes stored %d messages", n)
 	}
 }
 

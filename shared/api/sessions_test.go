@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
@@ -190,4 +191,71 @@ func TestExecuteWaitsForLeaseThenConflicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.execute(key, sid, `{"content":"free again"}`)
+}
+
+// TestSessionHandlers: the sessions group's bodies, views and scopes over fakes (the feature's
+// rules, such as which configurations are valid, are tested above on the local stack).
+func TestSessionHandlers(t *testing.T) {
+	s, _ := newFakeStack(t)
+	key := s.key("alice", "acme")
+	sid := s.session(key, flatSession)
+
+	// A session without variables or agent shows them as {} and null.
+	got := s.do(req{method: "GET", path: "/api/v1/sessions/" + sid + "/", key: key})
+	if got.status != 200 {
+		t.Fatalf("get: %d %s", got.status, got.body)
+	}
+	v := got.json(t)
+	if v["id"] != sid || v["agent_id"] != nil || !cmp.Equal(v["variables"], map[string]any{}) || v["message_count"] != float64(0) {
+		t.Errorf("session view = %s", got.body)
+	}
+	var list []map[string]any
+	if err := jsonUnmarshal(s.do(req{method: "GET", path: "/api/v1/sessions/", key: key}).body, &list); err != nil || len(list) != 1 || !cmp.Equal(list[0], v) {
+		t.Errorf("list = %v (%v), want the view of the one session", list, err)
+	}
+
+	// From an agent: the agent's id and name beside the session's.
+	a := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: `{"system_config":{"name":"Desk Agent"}}`}).json(t)
+	res := s.do(req{method: "GET", path: "/api/v1/sessions/from-agent/?agent_key=desk-agent", key: key})
+	if m := res.json(t); res.status != 200 || m["success"] != true || m["agent_id"] != a["id"] || m["agent_name"] != "Desk Agent" || m["session_id"] == "" {
+		t.Errorf("from-agent: %d %s", res.status, res.body)
+	}
+	if field := fieldOf(t, s.do(req{method: "GET", path: "/api/v1/sessions/from-agent/", key: key})); field != "agent_key" {
+		t.Errorf("from-agent without agent_key names %q", field)
+	}
+
+	// Feedback: rating and comment reach the feature as given, absent as nil.
+	fb := s.do(req{method: "POST", path: "/api/v1/sessions/feedback/", key: key, body: `{"message":"` + uuidOf(7) + `","rating":-1}`})
+	if f := fb.json(t); fb.status != 200 || f["message"] != uuidOf(7) || f["rating"] != float64(-1) || f["comment"] != nil || f["user"] != "alice" {
+		t.Errorf("feedback: %d %s", fb.status, fb.body)
+	}
+	for body, field := range map[string]string{`{"rating":1}`: "message", `{"message":"` + uuidOf(7) + `","rating":"up"}`: "rating", `{"message":7}`: "message"} {
+		if got := fieldOf(t, s.do(req{method: "POST", path: "/api/v1/sessions/feedback/", key: key, body: body})); got != field {
+			t.Errorf("feedback %s names %q, want %q", body, got, field)
+		}
+	}
+
+	// Scopes: sessions:read reads, and nothing more.
+	reader := s.key("alice", "acme", func(k *auth.NewKey) { k.Scopes = []string{domain.ScopeSessionRead} })
+	for _, r := range []req{
+		{method: "GET", path: "/api/v1/sessions/", key: reader},
+		{method: "GET", path: "/api/v1/sessions/" + sid + "/", key: reader},
+	} {
+		wantStatus(t, r.method+" "+r.path+" with sessions:read", s.do(r), 200, "", "")
+	}
+	for _, r := range []req{
+		{method: "POST", path: "/api/v1/sessions/", key: reader, body: flatSession},
+		{method: "DELETE", path: "/api/v1/sessions/" + sid + "/", key: reader},
+		{method: "GET", path: "/api/v1/sessions/from-agent/?agent_key=desk-agent", key: reader},
+		{method: "POST", path: "/api/v1/sessions/feedback/", key: reader, body: `{"message":"` + uuidOf(7) + `"}`},
+	} {
+		wantStatus(t, r.method+" "+r.path+" with sessions:read", s.do(r), 403, "permission_error", domain.MsgNoPermission)
+	}
+
+	// Another user's session is refused; a deleted one is gone.
+	wantStatus(t, "another user's session", s.do(req{method: "GET", path: "/api/v1/sessions/" + sid + "/", key: s.key("bob", "acme")}), 403, "permission_error", "")
+	if d := s.do(req{method: "DELETE", path: "/api/v1/sessions/" + sid + "/", key: key}); d.status != 204 || len(d.body) != 0 {
+		t.Errorf("delete: %d %s", d.status, d.body)
+	}
+	wantStatus(t, "deleted session", s.do(req{method: "GET", path: "/api/v1/sessions/" + sid + "/", key: key}), 404, "not_found_error", "")
 }
