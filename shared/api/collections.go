@@ -51,7 +51,7 @@ func (h *collectionHandlers) create(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, c)
+	writeJSON(w, http.StatusCreated, collectionView(c))
 	return nil
 }
 
@@ -67,7 +67,7 @@ func (h *collectionHandlers) list(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return writeList(w, r, pg, list, more)
+	return writeList(w, r, pg, collectionViews(list), more)
 }
 
 func (h *collectionHandlers) get(w http.ResponseWriter, r *http.Request) error {
@@ -78,7 +78,7 @@ func (h *collectionHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, c)
+	writeJSON(w, http.StatusOK, collectionDetailView(c))
 	return nil
 }
 
@@ -107,7 +107,7 @@ func (h *collectionHandlers) files(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return writeList(w, r, pg, files, more)
+	return writeList(w, r, pg, fileViews(files), more)
 }
 
 func (h *collectionHandlers) addFiles(w http.ResponseWriter, r *http.Request) error {
@@ -122,7 +122,7 @@ func (h *collectionHandlers) addFiles(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, res)
+	writeJSON(w, http.StatusOK, addFilesResultView(res))
 	return nil
 }
 
@@ -139,6 +139,6 @@ func (h *collectionHandlers) bulk(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, res)
+	writeJSON(w, http.StatusOK, bulkResultView(res))
 	return nil
 }

@@ -131,7 +131,7 @@ func (h *fileHandlers) upload(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, f)
+	writeJSON(w, http.StatusCreated, fileView(f))
 	return nil
 }
 
@@ -216,7 +216,7 @@ func (h *fileHandlers) startUpload(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, up)
+	writeJSON(w, http.StatusCreated, pendingUploadView(up))
 	return nil
 }
 
@@ -229,7 +229,7 @@ func (h *fileHandlers) complete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, f)
+	writeJSON(w, http.StatusOK, fileView(f))
 	return nil
 }
 
@@ -247,7 +247,7 @@ func (h *fileHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeList(w, r, pg, files, more)
+	return writeList(w, r, pg, fileViews(files), more)
 }
 
 func (h *fileHandlers) get(w http.ResponseWriter, r *http.Request) error {
@@ -258,7 +258,7 @@ func (h *fileHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, f)
+	writeJSON(w, http.StatusOK, fileView(f))
 	return nil
 }
 
@@ -286,6 +286,6 @@ func (h *fileHandlers) bulk(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, res)
+	writeJSON(w, http.StatusOK, bulkResultView(res))
 	return nil
 }

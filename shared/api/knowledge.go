@@ -52,7 +52,7 @@ func (h *kbHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, kb)
+	writeJSON(w, http.StatusCreated, kbDetailView(kb))
 	return nil
 }
 
@@ -70,7 +70,7 @@ func (h *kbHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeList(w, r, pg, list, more)
+	return writeList(w, r, pg, kbListViews(list), more)
 }
 
 func (h *kbHandlers) get(w http.ResponseWriter, r *http.Request) error {
@@ -81,7 +81,7 @@ func (h *kbHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, kb)
+	writeJSON(w, http.StatusOK, kbDetailView(kb))
 	return nil
 }
 
@@ -105,7 +105,7 @@ func (h *kbHandlers) checkStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, st)
+	writeJSON(w, http.StatusOK, statusView(st))
 	return nil
 }
 
@@ -120,7 +120,7 @@ func (h *kbHandlers) sync(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Location", "/api/v1/knowledge-bases/"+id+"/check_status/")
-	writeJSON(w, http.StatusAccepted, kb)
+	writeJSON(w, http.StatusAccepted, kbDetailView(kb))
 	return nil
 }
 
@@ -136,6 +136,6 @@ func (h *kbHandlers) search(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, res)
+	writeJSON(w, http.StatusOK, searchView(res))
 	return nil
 }

@@ -62,12 +62,12 @@ type StartUpload struct {
 
 // PendingUpload tells a client where to PUT a file's bytes.
 type PendingUpload struct {
-	FileID    string `json:"file_id"`
-	UploadURL string `json:"upload_url"`
-	Method    string `json:"method"`
+	FileID    string
+	UploadURL string
+	Method    string
 	// Headers must go with the PUT exactly as given: S3 signs them.
-	Headers   map[string]string `json:"headers"`
-	ExpiresAt time.Time         `json:"expires_at"`
+	Headers   map[string]string
+	ExpiresAt time.Time
 }
 
 // FileFilter selects files of a list; empty fields select all.

@@ -54,19 +54,10 @@ func TestKBCreate(t *testing.T) {
 	if diff := cmp.Diff([]string{b.ID, a.ID}, got.SelectedDatasources); diff != "" {
 		t.Errorf("selected_datasources (-want +got):\n%s", diff)
 	}
-	// Every field of the contract is in the JSON, llm_config an object.
-	raw, _ := json.Marshal(got)
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"id", "name", "description", "processing_engine", "dataset_name", "normalized_dataset_name", "status", "progress",
-		"datasources", "datasource_count", "total_datasources", "ingested_datasources", "failed_datasources", "datasource_errors",
-		"datasource_snapshots", "success_rate", "chunking_strategy", "embedding_config", "llm_config", "processing_metadata",
-		"created_by_name", "company_name", "created_at", "updated_at"} {
-		if _, ok := m[f]; !ok {
-			t.Errorf("detail view lacks %s: %s", f, raw)
-		}
+	// The JSON view of the detail (every field of the contract) is pinned in api's
+	// testdata/knowledge_views.json.
+	if got.LLMConfig == nil || got.DatasourceErrors == nil || got.IngestedDatasources == nil || got.FailedDatasources == nil {
+		t.Errorf("detail has nil llm_config or datasource lists (JSON null): %+v", got)
 	}
 	if msgs := k.Queue.Take(); len(msgs) != 1 || !strings.Contains(msgs[0], `"kind":"start"`) {
 		t.Errorf("queued %v, want one start job", msgs)

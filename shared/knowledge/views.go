@@ -1,5 +1,9 @@
 package knowledge
 
+// The read models of files, collections and knowledge bases: what the feature answers, with
+// the derived fields (statuses, progress, datasource lists) computed. The api package builds
+// their JSON views.
+
 import (
 	"sort"
 	"strings"
@@ -9,20 +13,20 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-// FileView is a file record as the API shows it.
+// FileView is a file record as the API shows it (its JSON view is built in api).
 type FileView struct {
-	ID               string    `json:"id"`
-	FileID           string    `json:"file_id"`
-	OriginalFilename string    `json:"original_filename"`
-	FileType         string    `json:"file_type"`
-	MediaType        string    `json:"media_type"`
-	SizeBytes        int64     `json:"size_bytes"`
-	Status           string    `json:"status"`
-	Tags             []string  `json:"tags"`
-	ContentHash      string    `json:"content_hash"`
-	Error            string    `json:"error,omitempty"`
-	CreatedAt        time.Time `json:"created_at"`
-	UpdatedAt        time.Time `json:"updated_at"`
+	ID               string
+	FileID           string
+	OriginalFilename string
+	FileType         string
+	MediaType        string
+	SizeBytes        int64
+	Status           string
+	Tags             []string
+	ContentHash      string
+	Error            string
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 }
 
 func fileView(f *domain.File) *FileView {
@@ -37,78 +41,78 @@ func fileView(f *domain.File) *FileView {
 
 // CollectionView is a collection record (the contract's Collection).
 type CollectionView struct {
-	ID              string    `json:"id"`
-	Name            string    `json:"name"`
-	Description     string    `json:"description"`
-	Status          string    `json:"status"`
-	Progress        int       `json:"progress"`
-	DataSourceCount int       `json:"data_source_count"`
-	TotalSize       int64     `json:"total_size"`
-	CreatedAt       time.Time `json:"created_at"`
-	UpdatedAt       time.Time `json:"updated_at"`
+	ID              string
+	Name            string
+	Description     string
+	Status          string
+	Progress        int
+	DataSourceCount int
+	TotalSize       int64
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }
 
 // CollectionDetail is a collection with its files (GET /collections/{id}/).
 type CollectionDetail struct {
 	CollectionView
-	Datasources []CollectionSource `json:"datasources"`
+	Datasources []CollectionSource
 }
 
 // CollectionSource is one file of a collection in Atthene's shape.
 type CollectionSource struct {
-	ID             string    `json:"id"`
-	DataSource     string    `json:"data_source"`
-	DataSourceName string    `json:"data_source_name"`
-	DataSourceType string    `json:"data_source_type"`
-	DataSourceSize int64     `json:"data_source_size"`
-	CreatedAt      time.Time `json:"created_at"`
+	ID             string
+	DataSource     string
+	DataSourceName string
+	DataSourceType string
+	DataSourceSize int64
+	CreatedAt      time.Time
 }
 
 // Results of the bulk and add-files operations.
 type (
 	BulkItem struct {
-		FileID string `json:"file_id"`
-		Status string `json:"status"` // success | failed
-		Error  string `json:"error,omitempty"`
+		FileID string
+		Status string // success | failed
+		Error  string
 	}
 	BulkResult struct {
-		Success   bool       `json:"success"`
-		Processed int        `json:"processed"`
-		Failed    int        `json:"failed"`
-		Results   []BulkItem `json:"results"`
+		Success   bool
+		Processed int
+		Failed    int
+		Results   []BulkItem
 	}
 	AddFilesItem struct {
-		FileID string `json:"file_id"`
-		Status string `json:"status"` // added | failed
-		Error  string `json:"error,omitempty"`
+		FileID string
+		Status string // added | failed
+		Error  string
 	}
 	AddFilesResult struct {
-		Success bool           `json:"success"`
-		Added   int            `json:"added"`
-		Failed  int            `json:"failed"`
-		Results []AddFilesItem `json:"results"`
+		Success bool
+		Added   int
+		Failed  int
+		Results []AddFilesItem
 	}
 )
 
 // DatasourceView is one datasource of a knowledge base (the contract's Datasource): the file id,
 // its name, type file-upload and the file's status.
 type DatasourceView struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Type   string `json:"type"`
-	Status string `json:"status"`
+	ID     string
+	Name   string
+	Type   string
+	Status string
 }
 
 // Snapshot is what the latest run made of one datasource (datasource_snapshots).
 type Snapshot struct {
-	ID              string     `json:"id"`
-	Name            string     `json:"name"`
-	Type            string     `json:"type"`
-	IngestionStatus string     `json:"ingestion_status"`
-	Chunks          int        `json:"chunks"`
-	Attempts        int        `json:"attempts"`
-	Error           string     `json:"error,omitempty"`
-	UpdatedAt       *time.Time `json:"updated_at,omitempty"`
+	ID              string
+	Name            string
+	Type            string
+	IngestionStatus string
+	Chunks          int
+	Attempts        int
+	Error           string
+	UpdatedAt       *time.Time
 }
 
 // DatasourceType is the type of every datasource: an uploaded file.
@@ -116,79 +120,79 @@ const DatasourceType = "file-upload"
 
 // KBListView is a knowledge base in a list (the contract's list view).
 type KBListView struct {
-	ID                  string                    `json:"id"`
-	Name                string                    `json:"name"`
-	Description         string                    `json:"description"`
-	ProcessingEngine    string                    `json:"processing_engine"`
-	Status              string                    `json:"status"`
-	Progress            int                       `json:"progress"`
-	Datasources         []DatasourceView          `json:"datasources"`
-	DatasourceCount     int                       `json:"datasource_count"`
-	TotalDatasources    int                       `json:"total_datasources"`
-	IngestedDatasources []DatasourceView          `json:"ingested_datasources"`
-	FailedDatasources   []DatasourceView          `json:"failed_datasources"`
-	DatasourceErrors    map[string]string         `json:"datasource_errors"`
-	DatasourceSnapshots map[string]Snapshot       `json:"datasource_snapshots"`
-	SuccessRate         int                       `json:"success_rate"`
-	ProcessingMetadata  domain.ProcessingMetadata `json:"processing_metadata"`
-	CreatedByName       string                    `json:"created_by_name"`
-	CreatedAt           time.Time                 `json:"created_at"`
-	UpdatedAt           time.Time                 `json:"updated_at"`
-	Error               string                    `json:"error,omitempty"`
+	ID                  string
+	Name                string
+	Description         string
+	ProcessingEngine    string
+	Status              string
+	Progress            int
+	Datasources         []DatasourceView
+	DatasourceCount     int
+	TotalDatasources    int
+	IngestedDatasources []DatasourceView
+	FailedDatasources   []DatasourceView
+	DatasourceErrors    map[string]string
+	DatasourceSnapshots map[string]Snapshot
+	SuccessRate         int
+	ProcessingMetadata  domain.ProcessingMetadata
+	CreatedByName       string
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+	Error               string
 }
 
 // KBDetail is a knowledge base in full (the contract's detail view).
 type KBDetail struct {
 	KBListView
-	DatasetName           string           `json:"dataset_name"`
-	NormalizedDatasetName string           `json:"normalized_dataset_name"`
-	SelectedCollections   []string         `json:"selected_collections"`
-	SelectedDatasources   []string         `json:"selected_datasources"`
-	ChunkingStrategy      domain.Chunking  `json:"chunking_strategy"`
-	EmbeddingConfig       domain.Embedding `json:"embedding_config"`
-	LLMConfig             map[string]any   `json:"llm_config"`
-	CompanyName           string           `json:"company_name"`
-	LastIngestedAt        *time.Time       `json:"last_ingested_at"`
+	DatasetName           string
+	NormalizedDatasetName string
+	SelectedCollections   []string
+	SelectedDatasources   []string
+	ChunkingStrategy      domain.Chunking
+	EmbeddingConfig       domain.Embedding
+	LLMConfig             map[string]any
+	CompanyName           string
+	LastIngestedAt        *time.Time
 }
 
 // KBStatus is the knowledge base inside a check_status answer.
 type KBStatus struct {
-	ID                  string                    `json:"id"`
-	Name                string                    `json:"name"`
-	Status              string                    `json:"status"`
-	Progress            int                       `json:"progress"`
-	ProcessingEngine    string                    `json:"processing_engine"`
-	DatasourceCount     int                       `json:"datasource_count"`
-	TotalDatasources    int                       `json:"total_datasources"`
-	SuccessRate         int                       `json:"success_rate"`
-	IngestedDatasources []DatasourceView          `json:"ingested_datasources"`
-	FailedDatasources   []DatasourceView          `json:"failed_datasources"`
-	DatasourceErrors    map[string]string         `json:"datasource_errors"`
-	ProcessingMetadata  domain.ProcessingMetadata `json:"processing_metadata"`
-	Error               string                    `json:"error,omitempty"`
-	UpdatedAt           time.Time                 `json:"updated_at"`
+	ID                  string
+	Name                string
+	Status              string
+	Progress            int
+	ProcessingEngine    string
+	DatasourceCount     int
+	TotalDatasources    int
+	SuccessRate         int
+	IngestedDatasources []DatasourceView
+	FailedDatasources   []DatasourceView
+	DatasourceErrors    map[string]string
+	ProcessingMetadata  domain.ProcessingMetadata
+	Error               string
+	UpdatedAt           time.Time
 }
 
 // StatusView answers check_status.
 type StatusView struct {
-	Success       bool      `json:"success"`
-	Message       string    `json:"message"`
-	KnowledgeBase *KBStatus `json:"knowledge_base"`
-	StatusUpdated bool      `json:"status_updated"`
+	Success       bool
+	Message       string
+	KnowledgeBase *KBStatus
+	StatusUpdated bool
 }
 
 // SearchResult answers a search.
 type SearchResult struct {
-	Results []SearchHit `json:"results"`
+	Results []SearchHit
 }
 
 // SearchHit is one chunk found, best first.
 type SearchHit struct {
-	FileID     string  `json:"file_id"`
-	FileName   string  `json:"file_name"`
-	ChunkIndex int     `json:"chunk_index"`
-	Text       string  `json:"text"`
-	Score      float64 `json:"score"`
+	FileID     string
+	FileName   string
+	ChunkIndex int
+	Text       string
+	Score      float64
 }
 
 // kbListView builds the list view. files holds the company's files by id (for the datasources'
