@@ -398,7 +398,7 @@ func (s *Service) deleteFiles(ctx context.Context, company string, files []*doma
 // unusable.
 func fileName(name string) (string, string) {
 	if !utf8.ValidString(name) || strings.ContainsFunc(name, unsafeRune) {
-		return "", "has a file name with control or format characters (such as U+202E, which shows \"‮txt.exe\" as \"exe.txt\") or invalid UTF-8"
+		return "", "has a file name with control or format characters (such as U+202E, which shows \"\u202etxt.exe\" as \"exe.txt\") or invalid UTF-8"
 	}
 	slashed := strings.TrimSpace(strings.ReplaceAll(name, `\`, "/"))
 	base := strings.TrimSpace(path.Base(slashed))

@@ -150,7 +150,7 @@ func Post(ctx context.Context, client *http.Client, url, apiKey string, payload 
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // a read error has already been returned
 	limit := maxBody
 	if resp.StatusCode != http.StatusOK {
 		limit = maxErrorBody
