@@ -87,8 +87,6 @@ type chatResponse struct {
 	} `json:"usage"`
 }
 
-var imageMIME = map[string]string{"png": "image/png", "jpeg": "image/jpeg", "jpg": "image/jpeg", "gif": "image/gif", "webp": "image/webp"}
-
 // inlineDocs are the document formats sent as text, since chat completions take files only as PDF.
 var inlineDocs = map[string]bool{"txt": true, "md": true, "csv": true, "html": true}
 
@@ -183,7 +181,7 @@ func userPart(p domain.Part) (contentPart, error) {
 	case p.Type == domain.PartText:
 		return contentPart{Type: "text", Text: p.Text}, nil
 	case p.Type == domain.PartImage && p.Image != nil:
-		mime, ok := imageMIME[strings.ToLower(p.Image.Format)]
+		mime, ok := domain.ImageMediaType(p.Image.Format)
 		if !ok {
 			return contentPart{}, fmt.Errorf("image format %q is not one of png, jpeg, gif, webp", p.Image.Format)
 		}
