@@ -7,6 +7,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentorch/agentorch/shared/domain"
 )
 
 func TestExecuteLLMAgent(t *testing.T) {
@@ -311,5 +315,71 @@ func TestUnavailableProviderIsA400(t *testing.T) {
 		if h := s.do(req{method: "GET", path: "/api/v1/runtime/" + sid + "/messages/", key: key}).json(t); h["total"] != float64(0) {
 			t.Errorf("%s: a failed execute stored messages", provider)
 		}
+	}
+}
+
+// TestRuntimeHandlers: how the runtime group chooses among a plain answer, a queued execution and
+// a stream, and the views of each, over fakes (the runs themselves are tested above).
+func TestRuntimeHandlers(t *testing.T) {
+	s, f := newFakeStack(t)
+	key := s.key("alice", "acme")
+	sid := s.session(key, flatSession)
+	run := "/api/v1/runtime/" + sid + "/execute/"
+
+	out := s.execute(key, sid, `{"content":"hi","correlation_id":"c1"}`)
+	md, _ := out["metadata"].(map[string]any)
+	if out["id"] != sid || out["object"] != "agent.session" || out["status"] != "completed" || md["correlation_id"] != "c1" || md["event_count"] != float64(3) {
+		t.Errorf("session shape = %v", out)
+	}
+	if r := reply(t, out); r != "echo: hi" {
+		t.Errorf("reply = %q", r)
+	}
+
+	// Queued by header or body; the Location polls the execution.
+	for name, r := range map[string]req{
+		"Prefer header": {method: "POST", path: run, key: key, body: `{"content":"later"}`, header: map[string]string{"Prefer": "respond-async"}},
+		"body flag":     {method: "POST", path: run, key: key, body: `{"content":"later","async":true}`},
+	} {
+		res := s.do(r)
+		loc := res.header.Get("Location")
+		e := res.json(t)
+		if res.status != 202 || e["status"] != "queued" || e["object"] != "agent.execution" || loc != run[:len(run)-len("execute/")]+"executions/"+e["id"].(string)+"/" {
+			t.Errorf("%s: %d Location %q %s", name, res.status, loc, res.body)
+		}
+	}
+
+	// Streamed when the client accepts an event stream: events, text, then the result.
+	res := s.do(req{method: "POST", path: run, key: key, body: `{"content":"flow"}`, header: map[string]string{"Accept": "text/event-stream"}})
+	body := string(res.body)
+	if res.status != 200 || res.header.Get("Content-Type") != "text/event-stream" || !strings.Contains(body, "event: node_started\n") ||
+		!strings.Contains(body, "event: text\ndata: {\"delta\":\"echo: flow\",\"node\":\"agent\"}\n") || !strings.HasSuffix(body, "\n\n") ||
+		strings.Index(body, "event: result\n") < strings.LastIndex(body, "event: text\n") {
+		t.Errorf("stream: %d %q %s", res.status, res.header.Get("Content-Type"), body)
+	}
+
+	// A failed execution carries its error as the envelope does; one recorded before errors
+	// kept their type is an api_error.
+	queued := s.do(req{method: "POST", path: run + "?async=1", key: key, body: `{"content":"fail"}`}).json(t)
+	id := queued["id"].(string)
+	f.sessions.mu.Lock()
+	e := f.sessions.execs[id]
+	e.Status, e.Error, e.ErrorType = domain.ExecFailed, "The run failed", ""
+	f.sessions.mu.Unlock()
+	got := s.do(req{method: "GET", path: "/api/v1/runtime/" + sid + "/executions/" + id + "/", key: key}).json(t)
+	if diff := cmp.Diff(map[string]any{"type": "api_error", "message": "The run failed"}, got["error"]); diff != "" || got["status"] != "failed" || got["result"] != nil {
+		t.Errorf("failed execution (-want +got error):\n%s\n%v", diff, got)
+	}
+	wantStatus(t, "unknown execution", s.do(req{method: "GET", path: "/api/v1/runtime/" + sid + "/executions/" + uuidOf(3) + "/", key: key}), 404, "not_found_error", "")
+
+	// The history: oldest first, RFC 3339 timestamps, no citations where none were kept.
+	h := s.do(req{method: "GET", path: "/api/v1/runtime/" + sid + "/messages/?limit=2", key: key})
+	page := h.json(t)
+	msgs := page["messages"].([]any)
+	first := msgs[0].(map[string]any)
+	if _, err := time.Parse(time.RFC3339, first["timestamp"].(string)); err != nil || first["content"] != "hi" || first["role"] != "user" {
+		t.Errorf("first message = %v (%v)", first, err)
+	}
+	if _, ok := first["citations"]; ok || page["has_more"] != true || page["total"] != float64(len(s.history(key, sid))) || !strings.Contains(h.header.Get("Link"), "offset=2") {
+		t.Errorf("messages page = %s Link %q", h.body, h.header.Get("Link"))
 	}
 }
