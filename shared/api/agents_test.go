@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"strings"
@@ -8,6 +9,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentorch/agentorch/shared/auth"
+	"github.com/agentorch/agentorch/shared/domain"
 )
 
 var (
@@ -297,4 +301,95 @@ func TestAgentToolsCheckedLikeSessions(t *testing.T) {
 	if res.status != 400 || !strings.Contains(string(res.body), "system_config.tools.0") {
 		t.Fatalf("patch with an unknown tool: %d %s", res.status, res.body)
 	}
+}
+
+// TestAgentHandlers: what the agents group reads from a body (the configuration, its wrapper and
+// the flags), the scopes it requires and how it answers, over a fake agents service (versioning,
+// keys and tenancy are the feature's, tested above on the local stack).
+func TestAgentHandlers(t *testing.T) {
+	s, f := newFakeStack(t)
+	key := s.key("alice", "acme")
+
+	// Validate: a wrapped configuration is judged as its content, with the wrapper's own fields.
+	f.agents.invalid = []domain.FieldError{{Field: "system_config.name", Message: "is required"}}
+	res := s.do(req{method: "POST", path: "/api/v1/agent/validate/", key: key, body: `{"system_config":{"agent_type":"llm_agent"},"is_public":true,"publc":1}`})
+	var v struct {
+		Valid  bool
+		Errors []domain.FieldError
+	}
+	if err := json.Unmarshal(res.body, &v); err != nil || res.status != 200 || v.Valid {
+		t.Fatalf("validate: %d %s", res.status, res.body)
+	}
+	var fields []string
+	for _, e := range v.Errors {
+		fields = append(fields, e.Field)
+	}
+	if !cmp.Equal(fields, []string{"publc", "system_config.name"}) {
+		t.Errorf("validate errors = %+v", v.Errors)
+	}
+	f.agents.invalid = nil
+	if m := s.do(req{method: "POST", path: "/api/v1/agent/validate/", key: key, body: "name: a\n", header: map[string]string{"Content-Type": "application/yaml"}}).json(t); m["valid"] != true || m["message"] == "" {
+		t.Errorf("valid configuration = %v", m)
+	}
+	want := []validated{{map[string]any{"agent_type": "llm_agent"}, "system_config"}, {map[string]any{"name": "a"}, ""}}
+	if diff := cmp.Diff(want, f.agents.checked, cmp.AllowUnexported(validated{})); diff != "" {
+		t.Errorf("validated (-want +got):\n%s", diff)
+	}
+
+	// Create: the flags beside system_config, each of its type.
+	res = s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: `{"system_config":{"name":"Flagged"},"is_public":true,"is_shared":false,"origin_url":"https://example.com/a"}`})
+	a := res.json(t)
+	if res.status != 201 || a["is_public"] != true || a["is_shared"] != false || a["origin_url"] != "https://example.com/a" || a["name"] != "Flagged" {
+		t.Fatalf("create: %d %s", res.status, res.body)
+	}
+	path := "/api/v1/agent/" + a["id"].(string) + "/"
+	for _, tt := range []struct{ method, body, field string }{
+		{"POST", `{"system_config":{"name":"a"},"is_shared":"no"}`, "is_shared"},
+		{"POST", `{"system_config":{"name":"a"},"origin_url":5}`, "origin_url"},
+		{"POST", `{"is_public":true}`, "system_config"},
+		{"PUT", `{"is_shared":true}`, "system_config"},
+		{"PATCH", `{"system_config":"x"}`, "system_config"},
+	} {
+		p := "/api/v1/agent/"
+		if tt.method != "POST" {
+			p = path
+		}
+		if got := fieldOf(t, s.do(req{method: tt.method, path: p, key: key, body: tt.body})); got != tt.field {
+			t.Errorf("%s %s names %q, want %q", tt.method, tt.body, got, tt.field)
+		}
+	}
+
+	// A patch that changes the configuration makes a version; the current one is the last.
+	if p := s.do(req{method: "PATCH", path: path, key: key, body: `{"system_config":{"system_prompt":"New."}}`}); p.status != 200 {
+		t.Fatalf("patch: %d %s", p.status, p.body)
+	}
+	var versions []map[string]any
+	if err := json.Unmarshal(s.do(req{method: "GET", path: path + "versions/", key: key}).body, &versions); err != nil || len(versions) != 2 {
+		t.Fatalf("versions: %v (%v)", versions, err)
+	}
+	if cur := s.do(req{method: "GET", path: path + "versions/current/", key: key}).json(t); cur["id"] != versions[1]["id"] {
+		t.Errorf("current version %v, want the last of %v", cur["id"], versions)
+	}
+
+	// Scopes: agents:read reads and validates, and writes nothing.
+	reader := s.key("alice", "acme", func(k *auth.NewKey) { k.Scopes = []string{domain.ScopeAgentsRead} })
+	for _, r := range []req{
+		{method: "GET", path: "/api/v1/agent/"}, {method: "GET", path: path}, {method: "GET", path: path + "versions/"},
+		{method: "GET", path: path + "versions/current/"}, {method: "POST", path: "/api/v1/agent/validate/", body: `{"name":"a"}`},
+	} {
+		r.key = reader
+		wantStatus(t, r.method+" "+r.path+" with agents:read", s.do(r), 200, "", "")
+	}
+	for _, r := range []req{
+		{method: "POST", path: "/api/v1/agent/", body: supportConfig}, {method: "PUT", path: path, body: supportConfig},
+		{method: "PATCH", path: path, body: `{"is_shared":true}`}, {method: "DELETE", path: path},
+	} {
+		r.key = reader
+		wantStatus(t, r.method+" "+r.path+" with agents:read", s.do(r), 403, "permission_error", domain.MsgNoPermission)
+	}
+
+	if d := s.do(req{method: "DELETE", path: path, key: key}); d.status != 204 || len(d.body) != 0 {
+		t.Errorf("delete: %d %s", d.status, d.body)
+	}
+	wantStatus(t, "deleted agent", s.do(req{method: "GET", path: path, key: key}), 404, "not_found_error", "")
 }

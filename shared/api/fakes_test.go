@@ -116,10 +116,21 @@ type fakeAgents struct {
 	mu       sync.Mutex
 	list     []*domain.Agent
 	versions map[string][]*domain.AgentVersion
+	invalid  []domain.FieldError // what Validate finds
+	checked  []validated         // what Validate was asked
 }
 
-func (s *fakeAgents) Validate(context.Context, domain.Principal, map[string]any, string) ([]domain.FieldError, error) {
-	return nil, nil
+// validated is one call of Validate.
+type validated struct {
+	cfg    map[string]any
+	prefix string
+}
+
+func (s *fakeAgents) Validate(_ context.Context, _ domain.Principal, cfg map[string]any, prefix string) ([]domain.FieldError, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.checked = append(s.checked, validated{cfg, prefix})
+	return s.invalid, nil
 }
 
 func (s *fakeAgents) Create(_ context.Context, p domain.Principal, cfg map[string]any, f agents.Flags) (*domain.Agent, error) {
