@@ -27,13 +27,17 @@ type fakes struct {
 	agents   *fakeAgents
 	sessions *fakeSessions
 	keySvc   *fakeKeys
+	images   *fakeImages
 }
+
+// fakeBaseURL is the public base of the fakes' /media/ URLs.
+const fakeBaseURL = "https://api.example.com/stage"
 
 // newFakeStack is a stack whose groups run over fakes: the same requests, OpenAPI checks and
 // helpers as newStack, in milliseconds.
 func newFakeStack(t testing.TB) (*stack, *fakes) {
 	t.Helper()
-	f := &fakes{keys: map[string]domain.Principal{}, agents: &fakeAgents{}, keySvc: &fakeKeys{}}
+	f := &fakes{keys: map[string]domain.Principal{}, agents: &fakeAgents{}, keySvc: &fakeKeys{}, images: &fakeImages{}}
 	f.sessions = &fakeSessions{agents: f.agents}
 	opts := api.Options{Auth: fakeAuth{f}}
 	groups := []struct {
@@ -45,8 +49,8 @@ func newFakeStack(t testing.TB) (*stack, *fakes) {
 		{"/api/v1/runtime", api.NewRuntime(f.sessions, opts)},
 		{"/api/v1/auth", api.NewAuth(f.keySvc, opts)},
 		{"/api/v1/api-keys", api.NewAuth(f.keySvc, opts)},
-		{"/api/v1/images", api.NewImages(fakeImages{}, api.StaticBaseURL("http://127.0.0.1:3000"), opts)},
-		{"/media", api.NewImages(fakeImages{}, api.StaticBaseURL("http://127.0.0.1:3000"), opts)},
+		{"/api/v1/images", api.NewImages(f.images, api.StaticBaseURL(fakeBaseURL+"/"), opts)},
+		{"/media", api.NewImages(f.images, api.StaticBaseURL(fakeBaseURL+"/"), opts)},
 	}
 	meta := api.NewMeta(opts)
 	mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -170,17 +174,33 @@ func (k *fakeKeys) RevokeKeyAs(_ context.Context, p domain.Principal, id string)
 	return domain.ErrNotFound
 }
 
-// fakeImages stores nothing and finds nothing.
-type fakeImages struct{}
+// fakeImages keeps uploads in memory by name.
+type fakeImages struct {
+	mu     sync.Mutex
+	stored map[string][]byte
+}
 
-func (fakeImages) Upload(_ context.Context, data []byte) (*images.Uploaded, error) {
+func (f *fakeImages) Upload(_ context.Context, data []byte) (*images.Uploaded, error) {
 	mt, err := images.Check(data)
 	if err != nil {
 		return nil, err
 	}
-	return &images.Uploaded{Name: uuid.NewString() + ".png", MediaType: mt, Size: len(data)}, nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stored == nil {
+		f.stored = map[string][]byte{}
+	}
+	name := uuid.NewString() + ".png"
+	f.stored[name] = data
+	return &images.Uploaded{Name: name, MediaType: mt, Size: len(data)}, nil
 }
 
-func (fakeImages) Open(context.Context, string) ([]byte, string, error) {
-	return nil, "", domain.ErrNotFound
+func (f *fakeImages) Open(_ context.Context, name string) ([]byte, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	data, ok := f.stored[name]
+	if !ok {
+		return nil, "", domain.ErrNotFound
+	}
+	return data, "image/png", nil
 }

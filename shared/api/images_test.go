@@ -8,8 +8,12 @@ import (
 	"image/png"
 	"mime/multipart"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentorch/agentorch/shared/auth"
+	"github.com/agentorch/agentorch/shared/domain"
 )
 
 func pngBytes(t testing.TB) []byte {
@@ -107,4 +111,33 @@ func TestImageUploadBadInput(t *testing.T) {
 			t.Errorf("GET %s: %d", p, r.status)
 		}
 	}
+}
+
+// TestImageHandlers: an upload answers its URL on the configured base (a trailing slash there
+// is not doubled) and the media route serves it with headers that keep browsers from guessing,
+// over a fake image store.
+func TestImageHandlers(t *testing.T) {
+	s, _ := newFakeStack(t)
+	key := s.key("alice", "acme")
+	img := pngBytes(t)
+	ct, body := multipartBody(t, "image", img)
+	res := s.do(req{method: "POST", path: "/api/v1/images/upload/", key: key, body: body, header: map[string]string{"Content-Type": ct}})
+	up := res.json(t)
+	u, _ := up["url"].(string)
+	if res.status != 201 || !strings.HasPrefix(u, fakeBaseURL+"/media/") || up["media_type"] != "image/png" || up["size"] != float64(len(img)) {
+		t.Fatalf("upload: %d %s", res.status, res.body)
+	}
+	got := s.do(req{method: "GET", path: strings.TrimPrefix(u, fakeBaseURL)})
+	for h, want := range map[string]string{"Content-Type": "image/png", "Content-Length": strconv.Itoa(len(img)),
+		"Cache-Control": "private, max-age=3600", "X-Content-Type-Options": "nosniff"} {
+		if got.header.Get(h) != want {
+			t.Errorf("media %s = %q, want %q", h, got.header.Get(h), want)
+		}
+	}
+	if got.status != 200 || !bytes.Equal(got.body, img) {
+		t.Errorf("media: %d, %d bytes", got.status, len(got.body))
+	}
+	reader := s.key("alice", "acme", func(k *auth.NewKey) { k.Scopes = []string{domain.ScopeSessionRead} })
+	wantStatus(t, "upload with sessions:read", s.do(req{method: "POST", path: "/api/v1/images/upload/", key: reader, body: body, header: map[string]string{"Content-Type": ct}}),
+		403, "permission_error", domain.MsgNoPermission)
 }
