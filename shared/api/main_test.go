@@ -24,8 +24,12 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-// TestMain runs the tests and stops the local stack if one of them started it: the tests over
-// fakes run without it.
+// The tests come in two layers. Handler tests run the real handlers over in-memory fakes of the
+// services (newFakeStack): the HTTP contract, in milliseconds, with nothing running. End-to-end
+// tests run the application over the local stand-ins (newStack): the features through HTTP,
+// queues, streaming; go test -short skips them.
+//
+// TestMain runs the tests and stops the local stack if one of them started it.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if local.stack != nil {
