@@ -127,7 +127,7 @@ func yamlToJSON(b []byte) ([]byte, error) {
 		return nil, domain.Errorf(domain.KindInvalid, "Malformed YAML body: %s", firstLine(err.Error()))
 	}
 	var extra any
-	if err := dec.Decode(&extra); err != io.EOF {
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return nil, domain.Errorf(domain.KindInvalid, "Malformed YAML body: send exactly one document")
 	}
 	// yaml.v3 refuses invalid UTF-8 and surrogate escapes itself; "\0" it decodes to a NUL.
