@@ -25,10 +25,18 @@ func NewCollections(svc CollectionService, opts Options) *Group {
 	g := newGroup(opts)
 	h := &collectionHandlers{svc: svc, g: g}
 	g.handle(http.MethodPost, "/api/v1/collections/", false, h.create)
-	g.handle(http.MethodGet, "/api/v1/collections/", false, h.list)
-	g.handle(http.MethodGet, "/api/v1/collections/{collection_id}/", false, h.get)
-	g.handle(http.MethodDelete, "/api/v1/collections/{collection_id}/", false, h.delete)
-	g.handle(http.MethodGet, "/api/v1/collections/{collection_id}/files/", false, h.files)
+	g.handle(http.MethodGet, "/api/v1/collections/", false, listPage(domain.ScopeKnowledgeRead, func(r *http.Request, offset, limit int) ([]*collectionJSON, bool, error) {
+		list, more, err := svc.ListCollections(r.Context(), principal(r), offset, limit)
+		return collectionViews(list), more, err
+	}))
+	g.handle(http.MethodGet, "/api/v1/collections/{collection_id}/", false, getByID(domain.ScopeKnowledgeRead, "collection_id", viewed(svc.GetCollection, collectionDetailView)))
+	// Deleting a collection leaves its files.
+	g.handle(http.MethodDelete, "/api/v1/collections/{collection_id}/", false, deleteByID(domain.ScopeKnowledgeWrite, "collection_id", svc.DeleteCollection))
+	// A collection's files, in the order they were added, a page at a time.
+	g.handle(http.MethodGet, "/api/v1/collections/{collection_id}/files/", false, listPage(domain.ScopeKnowledgeRead, func(r *http.Request, offset, limit int) ([]*fileJSON, bool, error) {
+		files, more, err := svc.CollectionFiles(r.Context(), principal(r), r.PathValue("collection_id"), offset, limit)
+		return fileViews(files), more, err
+	}))
 	g.handle(http.MethodPost, "/api/v1/collections/{collection_id}/files/", false, h.addFiles)
 	g.handle(http.MethodPost, "/api/v1/collections/{collection_id}/bulk/", false, h.bulk)
 	return g
@@ -53,61 +61,6 @@ func (h *collectionHandlers) create(w http.ResponseWriter, r *http.Request) erro
 	}
 	writeJSON(w, http.StatusCreated, collectionView(c))
 	return nil
-}
-
-func (h *collectionHandlers) list(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeKnowledgeRead); err != nil {
-		return err
-	}
-	pg, err := pageParams(r)
-	if err != nil {
-		return err
-	}
-	list, more, err := h.svc.ListCollections(r.Context(), principal(r), pg.offset, pg.limit)
-	if err != nil {
-		return err
-	}
-	return writeList(w, r, pg, collectionViews(list), more)
-}
-
-func (h *collectionHandlers) get(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeKnowledgeRead); err != nil {
-		return err
-	}
-	c, err := h.svc.GetCollection(r.Context(), principal(r), r.PathValue("collection_id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, collectionDetailView(c))
-	return nil
-}
-
-// delete removes the collection; its files remain.
-func (h *collectionHandlers) delete(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
-		return err
-	}
-	if err := h.svc.DeleteCollection(r.Context(), principal(r), r.PathValue("collection_id")); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-// files lists the collection's files, a page at a time.
-func (h *collectionHandlers) files(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeKnowledgeRead); err != nil {
-		return err
-	}
-	pg, err := pageParams(r)
-	if err != nil {
-		return err
-	}
-	files, more, err := h.svc.CollectionFiles(r.Context(), principal(r), r.PathValue("collection_id"), pg.offset, pg.limit)
-	if err != nil {
-		return err
-	}
-	return writeList(w, r, pg, fileViews(files), more)
 }
 
 func (h *collectionHandlers) addFiles(w http.ResponseWriter, r *http.Request) error {

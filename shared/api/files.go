@@ -42,11 +42,16 @@ func NewFiles(svc FileService, opts Options) *Group {
 	g := newGroup(opts)
 	h := &fileHandlers{svc: svc, g: g}
 	g.handle(http.MethodPost, "/api/v1/files/", false, h.upload)
-	g.handle(http.MethodGet, "/api/v1/files/", false, h.list)
+	g.handle(http.MethodGet, "/api/v1/files/", false, listPage(domain.ScopeKnowledgeRead, func(r *http.Request, offset, limit int) ([]*fileJSON, bool, error) {
+		q := r.URL.Query()
+		files, more, err := svc.ListFiles(r.Context(), principal(r), knowledge.FileFilter{
+			Tag: q.Get("tag"), Status: q.Get("status"), FileType: q.Get("file_type"), Offset: offset, Limit: limit})
+		return fileViews(files), more, err
+	}))
 	g.handle(http.MethodPost, "/api/v1/files/uploads/", false, h.startUpload)
 	g.handle(http.MethodPost, "/api/v1/files/bulk/", false, h.bulk)
-	g.handle(http.MethodGet, "/api/v1/files/{file_id}/", false, h.get)
-	g.handle(http.MethodDelete, "/api/v1/files/{file_id}/", false, h.delete)
+	g.handle(http.MethodGet, "/api/v1/files/{file_id}/", false, getByID(domain.ScopeKnowledgeRead, "file_id", viewed(svc.GetFile, fileView)))
+	g.handle(http.MethodDelete, "/api/v1/files/{file_id}/", false, deleteByID(domain.ScopeKnowledgeWrite, "file_id", svc.DeleteFile))
 	g.handle(http.MethodPost, "/api/v1/files/{file_id}/complete/", false, h.complete)
 	return g
 }
@@ -230,46 +235,6 @@ func (h *fileHandlers) complete(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, fileView(f))
-	return nil
-}
-
-func (h *fileHandlers) list(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeKnowledgeRead); err != nil {
-		return err
-	}
-	pg, err := pageParams(r)
-	if err != nil {
-		return err
-	}
-	q := r.URL.Query()
-	files, more, err := h.svc.ListFiles(r.Context(), principal(r), knowledge.FileFilter{
-		Tag: q.Get("tag"), Status: q.Get("status"), FileType: q.Get("file_type"), Offset: pg.offset, Limit: pg.limit})
-	if err != nil {
-		return err
-	}
-	return writeList(w, r, pg, fileViews(files), more)
-}
-
-func (h *fileHandlers) get(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeKnowledgeRead); err != nil {
-		return err
-	}
-	f, err := h.svc.GetFile(r.Context(), principal(r), r.PathValue("file_id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, fileView(f))
-	return nil
-}
-
-func (h *fileHandlers) delete(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
-		return err
-	}
-	if err := h.svc.DeleteFile(r.Context(), principal(r), r.PathValue("file_id")); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 

@@ -26,10 +26,16 @@ func NewKnowledge(svc KnowledgeService, opts Options) *Group {
 	g := newGroup(opts)
 	h := &kbHandlers{svc: svc, g: g}
 	g.handle(http.MethodPost, "/api/v1/knowledge-bases/", false, h.create)
-	g.handle(http.MethodGet, "/api/v1/knowledge-bases/", false, h.list)
-	g.handle(http.MethodGet, "/api/v1/knowledge-bases/{kb_id}/", false, h.get)
-	g.handle(http.MethodDelete, "/api/v1/knowledge-bases/{kb_id}/", false, h.delete)
-	g.handle(http.MethodGet, "/api/v1/knowledge-bases/{kb_id}/check_status/", false, h.checkStatus)
+	g.handle(http.MethodGet, "/api/v1/knowledge-bases/", false, listPage(domain.ScopeKnowledgeRead, func(r *http.Request, offset, limit int) ([]*kbListJSON, bool, error) {
+		q := r.URL.Query()
+		list, more, err := svc.ListKBs(r.Context(), principal(r), knowledge.KBFilter{
+			Status: q.Get("status"), Engine: q.Get("processing_engine"), Offset: offset, Limit: limit})
+		return kbListViews(list), more, err
+	}))
+	g.handle(http.MethodGet, "/api/v1/knowledge-bases/{kb_id}/", false, getByID(domain.ScopeKnowledgeRead, "kb_id", viewed(svc.GetKB, kbDetailView)))
+	// Deleting a knowledge base removes its indexed chunks; collections and files remain.
+	g.handle(http.MethodDelete, "/api/v1/knowledge-bases/{kb_id}/", false, deleteByID(domain.ScopeKnowledgeWrite, "kb_id", svc.DeleteKB))
+	g.handle(http.MethodGet, "/api/v1/knowledge-bases/{kb_id}/check_status/", false, getByID(domain.ScopeKnowledgeRead, "kb_id", viewed(svc.CheckStatus, statusView)))
 	g.handle(http.MethodPost, "/api/v1/knowledge-bases/{kb_id}/sync/", false, h.sync)
 	g.handle(http.MethodPost, "/api/v1/knowledge-bases/{kb_id}/search/", false, h.search)
 	return g
@@ -53,59 +59,6 @@ func (h *kbHandlers) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, kbDetailView(kb))
-	return nil
-}
-
-func (h *kbHandlers) list(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeKnowledgeRead); err != nil {
-		return err
-	}
-	pg, err := pageParams(r)
-	if err != nil {
-		return err
-	}
-	q := r.URL.Query()
-	list, more, err := h.svc.ListKBs(r.Context(), principal(r), knowledge.KBFilter{
-		Status: q.Get("status"), Engine: q.Get("processing_engine"), Offset: pg.offset, Limit: pg.limit})
-	if err != nil {
-		return err
-	}
-	return writeList(w, r, pg, kbListViews(list), more)
-}
-
-func (h *kbHandlers) get(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeKnowledgeRead); err != nil {
-		return err
-	}
-	kb, err := h.svc.GetKB(r.Context(), principal(r), r.PathValue("kb_id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, kbDetailView(kb))
-	return nil
-}
-
-// delete removes the knowledge base and its indexed chunks; collections and files remain.
-func (h *kbHandlers) delete(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
-		return err
-	}
-	if err := h.svc.DeleteKB(r.Context(), principal(r), r.PathValue("kb_id")); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-func (h *kbHandlers) checkStatus(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeKnowledgeRead); err != nil {
-		return err
-	}
-	st, err := h.svc.CheckStatus(r.Context(), principal(r), r.PathValue("kb_id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, statusView(st))
 	return nil
 }
 

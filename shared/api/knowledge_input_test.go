@@ -235,17 +235,25 @@ func TestKnowledgeScopes(t *testing.T) {
 
 // TestKnowledgeHandlersWithoutService: what the handlers refuse before any service call (the
 // body's type and size, scopes) is answered in the envelope and documented.
+// unreachableKnowledge is a service of the knowledge groups whose every method panics: a handler
+// that refuses a request must do so before it calls the feature.
+type unreachableKnowledge struct {
+	api.FileService
+	api.CollectionService
+	api.KnowledgeService
+}
+
 func TestKnowledgeHandlersWithoutService(t *testing.T) {
 	p := domain.Principal{KeyID: "k1", Owner: "o1", Company: "c1"}
 	readOnly := p
 	readOnly.Scopes = []string{domain.ScopeKnowledgeRead}
 	opts := api.Options{Auth: openapiAuth{p: p}}
 	groups := map[string]*api.Group{
-		"/api/v1/files":           api.NewFiles(nil, opts),
-		"/api/v1/collections":     api.NewCollections(nil, opts),
-		"/api/v1/knowledge-bases": api.NewKnowledge(nil, opts),
+		"/api/v1/files":           api.NewFiles(unreachableKnowledge{}, opts),
+		"/api/v1/collections":     api.NewCollections(unreachableKnowledge{}, opts),
+		"/api/v1/knowledge-bases": api.NewKnowledge(unreachableKnowledge{}, opts),
 	}
-	readOnlyFiles := api.NewFiles(nil, api.Options{Auth: openapiAuth{p: readOnly}})
+	readOnlyFiles := api.NewFiles(unreachableKnowledge{}, api.Options{Auth: openapiAuth{p: readOnly}})
 	jsonCT := map[string]string{"Content-Type": "application/json"}
 	imageCT, imageBody := form(t, formPart{name: "image", filename: "x.png", data: []byte("x")})
 	twoCT, twoBody := form(t, formPart{name: "file", filename: "a.txt", data: []byte("a")}, formPart{name: "file", filename: "b.txt", data: []byte("b")})
