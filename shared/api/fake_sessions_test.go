@@ -174,7 +174,7 @@ func (s *fakeSessions) Execute(_ context.Context, p domain.Principal, sid string
 	return &sessions.Result{Session: sess, Execution: e, Messages: msgs}, nil
 }
 
-func (s *fakeSessions) Enqueue(_ context.Context, p domain.Principal, sid string, req sessions.ExecuteRequest, _ map[string]any) (*domain.Execution, error) {
+func (s *fakeSessions) Enqueue(_ context.Context, p domain.Principal, sid string, req sessions.ExecuteRequest) (*domain.Execution, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess, err := s.find(p, sid)

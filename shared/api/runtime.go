@@ -24,7 +24,7 @@ const (
 // sessions.Service is the implementation.
 type RuntimeService interface {
 	Execute(ctx context.Context, p domain.Principal, sessionID string, req sessions.ExecuteRequest, obs sessions.Observer) (*sessions.Result, error)
-	Enqueue(ctx context.Context, p domain.Principal, sessionID string, req sessions.ExecuteRequest, body map[string]any) (*domain.Execution, error)
+	Enqueue(ctx context.Context, p domain.Principal, sessionID string, req sessions.ExecuteRequest) (*domain.Execution, error)
 	GetExecution(ctx context.Context, p domain.Principal, sessionID, execID string) (*domain.Session, *domain.Execution, []domain.Message, error)
 	Messages(ctx context.Context, p domain.Principal, sessionID string, limit, offset int) ([]domain.Message, int, bool, error)
 	Events(ctx context.Context, p domain.Principal, sessionID, correlationID, executionID string, offset, limit int) (sessions.EventsPage, error)
@@ -94,7 +94,7 @@ func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error 
 	sid := r.PathValue("session_id")
 	switch {
 	case b.Async || async || strings.Contains(r.Header.Get("Prefer"), "respond-async"):
-		e, err := h.svc.Enqueue(r.Context(), principal(r), sid, req, body)
+		e, err := h.svc.Enqueue(r.Context(), principal(r), sid, req)
 		if err != nil {
 			return err
 		}

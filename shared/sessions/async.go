@@ -13,8 +13,9 @@ import (
 const MaxAsyncBodyBytes = 300_000
 
 // Enqueue records an asynchronous execution and hands it to the dispatcher; the caller polls it
-// with GetExecution. The body is validated now, so a bad request fails at once with 400.
-func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID string, req ExecuteRequest, body map[string]any) (*domain.Execution, error) {
+// with GetExecution. The request is validated now, so a bad request fails at once with 400; its
+// content and inputs wait in the execution's record until the worker runs it.
+func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID string, req ExecuteRequest) (*domain.Execution, error) {
 	if s.queue == nil {
 		return nil, domain.Errorf(domain.KindInvalid, "Asynchronous execution is not available in this deployment")
 	}
@@ -27,12 +28,16 @@ func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID str
 	if req.CorrelationID != nil && len(*req.CorrelationID) > 256 {
 		return nil, field("correlation_id", "must be at most 256 characters")
 	}
-	if jsonSize(body) > MaxAsyncBodyBytes {
+	stored := map[string]any{"content": req.Content}
+	if req.Inputs != nil {
+		stored["inputs"] = req.Inputs
+	}
+	if jsonSize(stored) > MaxAsyncBodyBytes {
 		return nil, domain.Errorf(domain.KindTooLarge, "Asynchronous execute bodies are limited to %d bytes; pass images and files by URL", MaxAsyncBodyBytes)
 	}
 	e := &domain.Execution{
 		ID: newExecutionID(), SessionID: sessionID, CorrelationID: req.CorrelationID, Status: domain.ExecQueued,
-		Events: []map[string]any{}, CreatedAt: s.now().UTC(), Request: body, Scopes: p.Grants(),
+		Events: []map[string]any{}, CreatedAt: s.now().UTC(), Request: stored, Scopes: p.Grants(),
 	}
 	if err := s.store.PutExecution(ctx, e); err != nil {
 		return nil, fmt.Errorf("queue execution: %w", err)

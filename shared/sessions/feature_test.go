@@ -14,6 +14,7 @@ import (
 	"github.com/agentorch/agentorch/shared/localmodel"
 	"github.com/agentorch/agentorch/shared/sessions"
 	"github.com/agentorch/agentorch/shared/tools"
+	"github.com/google/go-cmp/cmp"
 )
 
 // memStore is an in-memory sessions.Store with the adapter's lease semantics, for feature tests
@@ -243,7 +244,7 @@ func TestQueuedRunStateMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "hello"}, map[string]any{"content": "hello"})
+	e, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "hello"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func TestQueuedRunStateMachine(t *testing.T) {
 	}
 
 	// A run that fails for the client's reasons is recorded failed and not retried.
-	bad, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "hi {{ variables.x }}"}, map[string]any{"content": "x"})
+	bad, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "hi {{ variables.x }}"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,5 +300,34 @@ func TestQueuedRunStateMachine(t *testing.T) {
 	}
 	if errors.Is(err, context.Canceled) {
 		t.Fatal(err)
+	}
+}
+
+// TestEnqueueStoresTheRequest: a queued execution keeps the request's content and inputs (what
+// the worker runs), refuses one too large to wait in a DynamoDB item with 413, and queues
+// nothing then.
+func TestEnqueueStoresTheRequest(t *testing.T) {
+	st := newMemStore()
+	q := &queue{}
+	svc := newService(st, q, sessions.Limits{})
+	ctx := context.Background()
+	sess, err := svc.Create(ctx, alice, map[string]any{"name": "a", "system_prompt": "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "hello {{ variables.x }}", Inputs: map[string]any{"x": "world"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"content": "hello {{ variables.x }}", "inputs": map[string]any{"x": "world"}}
+	if d := cmp.Diff(want, e.Request); d != "" {
+		t.Errorf("stored request (-want +got):\n%s", d)
+	}
+	_, err = svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "hi", Inputs: map[string]any{"a": strings.Repeat("a", sessions.MaxAsyncBodyBytes/2), "b": strings.Repeat("b", sessions.MaxAsyncBodyBytes/2)}})
+	if domain.KindOf(err) != domain.KindTooLarge {
+		t.Errorf("a request over %d bytes: %v, want too large", sessions.MaxAsyncBodyBytes, err)
+	}
+	if len(q.bodies) != 1 {
+		t.Errorf("%d jobs queued, want 1 (the refused request queues none)", len(q.bodies))
 	}
 }

@@ -125,7 +125,7 @@ func TestExecuteRetrievesWithTheCallersScopes(t *testing.T) {
 		searches int
 	}{{limited, 0}, {reader, 1}, {alice, 1}} {
 		before := r.count()
-		e, err := svc.Enqueue(ctx, tt.p, sess.ID, sessions.ExecuteRequest{Content: "later"}, map[string]any{"content": "later"})
+		e, err := svc.Enqueue(ctx, tt.p, sess.ID, sessions.ExecuteRequest{Content: "later"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestExecuteRetrievesWithTheCallersScopes(t *testing.T) {
 	}
 
 	// Queued before executions recorded their caller's grants: no search.
-	e, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "old"}, map[string]any{"content": "old"})
+	e, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "old"})
 	if err != nil {
 		t.Fatal(err)
 	}
