@@ -27,7 +27,7 @@ const (
 	maxEventQuery = 500
 )
 
-// The knowledge base context an llm_agent's system prompt ends with (README: "Agents that answer
+// The knowledge base context an llm_agent's system prompt ends with (docs/knowledge.md: "Agents that answer
 // from knowledge bases"). The passages follow contextIntro, each as "[n] <file> (knowledge base
 // "<name>", chunk <i>)" and its text, separated by blank lines.
 const (
