@@ -17,8 +17,9 @@ import (
 
 // Store keeps agents and their versions.
 type Store interface {
-	// CreateAgent stores a new agent with its first version; it fails with a KindConflict error
-	// wrapping domain.ErrAgentKeyTaken when agent_key is already used.
+	// CreateAgent stores a new agent with its first version; it fails with an error wrapping
+	// domain.ErrAgentKeyTaken when agent_key is already used (the service then tries another
+	// key, so the error never reaches a client).
 	CreateAgent(ctx context.Context, a *domain.Agent, v *domain.AgentVersion) error
 	GetAgent(ctx context.Context, id string) (*domain.Agent, error)
 	// ListAgents calls each with the company's agents, newest first, until it returns false.
