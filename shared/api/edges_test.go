@@ -136,17 +136,6 @@ func TestInvisibleNamesAreRefused(t *testing.T) {
 	}
 }
 
-func TestAgentKeyTransliterates(t *testing.T) {
-	s := newStack(t)
-	key := s.key("alice", "acme")
-	for name, want := range map[string]string{"Ünïcödé Bot": "unicode-bot", "Straße Ærø": "strasse-aero", "助手": "agent"} {
-		res := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: map[string]any{"system_config": map[string]any{"name": name}}})
-		if got := res.json(t)["agent_key"]; got != want {
-			t.Errorf("%q: agent_key %v, want %q", name, got, want)
-		}
-	}
-}
-
 // TestUncleanPathsAreNotRedirected: ServeMux would answer these with a 307 text/html redirect.
 func TestUncleanPathsAreNotRedirected(t *testing.T) {
 	s, _ := newFakeStack(t)
