@@ -58,13 +58,28 @@ type Flags struct {
 	OriginURL *string
 }
 
+// CreateInput is what a new agent is made of: its configuration document and the flags.
+type CreateInput struct {
+	Config domain.ConfigDoc
+	Flags  Flags
+}
+
+// UpdateInput is a change to an agent: a configuration document (the zero ConfigDoc leaves the
+// configuration alone) that replaces system_config, or with Merge set is an RFC 7386 merge patch
+// into it, and the flags.
+type UpdateInput struct {
+	Config domain.ConfigDoc
+	Merge  bool
+	Flags  Flags
+}
+
 // Validate checks a configuration without storing it, by the rules session creation applies
 // (domain.ParseConfig, with the deployment's tools, and every knowledge base one of p's
 // company's: one BatchGetItem when there are any); prefix is "" or "system_config". The error
 // is for the check itself failing, or a permission error when the configuration names what p
 // may not read (domain.AgentConfig.Permit).
-func (s *Service) Validate(ctx context.Context, p domain.Principal, cfg map[string]any, prefix string) ([]domain.FieldError, error) {
-	g, errs := domain.ParseConfig(cfg, s.tools, prefix)
+func (s *Service) Validate(ctx context.Context, p domain.Principal, cfg domain.ConfigDoc, prefix string) ([]domain.FieldError, error) {
+	g, errs := cfg.Parse(s.tools, prefix)
 	if len(errs) > 0 {
 		return errs, nil
 	}
@@ -83,7 +98,7 @@ func (s *Service) Validate(ctx context.Context, p domain.Principal, cfg map[stri
 }
 
 // validate is Validate for create and update: field errors are an invalid-request error.
-func (s *Service) validate(ctx context.Context, p domain.Principal, cfg map[string]any) error {
+func (s *Service) validate(ctx context.Context, p domain.Principal, cfg domain.ConfigDoc) error {
 	errs, err := s.Validate(ctx, p, cfg, "system_config")
 	if err != nil {
 		return err
@@ -95,14 +110,14 @@ func (s *Service) validate(ctx context.Context, p domain.Principal, cfg map[stri
 }
 
 // Create validates and stores a new agent owned by p.
-func (s *Service) Create(ctx context.Context, p domain.Principal, cfg map[string]any, f Flags) (*domain.Agent, error) {
-	if err := s.validate(ctx, p, cfg); err != nil {
+func (s *Service) Create(ctx context.Context, p domain.Principal, in CreateInput) (*domain.Agent, error) {
+	if err := s.validate(ctx, p, in.Config); err != nil {
 		return nil, err
 	}
 	now := s.now().UTC()
 	a := &domain.Agent{ID: uuid.NewString(), Owner: p.Owner, Company: p.Company, CreatedAt: now, Seq: 1, VersionNumber: domain.FirstVersion}
-	f.apply(a)
-	s.setConfig(a, cfg, now)
+	in.Flags.apply(a)
+	s.setConfig(a, in.Config, now)
 	v := s.version(a, p, now)
 	// agent_key is unique across the service (from-agent finds public agents of any company by
 	// it). The name's key is tried first; when it is taken, a random suffix follows, so the key
@@ -191,10 +206,9 @@ func (s *Service) List(ctx context.Context, p domain.Principal, offset, limit in
 	return out, more, nil
 }
 
-// Update changes an agent: with merge set, cfg is an RFC 7386 merge patch into system_config,
-// otherwise it replaces it (nil cfg leaves the configuration alone). A changed configuration
-// creates a new version under the version_number rule.
-func (s *Service) Update(ctx context.Context, p domain.Principal, id string, cfg map[string]any, merge bool, f Flags) (*domain.Agent, error) {
+// Update changes an agent (see UpdateInput). A changed configuration creates a new version under
+// the version_number rule.
+func (s *Service) Update(ctx context.Context, p domain.Principal, id string, in UpdateInput) (*domain.Agent, error) {
 	a, err := s.load(ctx, id)
 	if err != nil {
 		return nil, err
@@ -202,11 +216,12 @@ func (s *Service) Update(ctx context.Context, p domain.Principal, id string, cfg
 	if !a.CanWrite(p) {
 		return nil, domain.ErrPermission
 	}
-	next := a.Explicit
-	if cfg != nil {
-		next = cfg
-		if merge {
-			next = domain.MergePatch(a.Explicit, cfg)
+	current := domain.ConfigDocOf(a.Explicit)
+	next := current
+	if !in.Config.IsZero() {
+		next = in.Config
+		if in.Merge {
+			next = current.Merge(in.Config)
 		}
 		if err := s.validate(ctx, p, next); err != nil {
 			return nil, err
@@ -214,10 +229,10 @@ func (s *Service) Update(ctx context.Context, p domain.Principal, id string, cfg
 	}
 	now := s.now().UTC()
 	prevSeq := a.Seq
-	f.apply(a)
+	in.Flags.apply(a)
 	var v *domain.AgentVersion
-	if domain.ConfigHash(next) != a.ConfigHash {
-		a.VersionNumber = domain.NextVersion(a.VersionNumber, a.Explicit, next)
+	if next.Hash() != a.ConfigHash {
+		a.VersionNumber = domain.NextVersion(a.VersionNumber, a.Explicit, next.Object())
 		a.Seq++
 		s.setConfig(a, next, now)
 		v = s.version(a, p, now)
@@ -296,13 +311,13 @@ func (s *Service) load(ctx context.Context, id string) (*domain.Agent, error) {
 	return a, nil
 }
 
-func (s *Service) setConfig(a *domain.Agent, explicit map[string]any, now time.Time) {
-	a.Explicit = explicit
-	a.SystemConfig = domain.Effective(explicit)
-	a.ConfigHash = domain.ConfigHash(explicit)
-	a.Name, _ = explicit["name"].(string)
+func (s *Service) setConfig(a *domain.Agent, doc domain.ConfigDoc, now time.Time) {
+	a.Explicit = doc.Object()
+	a.SystemConfig = domain.Effective(a.Explicit)
+	a.ConfigHash = doc.Hash()
+	a.Name = doc.Name()
 	a.Architecture, _ = a.SystemConfig["agent_type"].(string)
-	a.EntryPoint, _ = explicit["entry_point"].(string)
+	a.EntryPoint, _ = a.Explicit["entry_point"].(string)
 	if a.EntryPoint == "" {
 		a.EntryPoint = a.Name
 	}

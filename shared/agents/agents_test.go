@@ -17,7 +17,7 @@ const unknownID = "3f1c2d4e-0000-4000-8000-000000000000"
 // create stores an agent of p or fails the test.
 func create(t *testing.T, s *agents.Service, p domain.Principal, cfg string, f agents.Flags) *domain.Agent {
 	t.Helper()
-	a, err := s.Create(context.Background(), p, config(t, cfg), f)
+	a, err := s.Create(context.Background(), p, agents.CreateInput{Config: doc(t, cfg), Flags: f})
 	if err != nil {
 		t.Fatalf("create %s: %v", cfg, err)
 	}
@@ -50,11 +50,11 @@ func TestTenancy(t *testing.T) {
 	ops := map[string]func(p domain.Principal, id string) error{
 		"get": func(p domain.Principal, id string) error { _, err := s.Get(ctx, p, id); return err },
 		"patch flag": func(p domain.Principal, id string) error {
-			_, err := s.Update(ctx, p, id, nil, true, agents.Flags{IsPublic: ptr(true)})
+			_, err := s.Update(ctx, p, id, agents.UpdateInput{Merge: true, Flags: agents.Flags{IsPublic: ptr(true)}})
 			return err
 		},
 		"put": func(p domain.Principal, id string) error {
-			_, err := s.Update(ctx, p, id, map[string]any{"name": "pwned"}, false, agents.Flags{})
+			_, err := s.Update(ctx, p, id, agents.UpdateInput{Config: domain.ConfigDocOf(map[string]any{"name": "pwned"})})
 			return err
 		},
 		"delete":   func(p domain.Principal, id string) error { return s.Delete(ctx, p, id) },

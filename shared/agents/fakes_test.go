@@ -274,6 +274,16 @@ func (c catalog) Names() []string      { return c }
 // tools are the tools the tests' deployment offers.
 var tools = catalog{"calculator", "current_time"}
 
+// doc is the configuration document s, read as the API reads a body.
+func doc(t *testing.T, s string) domain.ConfigDoc {
+	t.Helper()
+	var d domain.ConfigDoc
+	if err := json.Unmarshal([]byte(s), &d); err != nil || d.IsZero() {
+		t.Fatalf("document %s: %v", s, err)
+	}
+	return d
+}
+
 // config decodes a JSON configuration as the API does (numbers as json.Number).
 func config(t *testing.T, s string) map[string]any {
 	t.Helper()

@@ -82,7 +82,7 @@ func TestValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, m := newService()
-			errs, err := s.Validate(context.Background(), tt.p, config(t, tt.cfg), "")
+			errs, err := s.Validate(context.Background(), tt.p, doc(t, tt.cfg), "")
 			if tt.kind != 0 {
 				if domain.KindOf(err) != tt.kind {
 					t.Fatalf("err = %v (kind %v), want kind %v", err, domain.KindOf(err), tt.kind)
@@ -112,7 +112,7 @@ func TestValidateHidesForeignKnowledgeBases(t *testing.T) {
 	s, m := newService()
 	ctx := context.Background()
 	msg := func(id string) string {
-		errs, err := s.Validate(ctx, alice, config(t, withKB(id)), "")
+		errs, err := s.Validate(ctx, alice, doc(t, withKB(id)), "")
 		if err != nil || len(errs) != 1 {
 			t.Fatalf("%s: %v %v", id, errs, err)
 		}
@@ -123,7 +123,7 @@ func TestValidateHidesForeignKnowledgeBases(t *testing.T) {
 	}
 	boom := errors.New("dynamo down")
 	m.fail["KnowledgeBaseOwners"] = boom
-	errs, err := s.Validate(ctx, alice, config(t, withKB("kb-acme")), "")
+	errs, err := s.Validate(ctx, alice, doc(t, withKB("kb-acme")), "")
 	if !errors.Is(err, boom) || errs != nil || domain.KindOf(err) != domain.KindInternal {
 		t.Errorf("store failure: errs %v, err %v", errs, err)
 	}
@@ -154,7 +154,7 @@ func TestCreateRefusesBadConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, m := newService()
-			a, err := s.Create(context.Background(), tt.p, config(t, tt.cfg), agents.Flags{IsPublic: ptr(true)})
+			a, err := s.Create(context.Background(), tt.p, agents.CreateInput{Config: doc(t, tt.cfg), Flags: agents.Flags{IsPublic: ptr(true)}})
 			if a != nil || domain.KindOf(err) != tt.kind {
 				t.Fatalf("Create = %v, %v; want a %v error", a, err, tt.kind)
 			}
@@ -179,8 +179,8 @@ func TestCreateRefusesBadConfig(t *testing.T) {
 func TestCreate(t *testing.T) {
 	s, m := newService()
 	before := time.Now()
-	cfg := config(t, supportConfig)
-	a, err := s.Create(context.Background(), alice, cfg, agents.Flags{IsShared: ptr(true), OriginURL: ptr("https://example.com/a")})
+	cfg := doc(t, supportConfig)
+	a, err := s.Create(context.Background(), alice, agents.CreateInput{Config: cfg, Flags: agents.Flags{IsShared: ptr(true), OriginURL: ptr("https://example.com/a")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestCreate(t *testing.T) {
 	}
 
 	// The architecture defaults to llm_agent; an entry_point is kept as given.
-	b, err := s.Create(context.Background(), alice, config(t, `{"name":"Plain","entry_point":"start"}`), agents.Flags{})
+	b, err := s.Create(context.Background(), alice, agents.CreateInput{Config: doc(t, `{"name":"Plain","entry_point":"start"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestAgentKeys(t *testing.T) {
 		{"Support Bot", "support-bot"}, {"Ünïcödé Bot", "unicode-bot"}, {"Straße Ærø", "strasse-aero"},
 		{"助手", "agent"}, {"Robot 🤖", "robot"},
 	} {
-		a, err := s.Create(ctx, alice, map[string]any{"name": tt.name}, agents.Flags{})
+		a, err := s.Create(ctx, alice, agents.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": tt.name})})
 		if err != nil || a.AgentKey != tt.want || a.Name != tt.name {
 			t.Errorf("%q: %v, key %q name %q; want key %q", tt.name, err, a.AgentKey, a.Name, tt.want)
 		}
@@ -246,7 +246,7 @@ func TestAgentKeys(t *testing.T) {
 	seen := map[string]bool{}
 	var last *domain.Agent
 	for _, p := range []domain.Principal{mallory, mallory, alice} {
-		a, err := s.Create(ctx, p, config(t, supportConfig), agents.Flags{})
+		a, err := s.Create(ctx, p, agents.CreateInput{Config: doc(t, supportConfig)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,7 +264,7 @@ func TestAgentKeys(t *testing.T) {
 	if err := s.Delete(ctx, alice, first); err != nil {
 		t.Fatal(err)
 	}
-	if a, err := s.Create(ctx, mallory, config(t, supportConfig), agents.Flags{}); err != nil || a.AgentKey != "support-bot" {
+	if a, err := s.Create(ctx, mallory, agents.CreateInput{Config: doc(t, supportConfig)}); err != nil || a.AgentKey != "support-bot" {
 		t.Errorf("key after delete: %v, %v", a, err)
 	}
 }
@@ -275,7 +275,7 @@ func TestCreateGivesUpOnKeys(t *testing.T) {
 	ctx := context.Background()
 	s, m := newService()
 	m.keyTaken = func(string) bool { return true }
-	if a, err := s.Create(ctx, alice, config(t, supportConfig), agents.Flags{}); err == nil || domain.KindOf(err) != domain.KindInternal {
+	if a, err := s.Create(ctx, alice, agents.CreateInput{Config: doc(t, supportConfig)}); err == nil || domain.KindOf(err) != domain.KindInternal {
 		t.Errorf("every key taken: %v, %v", a, err)
 	}
 	if n := m.Calls("CreateAgent"); n != 10 || len(m.agents) != 0 {
@@ -285,7 +285,7 @@ func TestCreateGivesUpOnKeys(t *testing.T) {
 	s, m = newService()
 	boom := errors.New("throttled")
 	m.fail["CreateAgent"] = boom
-	if _, err := s.Create(ctx, alice, config(t, supportConfig), agents.Flags{}); !errors.Is(err, boom) {
+	if _, err := s.Create(ctx, alice, agents.CreateInput{Config: doc(t, supportConfig)}); !errors.Is(err, boom) {
 		t.Errorf("store failure: %v", err)
 	}
 	if n := m.Calls("CreateAgent"); n != 1 {

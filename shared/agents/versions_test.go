@@ -59,12 +59,12 @@ func TestUpdate(t *testing.T) {
 	prev := first
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var cfg map[string]any
+			var cfg domain.ConfigDoc // none: change only the flags
 			if tt.cfg != "" {
-				cfg = config(t, tt.cfg)
+				cfg = doc(t, tt.cfg)
 			}
 			_, before := m.stored(first.ID)
-			a, err := s.Update(ctx, alice, first.ID, cfg, tt.merge, tt.flags)
+			a, err := s.Update(ctx, alice, first.ID, agents.UpdateInput{Config: cfg, Merge: tt.merge, Flags: tt.flags})
 			stored, vs := m.stored(first.ID)
 			if tt.kind != 0 {
 				var de *domain.Error
@@ -139,13 +139,13 @@ func TestUpdateScopes(t *testing.T) {
 	s, _ := newService()
 	a := create(t, s, alice, withKB("kb-acme"), agents.Flags{})
 	noKB := domain.Principal{Owner: "alice", Company: "acme", Scopes: []string{domain.ScopeAgentsWrite}}
-	if _, err := s.Update(ctx, noKB, a.ID, map[string]any{"description": "x"}, true, agents.Flags{}); domain.KindOf(err) != domain.KindPermission {
+	if _, err := s.Update(ctx, noKB, a.ID, agents.UpdateInput{Config: domain.ConfigDocOf(map[string]any{"description": "x"}), Merge: true}); domain.KindOf(err) != domain.KindPermission {
 		t.Errorf("patch keeping a knowledge base without knowledge:read: %v", err)
 	}
-	if u, err := s.Update(ctx, noKB, a.ID, nil, true, agents.Flags{IsShared: ptr(true)}); err != nil || !u.IsShared {
+	if u, err := s.Update(ctx, noKB, a.ID, agents.UpdateInput{Merge: true, Flags: agents.Flags{IsShared: ptr(true)}}); err != nil || !u.IsShared {
 		t.Errorf("flags without knowledge:read: %v, %v", u, err)
 	}
-	if u, err := s.Update(ctx, noKB, a.ID, map[string]any{"name": "plain"}, false, agents.Flags{}); err != nil || u.VersionNumber != "1.1.0" {
+	if u, err := s.Update(ctx, noKB, a.ID, agents.UpdateInput{Config: domain.ConfigDocOf(map[string]any{"name": "plain"})}); err != nil || u.VersionNumber != "1.1.0" {
 		t.Errorf("put dropping the knowledge base: %v, %v", u, err)
 	}
 }
@@ -157,11 +157,11 @@ func TestUpdateConflict(t *testing.T) {
 	s, m := newService()
 	a := create(t, s, alice, supportConfig, agents.Flags{})
 	m.beforeUpdate = func() {
-		if _, err := s.Update(ctx, alice, a.ID, map[string]any{"system_prompt": "theirs"}, true, agents.Flags{}); err != nil {
+		if _, err := s.Update(ctx, alice, a.ID, agents.UpdateInput{Config: domain.ConfigDocOf(map[string]any{"system_prompt": "theirs"}), Merge: true}); err != nil {
 			t.Errorf("the other update: %v", err)
 		}
 	}
-	_, err := s.Update(ctx, alice, a.ID, map[string]any{"system_prompt": "mine"}, true, agents.Flags{})
+	_, err := s.Update(ctx, alice, a.ID, agents.UpdateInput{Config: domain.ConfigDocOf(map[string]any{"system_prompt": "mine"}), Merge: true})
 	if domain.KindOf(err) != domain.KindConflict {
 		t.Fatalf("Update = %v, want a conflict", err)
 	}
@@ -178,7 +178,7 @@ func TestVersionPages(t *testing.T) {
 	s, _ := newService()
 	a := create(t, s, alice, `{"name":"Helper","system_prompt":"The password is hunter2."}`, agents.Flags{IsPublic: ptr(true)})
 	for _, prompt := range []string{"Be helpful.", "Be kind."} {
-		if _, err := s.Update(ctx, alice, a.ID, map[string]any{"system_prompt": prompt}, true, agents.Flags{}); err != nil {
+		if _, err := s.Update(ctx, alice, a.ID, agents.UpdateInput{Config: domain.ConfigDocOf(map[string]any{"system_prompt": prompt}), Merge: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -261,7 +261,7 @@ func TestStoreFailures(t *testing.T) {
 		{"GetVersion", func(s *agents.Service, id string) error { _, _, err := s.Versions(ctx, mallory, id, 0, 10); return err }},
 		{"ListVersions", func(s *agents.Service, id string) error { _, _, err := s.Versions(ctx, alice, id, 0, 10); return err }},
 		{"UpdateAgent", func(s *agents.Service, id string) error {
-			_, err := s.Update(ctx, alice, id, map[string]any{"system_prompt": "x"}, true, agents.Flags{})
+			_, err := s.Update(ctx, alice, id, agents.UpdateInput{Config: domain.ConfigDocOf(map[string]any{"system_prompt": "x"}), Merge: true})
 			return err
 		}},
 		{"DeleteAgent", func(s *agents.Service, id string) error { return s.Delete(ctx, alice, id) }},

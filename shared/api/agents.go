@@ -10,11 +10,11 @@ import (
 
 // AgentService is what the agents group calls; agents.Service is the implementation.
 type AgentService interface {
-	Validate(ctx context.Context, p domain.Principal, cfg map[string]any, prefix string) ([]domain.FieldError, error)
-	Create(ctx context.Context, p domain.Principal, cfg map[string]any, f agents.Flags) (*domain.Agent, error)
+	Validate(ctx context.Context, p domain.Principal, cfg domain.ConfigDoc, prefix string) ([]domain.FieldError, error)
+	Create(ctx context.Context, p domain.Principal, in agents.CreateInput) (*domain.Agent, error)
 	Get(ctx context.Context, p domain.Principal, id string) (*domain.Agent, error)
 	List(ctx context.Context, p domain.Principal, offset, limit int) ([]*domain.Agent, bool, error)
-	Update(ctx context.Context, p domain.Principal, id string, cfg map[string]any, merge bool, f agents.Flags) (*domain.Agent, error)
+	Update(ctx context.Context, p domain.Principal, id string, in agents.UpdateInput) (*domain.Agent, error)
 	Delete(ctx context.Context, p domain.Principal, id string) error
 	CurrentVersion(ctx context.Context, p domain.Principal, id string) (*domain.AgentVersion, error)
 	Versions(ctx context.Context, p domain.Principal, id string, offset, limit int) ([]*domain.AgentVersion, bool, error)
@@ -68,7 +68,7 @@ func (h *agentHandlers) validate(w http.ResponseWriter, r *http.Request) error {
 		cfg, prefix = sc, "system_config"
 		wrapErrs = unknownFields(body, agentBodyFields)
 	}
-	errs, err := h.svc.Validate(r.Context(), principal(r), cfg, prefix)
+	errs, err := h.svc.Validate(r.Context(), principal(r), domain.ConfigDocOf(cfg), prefix)
 	if err != nil {
 		return err
 	}
@@ -84,12 +84,13 @@ func (h *agentHandlers) validate(w http.ResponseWriter, r *http.Request) error {
 // agentBodyFields are the fields of a create or update body.
 var agentBodyFields = []string{"system_config", "is_public", "is_shared", "origin_url"}
 
-// agentBody reads a create or update body: system_config plus the top-level flags.
-func (h *agentHandlers) agentBody(w http.ResponseWriter, r *http.Request, needConfig bool) (map[string]any, agents.Flags, error) {
+// agentBody reads a create or update body: system_config (the zero document when it is left
+// out) plus the top-level flags.
+func (h *agentHandlers) agentBody(w http.ResponseWriter, r *http.Request, needConfig bool) (domain.ConfigDoc, agents.Flags, error) {
 	var f agents.Flags
 	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
 	if err != nil {
-		return nil, f, err
+		return domain.ConfigDoc{}, f, err
 	}
 	errs := unknownFields(body, agentBodyFields)
 	cfg, present := body["system_config"]
@@ -126,9 +127,9 @@ func (h *agentHandlers) agentBody(w http.ResponseWriter, r *http.Request, needCo
 		}
 	}
 	if len(errs) > 0 {
-		return nil, f, domain.Invalid(errs)
+		return domain.ConfigDoc{}, f, domain.Invalid(errs)
 	}
-	return m, f, nil
+	return domain.ConfigDocOf(m), f, nil
 }
 
 func (h *agentHandlers) create(w http.ResponseWriter, r *http.Request) error {
@@ -139,7 +140,7 @@ func (h *agentHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a, err := h.svc.Create(r.Context(), principal(r), cfg, f)
+	a, err := h.svc.Create(r.Context(), principal(r), agents.CreateInput{Config: cfg, Flags: f})
 	if err != nil {
 		return err
 	}
@@ -155,7 +156,7 @@ func (h *agentHandlers) update(w http.ResponseWriter, r *http.Request, merge boo
 	if err != nil {
 		return err
 	}
-	a, err := h.svc.Update(r.Context(), principal(r), r.PathValue("id"), cfg, merge, f)
+	a, err := h.svc.Update(r.Context(), principal(r), r.PathValue("id"), agents.UpdateInput{Config: cfg, Merge: merge, Flags: f})
 	if err != nil {
 		return err
 	}

@@ -28,18 +28,18 @@ type validated struct {
 	prefix string
 }
 
-func (s *fakeAgents) Validate(_ context.Context, _ domain.Principal, cfg map[string]any, prefix string) ([]domain.FieldError, error) {
+func (s *fakeAgents) Validate(_ context.Context, _ domain.Principal, cfg domain.ConfigDoc, prefix string) ([]domain.FieldError, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.checked = append(s.checked, validated{cfg, prefix})
+	s.checked = append(s.checked, validated{cfg.Object(), prefix})
 	return s.invalid, nil
 }
 
-func (s *fakeAgents) Create(_ context.Context, p domain.Principal, cfg map[string]any, f agents.Flags) (*domain.Agent, error) {
+func (s *fakeAgents) Create(_ context.Context, p domain.Principal, in agents.CreateInput) (*domain.Agent, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now().UTC().Truncate(time.Second)
-	name, _ := cfg["name"].(string)
+	cfg, f, name := in.Config.Object(), in.Flags, in.Config.Name()
 	a := &domain.Agent{ID: uuid.NewString(), AgentKey: slug(name), Name: name,
 		EntryPoint: name, Owner: p.Owner, Company: p.Company, SystemConfig: domain.Effective(cfg), Explicit: cfg,
 		VersionNumber: "1.0.0", ConfigHash: domain.ConfigHash(cfg), CreatedAt: now, UpdatedAt: now, OriginURL: f.OriginURL}
@@ -105,7 +105,8 @@ func (s *fakeAgents) List(_ context.Context, p domain.Principal, offset, limit i
 }
 
 // Update sets the configuration (merged one level deep for a patch) and bumps the patch number.
-func (s *fakeAgents) Update(_ context.Context, p domain.Principal, id string, cfg map[string]any, merge bool, f agents.Flags) (*domain.Agent, error) {
+func (s *fakeAgents) Update(_ context.Context, p domain.Principal, id string, in agents.UpdateInput) (*domain.Agent, error) {
+	cfg, merge, f := in.Config.Object(), in.Merge, in.Flags
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	i, err := s.find(p, id)

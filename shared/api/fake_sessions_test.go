@@ -34,12 +34,11 @@ func (s *fakeSessions) lease(sid string) {
 	s.busy[sid] = true
 }
 
-func (s *fakeSessions) Create(_ context.Context, p domain.Principal, cfg map[string]any) (*domain.Session, error) {
+func (s *fakeSessions) Create(_ context.Context, p domain.Principal, in sessions.CreateInput) (*domain.Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now().UTC()
-	name, _ := cfg["name"].(string)
-	sess := &domain.Session{ID: uuid.NewString(), Name: name, Owner: p.Owner, Company: p.Company, Config: cfg, ConfigHash: domain.ConfigHash(cfg),
+	sess := &domain.Session{ID: uuid.NewString(), Name: in.Config.Name(), Owner: p.Owner, Company: p.Company, Config: in.Config.Object(), ConfigHash: in.Config.Hash(),
 		CreatedAt: now, UpdatedAt: now}
 	s.list = append([]*domain.Session{sess}, s.list...)
 	return sess, nil
@@ -60,7 +59,7 @@ func (s *fakeSessions) FromAgent(ctx context.Context, p domain.Principal, agentK
 	if agent == nil {
 		return nil, nil, domain.Errorf(domain.KindNotFound, "No agent with agent_key %q", agentKey)
 	}
-	sess, err := s.Create(ctx, p, agent.SystemConfig)
+	sess, err := s.Create(ctx, p, sessions.CreateInput{Config: domain.ConfigDocOf(agent.SystemConfig)})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/sessions"
 )
 
 // SessionService is what the sessions group calls; sessions.Service is the implementation.
 type SessionService interface {
-	Create(ctx context.Context, p domain.Principal, cfg map[string]any) (*domain.Session, error)
+	Create(ctx context.Context, p domain.Principal, in sessions.CreateInput) (*domain.Session, error)
 	FromAgent(ctx context.Context, p domain.Principal, agentKey string) (*domain.Session, *domain.Agent, error)
 	Feedback(ctx context.Context, p domain.Principal, messageID string, rating *int, comment *string) (*domain.Feedback, error)
 	List(ctx context.Context, p domain.Principal, offset, limit int) ([]*domain.Session, bool, error)
@@ -70,7 +71,7 @@ func (h *sessionHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s, err := h.svc.Create(r.Context(), principal(r), body)
+	s, err := h.svc.Create(r.Context(), principal(r), sessions.CreateInput{Config: domain.ConfigDocOf(body)})
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ func newWorkerRig(t *testing.T) *workerRig {
 // enqueue creates a session with cfg and queues "hello" in it through the SQS dispatcher.
 func (r *workerRig) enqueue(t *testing.T, cfg map[string]any) (sessionID, executionID string) {
 	t.Helper()
-	s, err := r.app.Sessions().Create(t.Context(), r.p, cfg)
+	s, err := r.app.Sessions().Create(t.Context(), r.p, sessions.CreateInput{Config: domain.ConfigDocOf(cfg)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func TestEventsReadsOnlyWhatThePageNeeds(t *testing.T) {
 	ctx := context.Background()
 	st := newMemStore()
 	svc := newService(st, nil, sessions.Limits{})
-	sess, err := svc.Create(ctx, alice, map[string]any{"name": "a", "system_prompt": "hi"})
+	sess, err := svc.Create(ctx, alice, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -200,7 +200,7 @@ func TestExecuteWaitsForTheLease(t *testing.T) {
 	st := newMemStore()
 	svc := newService(st, nil, sessions.Limits{LeaseWait: 300 * time.Millisecond})
 	ctx := context.Background()
-	sess, err := svc.Create(ctx, alice, map[string]any{"name": "a", "system_prompt": "hi"})
+	sess, err := svc.Create(ctx, alice, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestQueuedRunStateMachine(t *testing.T) {
 	q := &queue{}
 	svc := newService(st, q, sessions.Limits{LeaseWait: 50 * time.Millisecond})
 	ctx := context.Background()
-	sess, err := svc.Create(ctx, alice, map[string]any{"name": "a", "system_prompt": "hi"})
+	sess, err := svc.Create(ctx, alice, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestEnqueueStoresTheRequest(t *testing.T) {
 	q := &queue{}
 	svc := newService(st, q, sessions.Limits{})
 	ctx := context.Background()
-	sess, err := svc.Create(ctx, alice, map[string]any{"name": "a", "system_prompt": "hi"})
+	sess, err := svc.Create(ctx, alice, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
 	if err != nil {
 		t.Fatal(err)
 	}

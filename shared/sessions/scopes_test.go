@@ -45,12 +45,12 @@ func (oneAgent) GetByKey(_ context.Context, _ domain.Principal, key string) (*do
 	if key != "kb-agent" {
 		return nil, domain.ErrNotFound
 	}
-	return &domain.Agent{ID: "a1", Name: "KB", Company: "acme", Owner: "alice", SystemConfig: kbConfig()}, nil
+	return &domain.Agent{ID: "a1", Name: "KB", Company: "acme", Owner: "alice", SystemConfig: kbConfig().Object()}, nil
 }
 
-func kbConfig() map[string]any {
-	return map[string]any{"name": "kb", "system_prompt": "hi", "knowledge_bases": []any{
-		map[string]any{"name": "docs", "knowledge_base_type": "opensearch", "knowledge_base_id": "kb1"}}}
+func kbConfig() domain.ConfigDoc {
+	return domain.ConfigDocOf(map[string]any{"name": "kb", "system_prompt": "hi", "knowledge_bases": []any{
+		map[string]any{"name": "docs", "knowledge_base_type": "opensearch", "knowledge_base_id": "kb1"}}})
 }
 
 func kbService(st *memStore, q sessions.Queue, r engine.Retriever) *sessions.Service {
@@ -80,7 +80,7 @@ func TestConfigsNamingKnowledgeBasesNeedKnowledgeRead(t *testing.T) {
 		{scoped(domain.ScopeAdmin), 0},
 		{alice, 0},
 	} {
-		_, err := svc.Create(ctx, tt.p, kbConfig())
+		_, err := svc.Create(ctx, tt.p, sessions.CreateInput{Config: kbConfig()})
 		if got := domain.KindOf(err); err != nil && got != tt.want || err == nil && tt.want != 0 {
 			t.Errorf("Create by %v: %v, want kind %v", tt.p.Scopes, err, tt.want)
 		}
@@ -90,7 +90,7 @@ func TestConfigsNamingKnowledgeBasesNeedKnowledgeRead(t *testing.T) {
 		}
 	}
 	// A configuration naming none needs no more than sessions:write.
-	if _, err := svc.Create(ctx, scoped(domain.ScopeSessionsWrite), map[string]any{"name": "plain", "system_prompt": "hi"}); err != nil {
+	if _, err := svc.Create(ctx, scoped(domain.ScopeSessionsWrite), sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "plain", "system_prompt": "hi"})}); err != nil {
 		t.Errorf("plain session by sessions:write: %v", err)
 	}
 }
@@ -102,7 +102,7 @@ func TestExecuteRetrievesWithTheCallersScopes(t *testing.T) {
 	ctx := context.Background()
 	st, q, r := newMemStore(), &queue{}, &countingRetriever{}
 	svc := kbService(st, q, r)
-	sess, err := svc.Create(ctx, alice, kbConfig())
+	sess, err := svc.Create(ctx, alice, sessions.CreateInput{Config: kbConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,9 +107,15 @@ type Images interface {
 	Open(ctx context.Context, name string) ([]byte, string, error)
 }
 
-// Create validates an inline configuration (either shape) and opens a session for it.
-func (s *Service) Create(ctx context.Context, p domain.Principal, cfg map[string]any) (*domain.Session, error) {
-	g, errs := domain.ParseConfig(cfg, s.tools, "")
+// CreateInput is what a session with an inline configuration is made of.
+type CreateInput struct {
+	// Config is the configuration document (either shape), stored and shown as sent.
+	Config domain.ConfigDoc
+}
+
+// Create validates an inline configuration and opens a session for it.
+func (s *Service) Create(ctx context.Context, p domain.Principal, in CreateInput) (*domain.Session, error) {
+	g, errs := in.Config.Parse(s.tools, "")
 	if len(errs) > 0 {
 		return nil, domain.Invalid(errs)
 	}
@@ -119,7 +125,7 @@ func (s *Service) Create(ctx context.Context, p domain.Principal, cfg map[string
 	if err := s.checkKnowledgeBases(ctx, p, g, false); err != nil {
 		return nil, err
 	}
-	sess := s.newSession(p, cfg)
+	sess := s.newSession(p, in.Config.Object())
 	s.configs.put(sess.ConfigHash, g)
 	if err := s.store.CreateSession(ctx, sess); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
