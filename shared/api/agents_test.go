@@ -105,47 +105,33 @@ func TestAgentYAMLBody(t *testing.T) {
 	}
 }
 
+// TestValidateEndpoint: a configuration is read as JSON or YAML by its content type and a valid
+// one answers {"valid": true, "message"}; which fields an invalid one names is shared/agents'
+// TestValidate, its wrapper TestAgentHandlers.
 func TestValidateEndpoint(t *testing.T) {
 	s := newStack(t)
 	key := s.key("alice", "acme")
-	tests := []struct {
-		name, body, ctype string
-		valid             bool
-		fields            []string
-	}{
-		{"valid json", `{"name":"a","agent_type":"llm_agent","system_prompt":"x","llm_config":{"model":"m","temperature":1}}`, "application/json", true, nil},
-		{"valid yaml", "name: a\nagent_type: react_agent\ntools: [calculator]\n", "application/x-yaml", true, nil},
-		{"valid text/yaml", "name: a\n", "text/yaml", true, nil},
-		{"invalid", `{"agent_type":"robot","llm_config":{"temperature":3,"max_tokens":"many"},"tools":[1]}`, "application/json", false,
-			[]string{"name", "agent_type", "llm_config.temperature", "llm_config.max_tokens", "tools.0"}},
-	}
-	for _, tt := range tests {
+	for _, tt := range []struct{ name, body, ctype string }{
+		{"json", `{"name":"a","agent_type":"llm_agent","system_prompt":"x","llm_config":{"model":"m","temperature":1}}`, "application/json"},
+		{"yaml", "name: a\nagent_type: react_agent\ntools: [calculator]\n", "application/x-yaml"},
+		{"text/yaml", "name: a\n", "text/yaml"},
+	} {
 		t.Run(tt.name, func(t *testing.T) {
 			res := s.do(req{method: "POST", path: "/api/v1/agent/validate/", key: key, body: tt.body, header: map[string]string{"Content-Type": tt.ctype}})
 			if res.status != 200 {
 				t.Fatalf("status %d: %s", res.status, res.body)
 			}
 			m := res.json(t)
-			if m["valid"] != tt.valid {
-				t.Fatalf("valid = %v: %s", m["valid"], res.body)
-			}
-			if tt.valid {
-				if msg, _ := m["message"].(string); msg == "" {
-					t.Error("valid result has no message")
-				}
-				return
-			}
-			var got []string
-			for _, e := range m["errors"].([]any) {
-				got = append(got, e.(map[string]any)["field"].(string))
-			}
-			if diff := cmp.Diff(tt.fields, got); diff != "" {
-				t.Errorf("fields (-want +got):\n%s", diff)
+			if msg, _ := m["message"].(string); m["valid"] != true || msg == "" {
+				t.Errorf("valid configuration = %s", res.body)
 			}
 		})
 	}
 }
 
+// TestUpdateVersionsAndDelete: one agent's life on the stack: a patch makes a version, the
+// versions and the current one are read back, a delete ends it. Numbering, PUT, refused updates
+// and a deleted agent's key are shared/agents' TestUpdate, TestDelete and TestAgentKeys.
 func TestUpdateVersionsAndDelete(t *testing.T) {
 	s := newStack(t)
 	key := s.key("alice", "acme")
@@ -153,7 +139,7 @@ func TestUpdateVersionsAndDelete(t *testing.T) {
 	id := a["id"].(string)
 	path := "/api/v1/agent/" + id + "/"
 
-	// A prompt change is a patch release with a new hash.
+	// A prompt change is a patch release with a new hash, merged into the configuration.
 	p := s.do(req{method: "PATCH", path: path, key: key, body: `{"system_config":{"system_prompt":"You help kindly."}}`})
 	if p.status != 200 {
 		t.Fatalf("patch: %d %s", p.status, p.body)
@@ -165,19 +151,6 @@ func TestUpdateVersionsAndDelete(t *testing.T) {
 	if pa["system_config"].(map[string]any)["llm_config"].(map[string]any)["model"] != "m1" {
 		t.Error("patch did not merge: llm_config.model lost")
 	}
-	// The same patch again changes nothing.
-	again := s.do(req{method: "PATCH", path: path, key: key, body: `{"system_config":{"system_prompt":"You help kindly."},"is_shared":true}`}).json(t)
-	if again["version_number"] != "1.0.1" || again["config_hash"] != pa["config_hash"] || again["is_shared"] != true {
-		t.Errorf("no-op patch: %v %v shared=%v", again["version_number"], again["config_hash"], again["is_shared"])
-	}
-	// A new tool is a minor release; PUT replaces the whole configuration.
-	put := s.do(req{method: "PUT", path: path, key: key, body: `{"system_config":{"name":"Support Bot","agent_type":"llm_agent","tools":["calculator"]}}`}).json(t)
-	if put["version_number"] != "1.1.0" {
-		t.Errorf("put version = %v", put["version_number"])
-	}
-	if _, ok := put["system_config"].(map[string]any)["system_prompt"]; ok {
-		t.Error("PUT kept a field it should have replaced")
-	}
 	vs := s.do(req{method: "GET", path: path + "versions/", key: key})
 	var versions []map[string]any
 	if err := jsonUnmarshal(vs.body, &versions); err != nil {
@@ -187,20 +160,12 @@ func TestUpdateVersionsAndDelete(t *testing.T) {
 	for _, v := range versions {
 		nums = append(nums, v["version_number"].(string))
 	}
-	if diff := cmp.Diff([]string{"1.0.0", "1.0.1", "1.1.0"}, nums); diff != "" {
+	if diff := cmp.Diff([]string{"1.0.0", "1.0.1"}, nums); diff != "" {
 		t.Errorf("versions (-want +got):\n%s", diff)
 	}
 	cur := s.do(req{method: "GET", path: path + "versions/current/", key: key}).json(t)
-	if cur["version_number"] != "1.1.0" {
-		t.Errorf("current = %v", cur["version_number"])
-	}
-	// An invalid update is refused and changes nothing.
-	bad := s.do(req{method: "PATCH", path: path, key: key, body: `{"system_config":{"llm_config":{"temperature":7}}}`})
-	if typ, _ := bad.errorType(t); bad.status != 400 || typ != "invalid_request_error" {
-		t.Errorf("bad patch: %d %s", bad.status, bad.body)
-	}
-	if now := s.do(req{method: "GET", path: path, key: key}).json(t); now["version_number"] != "1.1.0" {
-		t.Errorf("bad patch changed the agent: %v", now["version_number"])
+	if cur["version_number"] != "1.0.1" || cur["system_config"].(map[string]any)["system_prompt"] != "You help kindly." {
+		t.Errorf("current = %v", cur)
 	}
 
 	if d := s.do(req{method: "DELETE", path: path, key: key}); d.status != http.StatusNoContent || len(d.body) != 0 {
@@ -209,66 +174,23 @@ func TestUpdateVersionsAndDelete(t *testing.T) {
 	if g := s.do(req{method: "GET", path: path, key: key}); g.status != 404 {
 		t.Errorf("get after delete: %d", g.status)
 	}
-	// The key is free again after deletion.
-	if re := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: supportConfig}).json(t); re["agent_key"] != "support-bot" {
-		t.Errorf("agent_key after delete = %v", re["agent_key"])
-	}
 }
 
+// TestTenantIsolation: on the stack, another company's private agent is a 403 and the lists
+// hold what each caller may read; who may read and change what is shared/agents' TestTenancy.
 func TestTenantIsolation(t *testing.T) {
 	s := newStack(t)
 	alice := s.key("alice", "acme")
 	carol := s.key("carol", "acme")
 	mallory := s.key("mallory", "evil")
 	private := s.do(req{method: "POST", path: "/api/v1/agent/", key: alice, body: supportConfig}).json(t)["id"].(string)
-	shared := s.do(req{method: "POST", path: "/api/v1/agent/", key: alice, body: `{"is_shared":true,"system_config":{"name":"Shared"}}`}).json(t)["id"].(string)
-	public := s.do(req{method: "POST", path: "/api/v1/agent/", key: alice, body: `{"is_public":true,"system_config":{"name":"Public"}}`}).json(t)["id"].(string)
+	s.do(req{method: "POST", path: "/api/v1/agent/", key: alice, body: `{"is_shared":true,"system_config":{"name":"Shared"}}`})
+	s.do(req{method: "POST", path: "/api/v1/agent/", key: alice, body: `{"is_public":true,"system_config":{"name":"Public"}}`})
 
-	tests := []struct {
-		name, method, key, id string
-		body                  string
-		want                  int
-	}{
-		{"owner reads private", "GET", alice, private, "", 200},
-		{"colleague cannot read private", "GET", carol, private, "", 403},
-		{"colleague reads shared", "GET", carol, shared, "", 200},
-		{"colleague cannot change shared", "PATCH", carol, shared, `{"is_public":true}`, 403},
-		{"colleague cannot delete shared", "DELETE", carol, shared, "", 403},
-		{"other company cannot read private", "GET", mallory, private, "", 403},
-		{"other company cannot read shared", "GET", mallory, shared, "", 403},
-		{"other company cannot read versions", "GET", mallory, private + "/versions/current", "", 403},
-		{"other company reads public", "GET", mallory, public, "", 200},
-		{"other company cannot change public", "PUT", mallory, public, `{"system_config":{"name":"pwned"}}`, 403},
-		{"other company cannot delete private", "DELETE", mallory, private, "", 403},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var body any
-			if tt.body != "" {
-				body = tt.body
-			}
-			res := s.do(req{method: tt.method, path: "/api/v1/agent/" + tt.id + "/", key: tt.key, body: body})
-			if res.status != tt.want {
-				t.Fatalf("status %d, want %d: %s", res.status, tt.want, res.body)
-			}
-			if tt.want == 403 {
-				typ, msg := res.errorType(t)
-				if typ != "permission_error" || msg != "You do not have permission to access this resource" {
-					t.Errorf("403 body = %s", res.body)
-				}
-			}
-		})
-	}
-	// Lists: alice sees her three; carol sees only the shared one; mallory sees none of acme's.
-	count := func(key string) int {
-		var list []map[string]any
-		if err := jsonUnmarshal(s.do(req{method: "GET", path: "/api/v1/agent/", key: key}).body, &list); err != nil {
-			t.Fatal(err)
-		}
-		return len(list)
-	}
-	if got := []int{count(alice), count(carol), count(mallory)}; !cmp.Equal(got, []int{3, 2, 0}) {
-		// carol sees shared + public (public agents of her own company are visible to her).
+	res := s.do(req{method: "GET", path: "/api/v1/agent/" + private + "/", key: mallory})
+	wantStatus(t, "other company reading a private agent", res, 403, "permission_error", "You do not have permission to access this resource")
+	// Lists: alice sees her three; carol the shared and the public one; mallory none of acme's.
+	if got := []int{agentCount(t, s, alice), agentCount(t, s, carol), agentCount(t, s, mallory)}; !cmp.Equal(got, []int{3, 2, 0}) {
 		t.Errorf("list sizes alice/carol/mallory = %v, want [3 2 0]", got)
 	}
 }
