@@ -227,7 +227,7 @@ func TestAgentToolsCheckedLikeSessions(t *testing.T) {
 
 // TestAgentHandlers: what the agents group reads from a body (the configuration, its wrapper and
 // the flags), the scopes it requires and how it answers, over a fake agents service (versioning,
-// keys and tenancy are the feature's, tested above on the local stack).
+// keys and tenancy are the feature's, tested in shared/agents over an in-memory store).
 func TestAgentHandlers(t *testing.T) {
 	s, f := newFakeStack(t)
 	key := s.key("alice", "acme")

@@ -194,7 +194,8 @@ func TestExecuteWaitsForLeaseThenConflicts(t *testing.T) {
 }
 
 // TestSessionHandlers: the sessions group's bodies, views and scopes over fakes (the feature's
-// rules, such as which configurations are valid, are tested above on the local stack).
+// rules, such as which configurations are valid, are tested in shared/sessions and above on the
+// local stack).
 func TestSessionHandlers(t *testing.T) {
 	s, _ := newFakeStack(t)
 	key := s.key("alice", "acme")
