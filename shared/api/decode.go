@@ -82,41 +82,48 @@ func bodyFormat(r *http.Request) (string, error) {
 // replace (invalid UTF-8, a lone surrogate escape) and NUL characters are refused with 400
 // naming the field.
 func decodeObject(w http.ResponseWriter, r *http.Request, limit int64) (map[string]any, error) {
+	m, _, err := readObject(w, r, limit)
+	return m, err
+}
+
+// readObject is decodeObject that also returns the body as JSON (a YAML body converted), for a
+// typed input that reads itself from it.
+func readObject(w http.ResponseWriter, r *http.Request, limit int64) (map[string]any, []byte, error) {
 	format, err := bodyFormat(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b, err := readBody(w, r, limit)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, domain.Errorf(domain.KindInvalid, "The request body is empty: send a JSON object")
+		return nil, nil, domain.Errorf(domain.KindInvalid, "The request body is empty: send a JSON object")
 	}
 	if format == "yaml" {
 		if b, err = yamlToJSON(b); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
-		return nil, domain.Errorf(domain.KindInvalid, "Malformed JSON body: %s", jsonErrorText(err))
+		return nil, nil, domain.Errorf(domain.KindInvalid, "Malformed JSON body: %s", jsonErrorText(err))
 	}
 	if dec.More() {
-		return nil, domain.Errorf(domain.KindInvalid, "Malformed JSON body: unexpected data after the object")
+		return nil, nil, domain.Errorf(domain.KindInvalid, "Malformed JSON body: unexpected data after the object")
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, domain.Errorf(domain.KindInvalid, "The request body must be an object, not %s", domain.JSONType(v))
+		return nil, nil, domain.Errorf(domain.KindInvalid, "The request body must be an object, not %s", domain.JSONType(v))
 	}
 	if format == "json" {
 		if err := checkJSONText(b); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return m, nil
+	return m, b, nil
 }
 
 // yamlToJSON converts one YAML document to JSON, refusing non-string keys and multiple documents.
