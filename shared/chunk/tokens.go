@@ -8,22 +8,22 @@ import (
 // Token lengths (split_by "token"). The recursive algorithm adds up the lengths of the pieces
 // it merges, as LangChain.js does with any length function; tokenizing every piece at every
 // level of the recursion would tokenize the text several times over. Instead the text is read
-// once as words (maximal runs outside JS whitespace, as for split_by "word"), each with the
-// whitespace before it, and each distinct (whitespace, word) is tokenized once: its cost is what
-// it adds to a text it follows, count("x"+gap+word) − count("x"), so a newline that the model
-// reads as a token of its own is counted. A span's length is the sum of the costs of the words
+// once as Words, each costed once, and a span's length is the sum of the costs of the words
 // that start in it (prefix sums: O(log n) a span). A span that begins or ends inside a word
 // (only the per-character fallback cuts one) is tokenized whole instead.
 
-// tokenRun holds a text's words and their cumulative costs.
-type tokenRun struct {
-	starts, ends []int // byte offsets of each word
-	cum          []int // cum[i] is the cost of words [0, i)
+// Word is one word of a text (a maximal run outside JS whitespace, as split_by "word" counts
+// them): its byte range and its cost in tokens, what it adds with the whitespace before it to a
+// text it follows, count("x"+gap+word) − count("x"), so that a newline the model reads as a
+// token of its own counts; a first word with nothing before it costs count(word).
+type Word struct {
+	Start, End int
+	Cost       int
 }
 
-// newTokenRun reads text's words and costs them with count.
-func newTokenRun(text string, count func(string) int) *tokenRun {
-	t := &tokenRun{cum: []int{0}}
+// Words reads text's words and costs each distinct (whitespace, word) once with count.
+func Words(text string, count func(string) int) []Word {
+	var out []Word
 	cache := map[string]int{}
 	base := count("x")
 	prevEnd := 0
@@ -51,10 +51,25 @@ func newTokenRun(text string, count func(string) int) *tokenRun {
 			}
 			cache[unit] = c
 		}
-		t.starts = append(t.starts, i)
-		t.ends = append(t.ends, j)
-		t.cum = append(t.cum, t.cum[len(t.cum)-1]+c)
+		out = append(out, Word{Start: i, End: j, Cost: c})
 		prevEnd, i = j, j
+	}
+	return out
+}
+
+// tokenRun holds a text's words and their cumulative costs.
+type tokenRun struct {
+	starts, ends []int // byte offsets of each word
+	cum          []int // cum[i] is the cost of words [0, i)
+}
+
+// newTokenRun reads text's words and costs them with count.
+func newTokenRun(text string, count func(string) int) *tokenRun {
+	t := &tokenRun{cum: []int{0}}
+	for _, w := range Words(text, count) {
+		t.starts = append(t.starts, w.Start)
+		t.ends = append(t.ends, w.End)
+		t.cum = append(t.cum, t.cum[len(t.cum)-1]+w.Cost)
 	}
 	return t
 }

@@ -1,6 +1,6 @@
 package knowledge
 
-import "unicode"
+import "github.com/agentorch/agentorch/shared/chunk"
 
 // fitTokens splits every chunk the embedder could not read whole (over MaxTokens) into pieces
 // it can, at word boundaries, keeping their order: no part of a chunk goes unembedded. Each
@@ -23,7 +23,7 @@ func fitTokens(emb Embedder, texts []string) []string {
 		}
 		if out == nil {
 			out = append(make([]string, 0, len(texts)+4), texts[:i]...)
-			f = &fitter{emb: emb, limit: limit, base: emb.Tokens("x"), cache: map[string]int{}}
+			f = &fitter{emb: emb, limit: limit, cache: map[string]int{}}
 		}
 		out = f.pieces(t, n, out)
 	}
@@ -37,35 +37,32 @@ func fitTokens(emb Embedder, texts []string) []string {
 type fitter struct {
 	emb   Embedder
 	limit int
-	base  int            // Tokens("x")
-	cache map[string]int // cost of a word with the whitespace before it
+	cache map[string]int // Tokens of the units chunk.Words costs, across the chunks cut
 }
 
-// pieces appends to out the pieces of text, which has n tokens, more than the limit. Words are
-// costed one by one (each with the whitespace before it: what it adds to a text it follows,
-// Tokens("x"+gap+word) − Tokens("x"), so that a newline the model reads as a token counts), the
-// words are cut into k = ⌈n/limit⌉ groups of near-equal cost, and each group is tokenized to
-// be checked: one still over the limit (the costs are estimates) is cut again, into at least
-// two. A single word over the limit is cut between characters.
+// pieces appends to out the pieces of text, which has n tokens, more than the limit. Its words
+// are costed as chunk.Words costs them (each with the whitespace before it, so that a newline
+// the model reads as a token counts), cut into k = ⌈n/limit⌉ groups of near-equal cost, and each
+// group is tokenized to be checked: one still over the limit (the costs are estimates) is cut
+// again, into at least two. A single word over the limit is cut between characters.
 func (f *fitter) pieces(text string, n int, out []string) []string {
-	spans := wordSpans(text)
-	if len(spans) <= 1 {
-		if len(spans) == 1 {
-			text = text[spans[0][0]:spans[0][1]]
+	words := chunk.Words(text, f.tokens)
+	if len(words) <= 1 {
+		if len(words) == 1 {
+			text = text[words[0].Start:words[0].End]
 		}
 		return f.runes(text, n, out)
 	}
-	costs := make([]int, len(spans))
-	total, prev := 0, spans[0][0]
-	for i, sp := range spans {
-		costs[i] = f.cost(text[prev:sp[1]], i == 0)
-		total += costs[i]
-		prev = sp[1]
+	costs := make([]int, len(words))
+	total := 0
+	for i, w := range words {
+		costs[i] = w.Cost
+		total += w.Cost
 	}
 	k := max(ceilDiv(n, f.limit), ceilDiv(total, f.limit), 2)
 	cuts := balance(costs, total, k)
 	for g := 0; g+1 < len(cuts); g++ {
-		piece := text[spans[cuts[g]][0]:spans[cuts[g+1]-1][1]]
+		piece := text[words[cuts[g]].Start:words[cuts[g+1]-1].End]
 		if m := f.emb.Tokens(piece); m > f.limit {
 			out = f.pieces(piece, m, out)
 		} else {
@@ -75,17 +72,12 @@ func (f *fitter) pieces(text string, n int, out []string) []string {
 	return out
 }
 
-// cost is what a word (with the whitespace before it, unless it is the first) adds in tokens.
-func (f *fitter) cost(unit string, first bool) int {
+// tokens is the embedder's Tokens, remembered: the same words recur across the chunks cut.
+func (f *fitter) tokens(unit string) int {
 	if c, ok := f.cache[unit]; ok {
 		return c
 	}
-	var c int
-	if first {
-		c = f.emb.Tokens(unit)
-	} else {
-		c = max(f.emb.Tokens("x"+unit)-f.base, 0)
-	}
+	c := f.emb.Tokens(unit)
 	f.cache[unit] = c
 	return c
 }
@@ -135,26 +127,6 @@ func balance(costs []int, total, k int) []int {
 		cuts = append(cuts, i)
 	}
 	return append(cuts, m)
-}
-
-// wordSpans are the byte ranges of text's words (maximal runs of non-space characters).
-func wordSpans(text string) [][2]int {
-	var out [][2]int
-	start := -1
-	for i, r := range text {
-		space := unicode.IsSpace(r)
-		switch {
-		case !space && start < 0:
-			start = i
-		case space && start >= 0:
-			out = append(out, [2]int{start, i})
-			start = -1
-		}
-	}
-	if start >= 0 {
-		out = append(out, [2]int{start, len(text)})
-	}
-	return out
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
