@@ -101,16 +101,7 @@ func (s *Server) handleDeleteDoc(q *request, args []string) {
 		writeError(q.w, q.r, errIndexNotFound(name))
 		return
 	}
-	res, e := ix.apply(op, time.Now())
-	if e != nil {
-		writeError(q.w, q.r, e)
-		return
-	}
-	forced, ok := ix.afterWrite(q, policy)
-	if !ok {
-		return
-	}
-	writeJSON(q.w, q.r, res.status, ix.writeResponse(res, forced, false))
+	ix.writeOne(q, op, policy)
 }
 
 // afterWrite applies a write's refresh policy: true refreshes now (forced_refresh), wait_for

@@ -336,6 +336,12 @@ func (s *Server) handleDoc(q *request, args []string) {
 	if op.id == "" {
 		op.id = randomID(15)
 	}
+	ix.writeOne(q, op, policy)
+}
+
+// writeOne applies a single-document write (index, create, delete) and answers it: the write's
+// result, refreshed as policy asks.
+func (ix *index) writeOne(q *request, op writeOp, policy string) {
 	res, e := ix.apply(op, time.Now())
 	if e != nil {
 		writeError(q.w, q.r, e)
