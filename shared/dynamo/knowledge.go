@@ -77,13 +77,7 @@ func (st *Store) UpdateFile(ctx context.Context, f *domain.File, prev time.Time)
 	if err != nil {
 		return err
 	}
-	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(st.table), Item: it,
-		ConditionExpression:                 aws.String("attribute_exists(pk) AND (attribute_not_exists(#u) OR #u = :prev)"),
-		ExpressionAttributeNames:            map[string]string{"#u": attrUpdatedAt},
-		ExpressionAttributeValues:           map[string]types.AttributeValue{":prev": stringAttr(sortTime(prev))},
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	err = st.putUnchanged(ctx, it, "attribute_exists(pk) AND (attribute_not_exists(#u) OR #u = :prev)", prev)
 	if err != nil {
 		return fmt.Errorf("update file %s: %w", f.ID, lostRace(err, "File "+f.ID, "The file was changed meanwhile; read it again"))
 	}
@@ -204,14 +198,7 @@ func (st *Store) UpdateCollection(ctx context.Context, c *domain.Collection, pre
 	if err != nil {
 		return err
 	}
-	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(st.table), Item: it,
-		ConditionExpression:                 aws.String("#u = :prev"),
-		ExpressionAttributeNames:            map[string]string{"#u": attrUpdatedAt},
-		ExpressionAttributeValues:           map[string]types.AttributeValue{":prev": stringAttr(sortTime(prev))},
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	if err != nil {
+	if err := st.putUnchanged(ctx, it, "#u = :prev", prev); err != nil {
 		return fmt.Errorf("update collection %s: %w", c.ID, lostRace(err, "Collection "+c.ID, "The collection was changed meanwhile; read it again"))
 	}
 	return nil
@@ -419,6 +406,20 @@ func (st *Store) UpdateSource(ctx context.Context, kbID, runID string, d *domain
 			lostRace(err, "Knowledge base "+kbID, "The knowledge base's run was superseded"))
 	}
 	return decodeKB(out.Attributes)
+}
+
+// putUnchanged writes it over a record on cond, where #u is the record's updated_at and :prev
+// the one the writer read (optimistic concurrency); the old item comes back with a failed
+// condition, for lostRace.
+func (st *Store) putUnchanged(ctx context.Context, it map[string]types.AttributeValue, cond string, prev time.Time) error {
+	_, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(st.table), Item: it,
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeNames:            map[string]string{"#u": attrUpdatedAt},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":prev": stringAttr(sortTime(prev))},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	return err
 }
 
 // lostRace translates a failed conditional write that returned the old item (ALL_OLD): no item
