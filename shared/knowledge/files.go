@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"mime"
 	"path"
@@ -110,7 +111,9 @@ func (s *Service) Upload(ctx context.Context, p domain.Principal, in Upload) (*F
 	f := &domain.File{ID: uuid.NewString(), Company: p.Company, Owner: p.Owner, Name: name, Status: domain.FileActive,
 		Tags: tags, CreatedAt: now, UpdatedAt: now}
 	f.ObjectKey = objectKey(p.Company, f.ID)
-	judge(f, in.Data)
+	fp := newFingerprint()
+	_, _ = fp.Write(in.Data) // never fails
+	fp.judge(f)
 	if err := s.d.Blobs.Put(ctx, f.ObjectKey, in.Data, f.MediaType); err != nil {
 		return nil, fmt.Errorf("store file %s: %w", f.ID, err)
 	}
@@ -227,8 +230,8 @@ func (s *Service) CompleteUpload(ctx context.Context, p domain.Principal, fileID
 	if !sameMediaType(obj.ContentType, f.MediaType) {
 		return nil, refuse(fmt.Sprintf("has Content-Type %q, not the %q the upload was started for", domain.Clip(obj.ContentType, 64), f.MediaType))
 	}
-	h, head := sha256.New(), &headBuffer{max: detectBytes}
-	n, err := io.Copy(io.MultiWriter(h, head), io.LimitReader(body, f.Size+1))
+	fp := newFingerprint()
+	n, err := io.Copy(fp, io.LimitReader(body, f.Size+1))
 	if err != nil {
 		return nil, fmt.Errorf("read file %s: %w", f.ID, err)
 	}
@@ -240,9 +243,8 @@ func (s *Service) CompleteUpload(ctx context.Context, p domain.Principal, fileID
 	} else if err != nil {
 		return nil, fmt.Errorf("copy file %s: %w", f.ID, err)
 	}
-	t := extract.Detect(f.Name, head.b)
 	prev := f.UpdatedAt
-	f.MediaType, f.FileType, f.ContentHash = t.MediaType, string(t.FileType), hex.EncodeToString(h.Sum(nil))
+	fp.judge(f)
 	f.Status, f.UpdatedAt = domain.FileActive, s.now()
 	if err := s.d.Store.UpdateFile(ctx, f, prev); err != nil {
 		return nil, fmt.Errorf("record file %s: %w", f.ID, err)
@@ -253,29 +255,34 @@ func (s *Service) CompleteUpload(ctx context.Context, p domain.Principal, fileID
 	return fileView(f), nil
 }
 
-// headBuffer keeps the first max bytes written to it (the head extract.Detect reads).
-type headBuffer struct {
-	b   []byte
-	max int
+// fingerprint reads a file's bytes once, as a stream, for what they say of the file: their
+// SHA-256, their count and their head (what extract.Detect reads).
+type fingerprint struct {
+	hash hash.Hash
+	head []byte
+	n    int64
 }
 
-func (w *headBuffer) Write(p []byte) (int, error) {
-	if n := w.max - len(w.b); n > 0 {
-		w.b = append(w.b, p[:min(n, len(p))]...)
+func newFingerprint() *fingerprint { return &fingerprint{hash: sha256.New()} }
+
+func (fp *fingerprint) Write(p []byte) (int, error) {
+	_, _ = fp.hash.Write(p) // a hash never fails
+	if k := detectBytes - len(fp.head); k > 0 {
+		fp.head = append(fp.head, p[:min(k, len(p))]...)
 	}
+	fp.n += int64(len(p))
 	return len(p), nil
+}
+
+// judge sets what the bytes read say of a file: media type, class, size and hash.
+func (fp *fingerprint) judge(f *domain.File) {
+	t := extract.Detect(f.Name, fp.head)
+	f.MediaType, f.FileType, f.Size, f.ContentHash = t.MediaType, string(t.FileType), fp.n, hex.EncodeToString(fp.hash.Sum(nil))
 }
 
 // sameMediaType reports whether a stored object's Content-Type is the one an upload signed.
 func sameMediaType(stored, signed string) bool {
 	return strings.EqualFold(strings.TrimSpace(stored), strings.TrimSpace(signed))
-}
-
-// judge sets what the bytes say of a file: media type, class, size and hash.
-func judge(f *domain.File, data []byte) {
-	t := extract.Detect(f.Name, data[:min(len(data), detectBytes)])
-	sum := sha256.Sum256(data)
-	f.MediaType, f.FileType, f.Size, f.ContentHash = t.MediaType, string(t.FileType), int64(len(data)), hex.EncodeToString(sum[:])
 }
 
 // ListFiles lists the company's files, newest first, filtered and paged: it reads the page's
