@@ -13,11 +13,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/netguard"
 )
 
 // Limits of http_request beyond Options.
 const (
-	maxRedirects   = 5
+	maxRedirects   = netguard.MaxRedirects
 	maxURLLen      = 8192
 	maxHeaders     = 32
 	maxHeaderValue = 8 << 10
@@ -27,34 +28,23 @@ const (
 // fetcher is the http_request tool.
 type fetcher struct {
 	client  *http.Client
-	policy  policy
+	policy  netguard.Policy
 	maxBody int64
 	timeout time.Duration
 }
 
 func newFetcher(o Options) *fetcher {
-	p := policy{off: o.AllowPrivate, allow: o.allow}
+	p := netguard.Policy{AllowPrivate: o.AllowPrivate, AllowAddr: o.allow, Resolver: o.resolver}
 	var c http.Client
 	if o.HTTPClient != nil {
 		c = *o.HTTPClient // a copy, so the caller's CheckRedirect is left as it was
 	} else {
-		c = http.Client{Transport: &http.Transport{
-			Proxy:                  nil, // a proxy would hide the real destination from the guard
-			DialContext:            p.dialer(o.Timeout, o.resolver).DialContext,
-			ForceAttemptHTTP2:      true,
-			TLSHandshakeTimeout:    o.Timeout,
-			MaxResponseHeaderBytes: 64 << 10,
-			MaxIdleConns:           16,
-			IdleConnTimeout:        30 * time.Second,
-		}}
+		c = http.Client{Transport: p.Transport(o.Timeout)}
 	}
 	next := c.CheckRedirect
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if len(via) > maxRedirects {
-			return fmt.Errorf("stopped after %d redirects", maxRedirects)
-		}
-		if err := p.checkURL(req.URL); err != nil {
-			return fmt.Errorf("redirect to %s: %w", req.URL.Redacted(), err)
+		if err := p.CheckRedirect(req, via); err != nil {
+			return err
 		}
 		if next != nil {
 			return next(req, via)
@@ -127,7 +117,7 @@ func (f *fetcher) request(ctx context.Context, input map[string]any) (*http.Requ
 	if err != nil || !u.IsAbs() {
 		return nil, fmt.Errorf("%w: input.url must be an absolute http or https URL", ErrInvalidInput)
 	}
-	if err := f.policy.checkURL(u); err != nil {
+	if err := f.policy.CheckURL(u); err != nil {
 		return nil, err
 	}
 	method := stringField(input, "method")

@@ -12,13 +12,15 @@ import (
 	"sync"
 
 	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/netguard"
 )
 
 var (
 	// ErrInvalidInput marks a tool call whose input does not match the tool's schema or rules.
 	ErrInvalidInput = errors.New("invalid input")
-	// ErrForbiddenDestination marks an http_request to an address that is not public.
-	ErrForbiddenDestination = errors.New("destination not allowed")
+	// ErrForbiddenDestination marks an http_request to an address that is not public (the
+	// address guard's own sentinel).
+	ErrForbiddenDestination = netguard.ErrForbiddenDestination
 	// ErrDuplicateTool is returned by Register for a name that is already taken.
 	ErrDuplicateTool = errors.New("duplicate tool name")
 	// ErrInvalidTool is returned by Register for a nil tool or a name models cannot call.

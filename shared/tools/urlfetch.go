@@ -28,7 +28,7 @@ func (u *URLFetcher) Fetch(ctx context.Context, rawURL string, maxBytes int64) (
 	if err != nil {
 		return nil, "", domain.Errorf(domain.KindInvalid, "not a URL")
 	}
-	if err := u.f.policy.checkURL(parsed); err != nil {
+	if err := u.f.policy.CheckURL(parsed); err != nil {
 		return nil, "", domain.Errorf(domain.KindInvalid, "%v", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, u.f.timeout)

@@ -1,15 +1,19 @@
-package tools
+// Package netguard is the address guard of every outbound request the service makes on a user's
+// behalf (the http_request tool, downloads of user URLs, MCP servers): public unicast addresses
+// only, checked on the URL, on every redirect and on the address actually dialled after DNS
+// resolution, so that a public name resolving to an internal address (DNS rebinding) is refused.
+// An operator may name hosts that are allowed to be internal (Policy.AllowHosts).
+package netguard
 
 import (
+	"errors"
 	"fmt"
-	"net"
 	"net/netip"
-	"net/url"
-	"strconv"
 	"strings"
-	"syscall"
-	"time"
 )
+
+// ErrForbiddenDestination marks a request to an address the policy refuses; every refusal wraps it.
+var ErrForbiddenDestination = errors.New("destination not allowed")
 
 // blockedPrefixes are the ranges that are not the public internet beyond what netip.Addr's
 // own predicates (loopback, private, link-local, multicast, unspecified) catch.
@@ -78,69 +82,6 @@ func refusal(a netip.Addr) string {
 	return ""
 }
 
-// policy decides which destinations http_request may reach.
-type policy struct {
-	off   bool                      // Options.AllowPrivate
-	allow func(netip.AddrPort) bool // Options.allow, an exception list for tests
-}
-
-// checkAddr refuses a destination address that is not public.
-func (p policy) checkAddr(ap netip.AddrPort) error {
-	if p.off || (p.allow != nil && p.allow(ap)) {
-		return nil
-	}
-	if r := refusal(ap.Addr()); r != "" {
-		return fmt.Errorf("%w: %s is %s", ErrForbiddenDestination, ap.Addr().Unmap(), r)
-	}
-	return nil
-}
-
-// control runs on every connection the guarded dialer makes, after DNS resolution and before
-// connecting, so it sees the address actually dialled: this covers DNS rebinding, every
-// redirect and each address a name resolves to.
-func (p policy) control(_, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return fmt.Errorf("%w: cannot check address %q", ErrForbiddenDestination, address)
-	}
-	return p.checkAddr(ap)
-}
-
-// checkURL refuses what can be refused before any connection: other schemes, credentials in
-// the URL, internal host names, numeric hosts in odd notations and literal non-public IPs.
-func (p policy) checkURL(u *url.URL) error {
-	switch u.Scheme {
-	case "http", "https":
-	default:
-		return fmt.Errorf("%w: scheme %q is not allowed; use http or https", ErrForbiddenDestination, u.Scheme)
-	}
-	if u.User != nil {
-		return fmt.Errorf("%w: credentials in the URL are not allowed", ErrForbiddenDestination)
-	}
-	host := u.Hostname()
-	if host == "" {
-		return fmt.Errorf("%w: the URL has no host", ErrForbiddenDestination)
-	}
-	port := uint16(80)
-	if u.Scheme == "https" {
-		port = 443
-	}
-	if s := u.Port(); s != "" {
-		n, err := strconv.ParseUint(s, 10, 16)
-		if err != nil || n == 0 {
-			return fmt.Errorf("%w: invalid port %q", ErrForbiddenDestination, s)
-		}
-		port = uint16(n)
-	}
-	if p.off {
-		return nil
-	}
-	if a, err := netip.ParseAddr(host); err == nil {
-		return p.checkAddr(netip.AddrPortFrom(a, port))
-	}
-	return checkHostName(host)
-}
-
 // checkHostName refuses names that point inside the network whatever DNS says, and hosts that
 // some resolvers read as IPv4 numbers (2130706433, 0x7f000001, 0177.1, 127.1).
 func checkHostName(host string) error {
@@ -193,9 +134,4 @@ func isHostName(h string) bool {
 		}
 	}
 	return true
-}
-
-// dialer returns the dialer of the guarded client; resolver nil means the system's.
-func (p policy) dialer(timeout time.Duration, resolver *net.Resolver) *net.Dialer {
-	return &net.Dialer{Timeout: timeout, Control: p.control, Resolver: resolver}
 }
