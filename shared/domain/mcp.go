@@ -2,6 +2,7 @@ package domain
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -80,3 +81,7 @@ type MCPSession interface {
 	CallTool(ctx context.Context, name string, args map[string]any) (*MCPResult, error)
 	Close() error
 }
+
+// ErrMCPNameTaken is what a store reports (wrapped) when a server's name is already used in its
+// company; the mcpservers feature answers it with a 409 naming the name.
+var ErrMCPNameTaken = errors.New("MCP server name taken")

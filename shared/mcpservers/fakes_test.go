@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/mcpservers"
 )
 
 // fakeStore keeps servers in memory by company and id, with the real store's rules: names
@@ -42,7 +41,7 @@ func (f *fakeStore) CreateMCPServer(_ context.Context, s *domain.MCPServer) erro
 		return f.fail
 	}
 	if f.nameTaken(s) {
-		return fmt.Errorf("name %q: %w", s.Name, mcpservers.ErrNameTaken)
+		return fmt.Errorf("name %q: %w", s.Name, domain.ErrMCPNameTaken)
 	}
 	f.servers[s.Company+"/"+s.ID] = clone(s)
 	return nil
@@ -90,7 +89,7 @@ func (f *fakeStore) UpdateMCPServer(_ context.Context, s, prev *domain.MCPServer
 	case !cur.UpdatedAt.Equal(prev.UpdatedAt):
 		return domain.ErrConflict
 	case f.nameTaken(s):
-		return fmt.Errorf("name %q: %w", s.Name, mcpservers.ErrNameTaken)
+		return fmt.Errorf("name %q: %w", s.Name, domain.ErrMCPNameTaken)
 	}
 	f.servers[s.Company+"/"+s.ID] = clone(s)
 	return nil

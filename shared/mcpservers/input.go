@@ -83,7 +83,9 @@ func (in *CreateInput) UnmarshalJSON(b []byte) error {
 // check validates a registration (after its shape).
 func (in *CreateInput) check() []domain.FieldError {
 	errs := slices.Clone(in.shape)
-	bad := func(f string) bool { return slices.ContainsFunc(errs, func(e domain.FieldError) bool { return e.Field == f }) }
+	bad := func(f string) bool {
+		return slices.ContainsFunc(errs, func(e domain.FieldError) bool { return e.Field == f })
+	}
 	if !bad("name") {
 		checkName(in.Name, &errs)
 	}
@@ -145,7 +147,9 @@ func (in *UpdateInput) UnmarshalJSON(b []byte) error {
 // check validates a change (after its shape).
 func (in *UpdateInput) check() []domain.FieldError {
 	errs := slices.Clone(in.shape)
-	bad := func(f string) bool { return slices.ContainsFunc(errs, func(e domain.FieldError) bool { return e.Field == f }) }
+	bad := func(f string) bool {
+		return slices.ContainsFunc(errs, func(e domain.FieldError) bool { return e.Field == f })
+	}
 	if in.Name != nil && !bad("name") {
 		checkName(*in.Name, &errs)
 	}

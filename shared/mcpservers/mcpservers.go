@@ -23,14 +23,14 @@ import (
 // Store keeps the servers of each company together, so that one Query reads them all.
 type Store interface {
 	// CreateMCPServer stores a new server; a name the company already uses is an error wrapping
-	// ErrNameTaken.
+	// domain.ErrMCPNameTaken.
 	CreateMCPServer(ctx context.Context, s *domain.MCPServer) error
 	// GetMCPServer reads a company's server by id; another company's is not found.
 	GetMCPServer(ctx context.Context, company, id string) (*domain.MCPServer, error)
 	// ListMCPServers reads every server of a company (one Query per 1 MB), in any order.
 	ListMCPServers(ctx context.Context, company string) ([]*domain.MCPServer, error)
 	// UpdateMCPServer replaces prev by s if it is unchanged since read (its UpdatedAt): a
-	// changed one is a conflict, a deleted one not found, a taken new name ErrNameTaken.
+	// changed one is a conflict, a deleted one not found, a taken new name domain.ErrMCPNameTaken.
 	UpdateMCPServer(ctx context.Context, s, prev *domain.MCPServer) error
 	// DeleteMCPServer removes the server and its name; a missing one is not found.
 	DeleteMCPServer(ctx context.Context, s *domain.MCPServer) error
@@ -41,10 +41,6 @@ type Sealer interface {
 	Seal(ctx context.Context, plain, aad []byte) ([]byte, error)
 	Open(ctx context.Context, sealed, aad []byte) ([]byte, error)
 }
-
-// ErrNameTaken is what a store reports (wrapped) when a server's name is taken in its company;
-// the service answers it with a 409 that names the name.
-var ErrNameTaken = errors.New("MCP server name taken")
 
 // RegisterBudget bounds the connection of a registration, a change or a refresh (initialize and
 // every page of tools/list), within API Gateway's 30 s.
@@ -221,7 +217,9 @@ func (s *Service) later(prev time.Time) time.Time {
 }
 
 // aad binds sealed headers to their company and server.
-func aad(srv *domain.MCPServer) []byte { return []byte("mcp-server\x00" + srv.Company + "\x00" + srv.ID) }
+func aad(srv *domain.MCPServer) []byte {
+	return []byte("mcp-server\x00" + srv.Company + "\x00" + srv.ID)
+}
 
 // setHeaders seals headers into srv (none: nil) and lists their names.
 func (s *Service) setHeaders(ctx context.Context, srv *domain.MCPServer, h map[string]string) error {
@@ -308,7 +306,7 @@ func notFound(ref string) error {
 // storeErr wraps a store failure, a taken name as the 409 that names it.
 func storeErr(op, name string, err error) error {
 	switch {
-	case errors.Is(err, ErrNameTaken):
+	case errors.Is(err, domain.ErrMCPNameTaken):
 		return &domain.Error{Kind: domain.KindConflict, Message: fmt.Sprintf("An MCP server named %q exists in your company", name), Err: err}
 	case domain.KindOf(err) == domain.KindNotFound:
 		return domain.Errorf(domain.KindNotFound, "MCP server %q not found", name)

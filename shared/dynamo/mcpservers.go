@@ -1,0 +1,208 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// A company's MCP servers and their name claims share one partition, CO#<company>#MCP: the
+// engine reads every server of a run's company with one Query, and a record is found by company
+// and id with one GetItem (another company's id is simply absent from the caller's partition).
+//
+//	server:     pk CO#<company>#MCP  sk S#<id>    data, updated_at (optimistic lock)
+//	name claim: pk CO#<company>#MCP  sk N#<name>  server_id (makes names unique in the company)
+
+func companyMCP(c string) string   { return "CO#" + c + "#MCP" }
+func mcpServerSK(id string) string { return "S#" + id }
+func mcpNameSK(name string) string { return "N#" + name }
+
+const attrServerID = "server_id"
+
+// mcpRecord is the stored form of a server (the header values sealed).
+type mcpRecord struct {
+	ID            string           `json:"id"`
+	Company       string           `json:"company"`
+	CreatedBy     string           `json:"created_by"`
+	Name          string           `json:"name"`
+	URL           string           `json:"url"`
+	Description   string           `json:"description,omitempty"`
+	HeaderNames   []string         `json:"header_names"`
+	SealedHeaders []byte           `json:"sealed_headers,omitempty"`
+	TimeoutMS     int              `json:"timeout_ms,omitempty"`
+	Status        string           `json:"status"`
+	LastError     string           `json:"last_error,omitempty"`
+	Tools         []domain.MCPTool `json:"tools"`
+	ToolsAt       time.Time        `json:"tools_at"`
+	CreatedAt     time.Time        `json:"created_at"`
+	UpdatedAt     time.Time        `json:"updated_at"`
+}
+
+func mcpItem(s *domain.MCPServer) (map[string]types.AttributeValue, error) {
+	r := mcpRecord{ID: s.ID, Company: s.Company, CreatedBy: s.CreatedBy, Name: s.Name, URL: s.URL, Description: s.Description,
+		HeaderNames: s.HeaderNames, SealedHeaders: s.SealedHeaders, TimeoutMS: s.TimeoutMS, Status: s.Status, LastError: s.LastError,
+		Tools: s.Tools, ToolsAt: s.ToolsAt, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+	it, err := item(companyMCP(s.Company), mcpServerSK(s.ID), r)
+	if err != nil {
+		return nil, err
+	}
+	it[attrUpdatedAt] = stringAttr(sortTime(s.UpdatedAt))
+	return it, nil
+}
+
+func decodeMCP(it map[string]types.AttributeValue) (*domain.MCPServer, error) {
+	var r mcpRecord
+	if err := decode(it, &r); err != nil {
+		return nil, err
+	}
+	if r.HeaderNames == nil {
+		r.HeaderNames = []string{}
+	}
+	if r.Tools == nil {
+		r.Tools = []domain.MCPTool{}
+	}
+	return &domain.MCPServer{ID: r.ID, Company: r.Company, CreatedBy: r.CreatedBy, Name: r.Name, URL: r.URL, Description: r.Description,
+		HeaderNames: r.HeaderNames, SealedHeaders: r.SealedHeaders, TimeoutMS: r.TimeoutMS, Status: r.Status, LastError: r.LastError,
+		Tools: r.Tools, ToolsAt: r.ToolsAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
+}
+
+func (st *Store) mcpClaim(s *domain.MCPServer) *types.Put {
+	it := itemKey(companyMCP(s.Company), mcpNameSK(s.Name))
+	it[attrServerID] = stringAttr(s.ID)
+	return &types.Put{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}
+}
+
+// CreateMCPServer writes the server and its name claim in one transaction; a taken name is
+// domain.ErrMCPNameTaken and writes nothing.
+func (st *Store) CreateMCPServer(ctx context.Context, s *domain.MCPServer) error {
+	it, err := mcpItem(s)
+	if err != nil {
+		return err
+	}
+	_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: st.mcpClaim(s)},
+		{Put: &types.Put{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+	}})
+	if cancelledAt(err, 0) {
+		return fmt.Errorf("MCP server name %q: %w", s.Name, domain.ErrMCPNameTaken)
+	}
+	if err != nil {
+		return fmt.Errorf("create MCP server %s: %w", s.ID, translate(err))
+	}
+	return nil
+}
+
+// GetMCPServer reads one of a company's servers (one GetItem).
+func (st *Store) GetMCPServer(ctx context.Context, company, id string) (*domain.MCPServer, error) {
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: itemKey(companyMCP(company), mcpServerSK(id))})
+	if err != nil {
+		return nil, fmt.Errorf("get MCP server %s: %w", id, translate(err))
+	}
+	if out.Item == nil {
+		return nil, domain.Errorf(domain.KindNotFound, "MCP server %s not found", id)
+	}
+	return decodeMCP(out.Item)
+}
+
+// ListMCPServers reads every server of a company: one Query (per 1 MB) of its partition.
+func (st *Store) ListMCPServers(ctx context.Context, company string) ([]*domain.MCPServer, error) {
+	items, err := st.query(ctx, &dynamodb.QueryInput{
+		KeyConditionExpression: aws.String("pk = :p AND begins_with(sk, :s)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":p": stringAttr(companyMCP(company)), ":s": stringAttr("S#"),
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list MCP servers of %s: %w", company, err)
+	}
+	out := make([]*domain.MCPServer, 0, len(items))
+	for _, it := range items {
+		s, err := decodeMCP(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// unchanged is the condition of a write over a server read at prev: it exists and nobody wrote
+// it since.
+func (st *Store) unchanged(prev *domain.MCPServer) (string, map[string]string, map[string]types.AttributeValue) {
+	return "attribute_exists(pk) AND #u = :prev", map[string]string{"#u": attrUpdatedAt},
+		map[string]types.AttributeValue{":prev": stringAttr(sortTime(prev.UpdatedAt))}
+}
+
+// UpdateMCPServer replaces prev by s if nobody wrote it since it was read; a new name moves the
+// claim in the same transaction (a taken one is domain.ErrMCPNameTaken).
+func (st *Store) UpdateMCPServer(ctx context.Context, s, prev *domain.MCPServer) error {
+	it, err := mcpItem(s)
+	if err != nil {
+		return err
+	}
+	cond, names, values := st.unchanged(prev)
+	what := "MCP server " + s.ID
+	if s.Name == prev.Name {
+		err := st.putUnchanged(ctx, it, cond, prev.UpdatedAt)
+		if err != nil {
+			return fmt.Errorf("update %s: %w", what, lostRace(err, what, "The MCP server was changed concurrently; retry"))
+		}
+		return nil
+	}
+	_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String(cond),
+			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
+		{Delete: &types.Delete{TableName: aws.String(st.table), Key: itemKey(companyMCP(prev.Company), mcpNameSK(prev.Name)),
+			ConditionExpression:       aws.String(attrServerID + " = :id"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":id": stringAttr(prev.ID)}}},
+		{Put: st.mcpClaim(s)},
+	}})
+	switch {
+	case err == nil:
+		return nil
+	case cancelledAt(err, 0):
+		return fmt.Errorf("update %s: %w", what, raceLost(err, what))
+	case cancelledAt(err, 2):
+		return fmt.Errorf("MCP server name %q: %w", s.Name, domain.ErrMCPNameTaken)
+	}
+	return fmt.Errorf("update %s: %w", what, translate(err))
+}
+
+// raceLost tells a transaction's failed first condition apart, by the old item it returned:
+// none is not found, one a concurrent change.
+func raceLost(err error, what string) error {
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) && len(tce.CancellationReasons) > 0 && len(tce.CancellationReasons[0].Item) == 0 {
+		return &domain.Error{Kind: domain.KindNotFound, Message: what + " not found", Err: err}
+	}
+	return &domain.Error{Kind: domain.KindConflict, Message: "The MCP server was changed concurrently; retry", Err: err}
+}
+
+// DeleteMCPServer removes the server, if unchanged since read, and its name claim.
+func (st *Store) DeleteMCPServer(ctx context.Context, s *domain.MCPServer) error {
+	cond, names, values := st.unchanged(s)
+	_, err := st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Delete: &types.Delete{TableName: aws.String(st.table), Key: itemKey(companyMCP(s.Company), mcpServerSK(s.ID)),
+			ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
+		{Delete: &types.Delete{TableName: aws.String(st.table), Key: itemKey(companyMCP(s.Company), mcpNameSK(s.Name)),
+			ConditionExpression:       aws.String(attrServerID + " = :id"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":id": stringAttr(s.ID)}}},
+	}})
+	what := "MCP server " + s.ID
+	switch {
+	case err == nil:
+		return nil
+	case cancelledAt(err, 0):
+		return fmt.Errorf("delete %s: %w", what, raceLost(err, what))
+	}
+	return fmt.Errorf("delete %s: %w", what, translate(err))
+}
