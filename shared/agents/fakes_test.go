@@ -271,6 +271,8 @@ type catalog []string
 func (c catalog) Has(name string) bool { return slices.Contains(c, name) }
 func (c catalog) Names() []string      { return c }
 
+func (c catalog) CheckSchema(map[string]any) error { return nil }
+
 // tools are the tools the tests' deployment offers.
 var tools = catalog{"calculator", "current_time"}
 

@@ -44,7 +44,10 @@ type NodeConfig struct {
 	MaxTokens    int
 	Temperature  *float64
 	TopP         *float64
-	Tools        []string
+	Tools        []string // built-in tools by name
+	// MCP binds tools of the company's MCP servers; Functions declares tools the client runs.
+	MCP       []MCPBinding
+	Functions []FunctionTool
 	// KnowledgeBases are the node's knowledge_bases entries.
 	KnowledgeBases []KnowledgeBaseRef
 	// ShowOutput is streaming_config.show_output_to_user (default true): whether the node's
@@ -112,6 +115,9 @@ func (c *AgentConfig) Permit(p Principal) error {
 type ToolCatalog interface {
 	Has(name string) bool
 	Names() []string
+	// CheckSchema says why schema is not a JSON Schema a function tool's arguments can be
+	// checked against, or nil.
+	CheckSchema(schema map[string]any) error
 }
 
 // ParseConfig validates a configuration of either shape (ValidateAgentConfig, plus every tool
@@ -176,13 +182,7 @@ func parseNode(m map[string]any, path string, tools ToolCatalog, errs *[]FieldEr
 	}
 	list, _ := m["tools"].([]any)
 	for i, t := range list {
-		name := t.(string)
-		if tools == nil || !tools.Has(name) {
-			*errs = append(*errs, FieldError{Field: join(path, fmt.Sprintf("tools.%d", i)),
-				Message: fmt.Sprintf("unknown tool %q; available: %s", name, available(tools))})
-			continue
-		}
-		n.Tools = append(n.Tools, name)
+		parseToolEntry(n, t, join(path, fmt.Sprintf("tools.%d", i)), tools, errs)
 	}
 	kbs, _ := m["knowledge_bases"].([]any)
 	for i, e := range kbs {

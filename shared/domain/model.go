@@ -131,3 +131,22 @@ type Tool interface {
 	Spec() ToolSpec
 	Call(ctx context.Context, input map[string]any) (string, error)
 }
+
+// ToolMeta says what a tool is beyond its spec: a Tool without it (DescribedTool) is a built-in
+// that runs when the model calls it.
+type ToolMeta struct {
+	Kind   string // ToolKindBuiltin, ToolKindMCP or ToolKindFunction
+	Server string // an MCP tool's server, by name
+	// NeedsApproval: a call waits for a person's approval before it runs.
+	NeedsApproval bool
+	// Check validates a call's arguments against the tool's schema before the call is handed
+	// to a person or to the client (nil: no check); Call checks them itself.
+	Check func(args map[string]any) error
+}
+
+// DescribedTool is a tool that says what it is: an MCP server's tool or a function the client
+// runs. A function tool's Call is never made: the engine hands the call to the client.
+type DescribedTool interface {
+	Tool
+	Meta() ToolMeta
+}

@@ -152,14 +152,14 @@ func (v *validator) llmConfig(x any, path string) {
 func (v *validator) tools(x any, path string) {
 	list, ok := x.([]any)
 	if !ok {
-		v.add(path, "must be an array of strings")
+		v.add(path, "must be an array of built-in tool names and tool objects")
 		return
 	}
 	if len(list) > MaxTools {
 		v.add(path, "must have at most %d tools", MaxTools)
 	}
 	for i, t := range list {
-		v.str(t, fmt.Sprintf("%s.%d", path, i), true)
+		v.toolEntry(t, fmt.Sprintf("%s.%d", path, i))
 	}
 }
 

@@ -21,20 +21,25 @@ type outcome struct {
 	usage      domain.Usage
 	finished   time.Time
 	citations  []domain.Citation // nil: the node did not retrieve
+	paused     *nodeState        // non-nil: the node waits for answers (Pending)
 }
 
 // runNode runs one node on the conversation turns and returns its final text. turns is shared
 // with the other nodes of the step and is not modified; query is what an llm_agent searches its
 // knowledge bases for.
-func (e *Engine) runNode(ctx context.Context, p domain.Principal, query string, n *Node, system string, turns []domain.Turn, em *emitter) (o *outcome, err error) {
+//
+// resume, when set, is the node's state from a paused run, continued with ans.
+func (e *Engine) runNode(ctx context.Context, p domain.Principal, query string, n *Node, system string, turns []domain.Turn, em *emitter, bind ToolBinder, resume *nodeState, ans *Answers) (o *outcome, err error) {
 	start := time.Now()
-	em.send(Event{Type: EventNodeStarted, Node: n.Name, Data: map[string]any{"agent_type": n.AgentType}})
+	if resume == nil {
+		em.send(Event{Type: EventNodeStarted, Node: n.Name, Data: map[string]any{"agent_type": n.AgentType}})
+	}
 	o = &outcome{}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("agent %q: panic: %v", n.Name, r)
 		}
-		if err != nil {
+		if err != nil || o.paused != nil {
 			return
 		}
 		o.finished = time.Now().UTC()
@@ -49,7 +54,7 @@ func (e *Engine) runNode(ctx context.Context, p domain.Principal, query string, 
 	c := &call{e: e, node: n, model: model, em: em, company: p.Company, req: domain.ModelRequest{
 		Provider: n.Provider, Model: n.Model, System: system, Turns: slices.Clip(turns),
 		MaxTokens: n.MaxTokens, Temperature: n.Temperature, TopP: n.TopP, OnText: em.textFunc(n.Name),
-	}}
+	}, base: len(turns)}
 	if c.req.MaxTokens <= 0 {
 		c.req.MaxTokens = domain.DefaultMaxTokens
 	}
@@ -60,8 +65,8 @@ func (e *Engine) runNode(ctx context.Context, p domain.Principal, query string, 
 		}
 	}
 	if n.AgentType == domain.AgentTypeReact {
-		if e.tools != nil {
-			bound, err := e.tools.Bind(ctx, p, n)
+		if bind != nil {
+			bound, err := bind.Bind(ctx, p, n)
 			if err != nil {
 				return o, fmt.Errorf("agent %q: tools: %w", n.Name, err)
 			}
@@ -72,7 +77,11 @@ func (e *Engine) runNode(ctx context.Context, p domain.Principal, query string, 
 		if c.retr != nil {
 			c.addTool(&searchTool{c: c})
 		}
-		err = c.react(ctx, o)
+		if resume != nil {
+			c.retr.restore(resume.Retrieval)
+			c.req.Turns = append(slices.Clip(c.req.Turns), resume.Turns...)
+		}
+		err = c.react(ctx, o, resume, ans)
 	} else {
 		if c.retr != nil && query != "" {
 			c.retrieveForPrompt(ctx, query)
@@ -82,7 +91,7 @@ func (e *Engine) runNode(ctx context.Context, p domain.Principal, query string, 
 	if err != nil {
 		return o, fmt.Errorf("agent %q: %w", n.Name, err)
 	}
-	if c.retr != nil {
+	if c.retr != nil && o.paused == nil {
 		o.citations = c.retr.citations(o.text)
 	}
 	return o, nil
@@ -98,6 +107,7 @@ type call struct {
 	req     domain.ModelRequest
 	tools   map[string]domain.Tool // bound for this run (react agents)
 	retr    *retrieval             // nil: the node does not retrieve
+	base    int                    // turns shared with the step's other nodes; the node's own follow
 }
 
 // addTool offers t to the model unless a tool of the same name is already bound.
@@ -124,10 +134,18 @@ func (c *call) llm(ctx context.Context, o *outcome) error {
 }
 
 // react runs the model → tools → model loop of a react_agent until a response asks for no
-// tool, or until MaxIterations model calls.
-func (c *call) react(ctx context.Context, o *outcome) error {
-	var last string
-	for i := 1; i <= c.e.limits.MaxIterations; i++ {
+// tool, or until MaxIterations model calls. It pauses (o.paused) when a call waits for the client
+// or for a person; resume continues such a pause with ans.
+func (c *call) react(ctx context.Context, o *outcome, resume *nodeState, ans *Answers) error {
+	last, first := "", 1
+	if resume != nil {
+		last, first = resume.Last, resume.Iteration+1
+		o.usage = resume.Usage
+		if done, err := c.advance(ctx, o, resume, ans); err != nil || !done {
+			return err
+		}
+	}
+	for i := first; i <= c.e.limits.MaxIterations; i++ {
 		resp, err := c.converse(ctx, o, i)
 		if err != nil {
 			return err
@@ -135,34 +153,159 @@ func (c *call) react(ctx context.Context, o *outcome) error {
 		if t := resp.Text(); t != "" {
 			last = t
 		}
-		var uses []*domain.ToolUse
 		var asked []domain.Part
+		calls := 0
 		for _, p := range resp.Parts {
 			switch {
 			case p.Type == domain.PartToolUse && p.ToolUse != nil:
-				uses = append(uses, p.ToolUse)
 				asked = append(asked, p)
+				calls++
 			case p.Type == domain.PartText && p.Text != "":
 				asked = append(asked, p)
 			}
 		}
-		if len(uses) == 0 {
+		if calls == 0 {
 			o.text, o.stopReason = resp.Text(), stopReason(resp)
 			return nil
 		}
-		results := c.runTools(ctx, uses)
-		if err := ctx.Err(); err != nil {
+		st := &nodeState{Asked: asked, Results: make([]*domain.ToolResult, calls), Checked: make([]bool, calls),
+			Approved: map[string]bool{}, Iteration: i, Last: last}
+		if done, err := c.advance(ctx, o, st, nil); err != nil || !done {
 			return err
 		}
-		c.req.Turns = append(c.req.Turns,
-			domain.Turn{Role: domain.RoleAssistant, Parts: asked},
-			domain.Turn{Role: domain.RoleUser, Parts: results})
 	}
 	o.text, o.stopReason = last, StopMaxIterations
 	if o.text == "" {
 		o.text = fmt.Sprintf("Stopped after %d iterations without a final answer.", c.e.limits.MaxIterations)
 	}
 	return nil
+}
+
+// advance answers the calls of one model turn as far as it can: tools that need no one run,
+// approvals and client results in ans are applied. It reports done when every call has its
+// result (the turn and its results are then in the conversation), or pauses the node: o.paused
+// holds what it waits for. Approvals come first: nothing of the turn runs before they are given.
+func (c *call) advance(ctx context.Context, o *outcome, st *nodeState, ans *Answers) (bool, error) {
+	uses := st.uses()
+	for i, u := range uses {
+		if st.Checked[i] {
+			continue
+		}
+		st.Checked[i] = true
+		meta := c.meta(u.Name)
+		c.em.send(Event{Type: EventToolCall, Node: c.node.Name, Data: toolData(meta, map[string]any{
+			"tool": u.Name, "tool_use_id": u.ID, "input": u.Input,
+		})})
+		if (meta.Kind == domain.ToolKindFunction || meta.NeedsApproval) && meta.Check != nil {
+			if err := meta.Check(u.Input); err != nil {
+				c.settle(st, i, u, meta, err.Error(), true, 0)
+			}
+		}
+	}
+	if ans != nil {
+		for i, u := range uses {
+			if st.Results[i] != nil {
+				continue
+			}
+			meta := c.meta(u.Name)
+			switch st.Waiting[u.ID] {
+			case PauseApproval:
+				d, ok := ans.Approvals[u.ID]
+				if !ok {
+					continue
+				}
+				data := map[string]any{"tool": u.Name, "tool_use_id": u.ID, "approve": d.Approve}
+				if d.Reason != "" {
+					data["reason"] = d.Reason
+				}
+				c.em.send(Event{Type: EventApproval, Node: c.node.Name, Data: toolData(meta, data)})
+				if d.Approve {
+					st.Approved[u.ID] = true
+					continue
+				}
+				msg := "A person denied this call."
+				if d.Reason != "" {
+					msg += " Reason: " + d.Reason
+				}
+				c.settle(st, i, u, meta, msg, true, 0)
+			case PauseToolCalls:
+				if r, ok := ans.Results[u.ID]; ok {
+					c.settle(st, i, u, meta, r.Content, r.IsError, 0)
+				}
+			}
+		}
+	}
+	st.Waiting = map[string]string{}
+	for i, u := range uses {
+		if st.Results[i] == nil && c.meta(u.Name).NeedsApproval && !st.Approved[u.ID] {
+			st.Waiting[u.ID] = PauseApproval
+		}
+	}
+	if len(st.Waiting) > 0 {
+		return false, c.pause(o, st)
+	}
+	var runnable []int
+	for i, u := range uses {
+		if st.Results[i] == nil && c.meta(u.Name).Kind != domain.ToolKindFunction {
+			runnable = append(runnable, i)
+		}
+	}
+	c.runTools(ctx, st, uses, runnable)
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	for i, u := range uses {
+		if st.Results[i] == nil {
+			st.Waiting[u.ID] = PauseToolCalls
+		}
+	}
+	if len(st.Waiting) > 0 {
+		return false, c.pause(o, st)
+	}
+	results := make([]domain.Part, len(uses))
+	for i, r := range st.Results {
+		results[i] = domain.Part{Type: domain.PartToolResult, ToolResult: r}
+	}
+	c.req.Turns = append(c.req.Turns,
+		domain.Turn{Role: domain.RoleAssistant, Parts: st.Asked},
+		domain.Turn{Role: domain.RoleUser, Parts: results})
+	return true, nil
+}
+
+// pause records the node's state in o for the checkpoint.
+func (c *call) pause(o *outcome, st *nodeState) error {
+	st.Turns = slices.Clone(c.req.Turns[c.base:])
+	st.Usage = o.usage
+	st.Retrieval = c.retr.save()
+	o.paused = st
+	return nil
+}
+
+// settle gives call i its result and records the tool_result event (and an error event for a
+// failure that is not the client's or a person's answer).
+func (c *call) settle(st *nodeState, i int, u *domain.ToolUse, meta domain.ToolMeta, out string, isErr bool, took time.Duration) {
+	st.Results[i] = &domain.ToolResult{ToolUseID: u.ID, Content: out, IsError: isErr}
+	c.em.send(Event{Type: EventToolResult, Node: c.node.Name, Data: toolData(meta, map[string]any{
+		"tool": u.Name, "tool_use_id": u.ID, "is_error": isErr,
+		"output": domain.Clip(out, maxEventOutput), "duration_ms": took.Milliseconds(),
+	})})
+}
+
+// meta is what the bound tool name is; an unknown or plain tool is a built-in.
+func (c *call) meta(name string) domain.ToolMeta {
+	if t, ok := c.tools[name].(domain.DescribedTool); ok {
+		return t.Meta()
+	}
+	return domain.ToolMeta{Kind: domain.ToolKindBuiltin}
+}
+
+// toolData adds the tool's kind (and an MCP tool's server) to an event's data.
+func toolData(meta domain.ToolMeta, data map[string]any) map[string]any {
+	data["kind"] = meta.Kind
+	if meta.Server != "" {
+		data["server"] = meta.Server
+	}
+	return data
 }
 
 // converse makes one model call and records it as a model_call event.
@@ -200,18 +343,14 @@ func (c *call) toolsLookup(name string) (domain.Tool, bool) {
 	return t, ok
 }
 
-// runTools runs the tool calls of one model turn concurrently, at most MaxParallelTools at a
-// time, and returns their results in the order of uses. Failures become error results.
-func (c *call) runTools(ctx context.Context, uses []*domain.ToolUse) []domain.Part {
-	for _, u := range uses {
-		c.em.send(Event{Type: EventToolCall, Node: c.node.Name, Data: map[string]any{
-			"tool": u.Name, "tool_use_id": u.ID, "input": u.Input,
-		}})
-	}
-	results := make([]domain.Part, len(uses))
+// runTools runs the calls of one model turn listed in which concurrently, at most
+// MaxParallelTools at a time, and settles their results in st. Failures become error results.
+func (c *call) runTools(ctx context.Context, st *nodeState, uses []*domain.ToolUse, which []int) {
 	sem := make(chan struct{}, c.e.limits.MaxParallelTools)
 	var wg sync.WaitGroup
-	for i, u := range uses {
+	var mu sync.Mutex
+	for _, i := range which {
+		u := uses[i]
 		wg.Go(func() {
 			start := time.Now()
 			var out string
@@ -226,11 +365,9 @@ func (c *call) runTools(ctx context.Context, uses []*domain.ToolUse) []domain.Pa
 			if err != nil {
 				out = err.Error()
 			}
-			results[i] = domain.Part{Type: domain.PartToolResult, ToolResult: &domain.ToolResult{ToolUseID: u.ID, Content: out, IsError: err != nil}}
-			c.em.send(Event{Type: EventToolResult, Node: c.node.Name, Data: map[string]any{
-				"tool": u.Name, "tool_use_id": u.ID, "is_error": err != nil,
-				"output": domain.Clip(out, maxEventOutput), "duration_ms": time.Since(start).Milliseconds(),
-			}})
+			mu.Lock()
+			c.settle(st, i, u, c.meta(u.Name), out, err != nil, time.Since(start))
+			mu.Unlock()
 			if err != nil {
 				c.em.send(Event{Type: EventError, Node: c.node.Name, Data: map[string]any{
 					"message": err.Error(), "tool": u.Name, "tool_use_id": u.ID,
@@ -239,7 +376,6 @@ func (c *call) runTools(ctx context.Context, uses []*domain.ToolUse) []domain.Pa
 		})
 	}
 	wg.Wait()
-	return results
 }
 
 // callTool calls one tool within ToolTimeout. The call runs in its own goroutine so that a tool

@@ -49,6 +49,9 @@ type Run struct {
 	OnText func(node, delta string)
 	// NewID makes message ids; nil means random UUIDs.
 	NewID func() string
+	// Tools, when set, binds tools for this run only, after the engine's own binder: tools
+	// that hold per-run state (a company's MCP servers, read once, with their connections).
+	Tools ToolBinder
 }
 
 // Result is what an execution produced.
@@ -62,6 +65,12 @@ type Result struct {
 	StopReason string
 	Steps      int // supersteps run
 	Events     int // events emitted
+	// Pending is set when the run paused: a function tool's call waits for the client, or an
+	// MCP call for a person's approval. Resume continues it.
+	Pending *Pending
+	// Resumed counts the leading Messages that earlier parts of a resumed run produced, which
+	// the caller stored when the run paused; Messages[Resumed:] are new.
+	Resumed int
 }
 
 // StopMaxIterations is the stop reason of a react agent that used all its model calls without
@@ -133,13 +142,29 @@ var errSiblingFailed = errors.New("another node of the step failed")
 // Run executes run.Graph in supersteps. The frontier starts with the successors of __start__;
 // each step runs all frontier nodes concurrently on the same conversation, then appends their
 // messages in configuration order; the next frontier is the union of their successors other than
-// __end__. It ends when the frontier is empty.
+// __end__. It ends when the frontier is empty, or pauses (Result.Pending) when a node waits for
+// the client or a person: the other nodes of that step finish, and the next step waits.
 //
 // On error the returned Result is still non-nil: it holds the messages of the steps that
 // completed and the usage and events so far, for callers that keep partial work.
 // Missing variables give a domain invalid-request error, a failing model the model's error
 // wrapped with the agent name, too many agent runs a *NodeRunLimitError.
 func (e *Engine) Run(ctx context.Context, run Run) (*Result, error) {
+	return e.run(ctx, run, nil, nil)
+}
+
+// Resume continues a paused run from its checkpoint (Pending.Checkpoint) with ans, which
+// answers every call Pending listed. run is the same run: the same graph, history (without the
+// messages the paused run stored) and input.
+func (e *Engine) Resume(ctx context.Context, run Run, checkpoint []byte, ans Answers) (*Result, error) {
+	cp, err := decodeCheckpoint(checkpoint)
+	if err != nil {
+		return &Result{StopReason: domain.StopEndTurn}, err
+	}
+	return e.run(ctx, run, cp, &ans)
+}
+
+func (e *Engine) run(ctx context.Context, run Run, cp *checkpoint, ans *Answers) (*Result, error) {
 	em := &emitter{emit: run.Emit, onText: run.OnText}
 	res := &Result{StopReason: domain.StopEndTurn}
 	defer func() { res.Events = em.count() }()
@@ -161,6 +186,13 @@ func (e *Engine) Run(ctx context.Context, run Run) (*Result, error) {
 	base := historyTurns(run.History)
 	base = appendTurn(base, domain.Turn{Role: domain.RoleUser, Parts: run.Input})
 	query := retrievalQuery(run.Input)
+	bind := e.tools
+	if run.Tools != nil {
+		bind = Binders{e.tools, run.Tools}
+		if e.tools == nil {
+			bind = run.Tools
+		}
+	}
 
 	order := map[string]int{}
 	for i, name := range g.Order {
@@ -168,20 +200,33 @@ func (e *Engine) Run(ctx context.Context, run Run) (*Result, error) {
 	}
 	frontier := e.next(g, []string{domain.NodeStart}, order)
 	runs := 0
-	for len(frontier) > 0 {
-		if runs+len(frontier) > e.limits.MaxNodeRuns {
-			return res, &NodeRunLimitError{Limit: e.limits.MaxNodeRuns}
+	if cp != nil {
+		res.Steps, runs, frontier, res.Usage, res.StopReason, query = cp.Steps, cp.Runs, cp.Frontier, cp.Usage, cp.StopReason, cp.Query
+		for _, m := range cp.Messages {
+			res.Messages = append(res.Messages, m.message())
 		}
-		runs += len(frontier)
+		res.Resumed = cp.Stored
+	}
+	for len(frontier) > 0 {
+		if cp == nil {
+			if runs+len(frontier) > e.limits.MaxNodeRuns {
+				return res, &NodeRunLimitError{Limit: e.limits.MaxNodeRuns}
+			}
+			runs += len(frontier)
+			res.Steps++
+		}
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		res.Steps++
 		turns := slices.Clone(base)
 		for _, m := range res.Messages {
 			turns = appendTurn(turns, textTurn(domain.RoleAssistant, m.Content))
 		}
-		outs, err := e.step(ctx, run.Principal, query, g, frontier, systems, turns, em)
+		outs, err := e.step(ctx, run.Principal, query, g, frontier, systems, turns, em, bind, cp, ans)
+		cp, ans = nil, nil
+		if err == nil && anyPaused(outs) {
+			return e.pause(res, outs, frontier, runs, query, em)
+		}
 		for i, o := range outs {
 			if o == nil {
 				continue
@@ -206,10 +251,94 @@ func (e *Engine) Run(ctx context.Context, run Run) (*Result, error) {
 	return res, nil
 }
 
+func anyPaused(outs []*outcome) bool {
+	for _, o := range outs {
+		if o != nil && o.paused != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// pause ends a run whose step has paused nodes: res gets the Pending with the checkpoint, and its
+// usage counts the step's work so far.
+func (e *Engine) pause(res *Result, outs []*outcome, frontier []string, runs int, query string, em *emitter) (*Result, error) {
+	cp := &checkpoint{Steps: res.Steps, Runs: runs, Frontier: frontier, Usage: res.Usage, StopReason: res.StopReason,
+		Done: map[string]*savedDone{}, Paused: map[string]*nodeState{}, Query: query, Stored: len(res.Messages)}
+	for _, m := range res.Messages {
+		cp.Messages = append(cp.Messages, saveMessage(m))
+	}
+	p := &Pending{Text: map[string]string{}}
+	var approvals, calls []PendingCall
+	for i, o := range outs {
+		name := frontier[i]
+		res.Usage.Add(o.usage)
+		if o.paused == nil {
+			cp.Done[name] = &savedDone{Text: o.text, StopReason: o.stopReason, Usage: o.usage, Finished: o.finished,
+				Citations: o.citations, Retrieved: o.citations != nil}
+			continue
+		}
+		cp.Paused[name] = o.paused
+		if t := o.paused.text(); t != "" {
+			p.Text[name] = t
+		}
+		for _, u := range o.paused.uses() {
+			kind, waiting := o.paused.Waiting[u.ID]
+			if !waiting {
+				continue
+			}
+			pc := PendingCall{ID: u.ID, Name: u.Name, Arguments: u.Input, Node: name, Kind: domain.ToolKindFunction}
+			if kind == PauseApproval {
+				pc.Kind = domain.ToolKindMCP
+				approvals = append(approvals, pc)
+			} else {
+				calls = append(calls, pc)
+			}
+		}
+	}
+	p.Type, p.Calls = PauseToolCalls, calls
+	if len(approvals) > 0 {
+		p.Type, p.Calls = PauseApproval, approvals
+	}
+	for i := range p.Calls {
+		if p.Calls[i].Arguments == nil {
+			p.Calls[i].Arguments = map[string]any{}
+		}
+	}
+	b, err := cp.encode()
+	if err != nil {
+		return res, err
+	}
+	p.Checkpoint = b
+	ids := make([]string, len(p.Calls))
+	for i, c := range p.Calls {
+		ids[i] = c.ID
+	}
+	em.send(Event{Type: EventRequiresAction, Data: map[string]any{"type": p.Type, "tool_call_ids": ids}})
+	res.Pending = p
+	return res, nil
+}
+
+func saveMessage(m Message) savedMessage {
+	return savedMessage{ID: m.ID, Node: m.Node, Content: m.Content, Visible: m.Visible, CreatedAt: m.CreatedAt,
+		Citations: m.Citations, Retrieved: m.Citations != nil}
+}
+
+func (m savedMessage) message() Message {
+	cites := m.Citations
+	if m.Retrieved && cites == nil {
+		cites = []domain.Citation{}
+	}
+	return Message{ID: m.ID, Role: domain.RoleAssistant, Node: m.Node, Content: m.Content, Visible: m.Visible,
+		CreatedAt: m.CreatedAt, Citations: cites}
+}
+
 // step runs the frontier nodes concurrently and waits for all of them. The outcomes are in
 // frontier order; on error the first failure is returned and the other nodes are cancelled.
 // query is what the nodes' knowledge bases are searched for (the new message's text).
-func (e *Engine) step(ctx context.Context, p domain.Principal, query string, g *Graph, frontier []string, systems map[string]string, turns []domain.Turn, em *emitter) ([]*outcome, error) {
+// A resumed step (cp set) takes the outcome of its finished nodes from cp and continues its
+// paused ones with ans.
+func (e *Engine) step(ctx context.Context, p domain.Principal, query string, g *Graph, frontier []string, systems map[string]string, turns []domain.Turn, em *emitter, bind ToolBinder, cp *checkpoint, ans *Answers) ([]*outcome, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	outs := make([]*outcome, len(frontier))
@@ -221,7 +350,15 @@ func (e *Engine) step(ctx context.Context, p domain.Principal, query string, g *
 	for i, name := range frontier {
 		wg.Go(func() {
 			n := g.Nodes[name]
-			o, err := e.runNode(ctx, p, query, n, systems[name], turns, em)
+			var resume *nodeState
+			if cp != nil {
+				if d := cp.Done[name]; d != nil {
+					outs[i] = d.outcome()
+					return
+				}
+				resume = cp.Paused[name]
+			}
+			o, err := e.runNode(ctx, p, query, n, systems[name], turns, em, bind, resume, ans)
 			outs[i] = o
 			if err == nil {
 				return

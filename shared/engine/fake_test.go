@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -100,6 +101,14 @@ func (s toolSet) Bind(_ context.Context, p domain.Principal, n *Node) ([]domain.
 		}
 	}
 	return out, nil
+}
+
+// CheckSchema accepts the schemas a fake needs: objects.
+func (s toolSet) CheckSchema(schema map[string]any) error {
+	if t, ok := schema["type"]; ok && t != "object" {
+		return errors.New("not an object schema")
+	}
+	return nil
 }
 
 func (s toolSet) Names() []string {

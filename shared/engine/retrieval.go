@@ -22,7 +22,7 @@ const (
 	// MaxRetrievalBudget bounds, in estimated tokens, the passage text one search gives the model.
 	MaxRetrievalBudget = 6000
 	// SearchToolName is the tool a react_agent with knowledge bases is given.
-	SearchToolName = "knowledge_base_search"
+	SearchToolName = domain.KnowledgeSearchTool
 	// maxEventQuery bounds the query a retrieval event quotes, in characters.
 	maxEventQuery = 500
 )

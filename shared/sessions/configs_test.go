@@ -18,6 +18,8 @@ func (n names) Has(s string) bool {
 }
 func (n names) Names() []string { return n }
 
+func (n names) CheckSchema(map[string]any) error { return nil }
+
 // TestExecuteParsesOnce: the typed configuration of a session is parsed once per process and
 // shared by later executes of sessions with the same configuration (config_hash, which the
 // service computed when it stored the session).

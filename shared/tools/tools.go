@@ -94,14 +94,22 @@ func (r *Registry) Has(name string) bool {
 	return ok
 }
 
-// Bind returns the registered tools the node names, in the node's order (engine.ToolBinder).
-// The built-in tools need no tenant; a tool that does is bound by its feature's own binder.
+// Bind returns the registered tools the node names, in the node's order, then its function
+// tools (engine.ToolBinder). Neither needs a tenant; a tool that does is bound by its feature's
+// own binder.
 func (r *Registry) Bind(_ context.Context, _ domain.Principal, node *domain.NodeConfig) ([]domain.Tool, error) {
-	out := make([]domain.Tool, 0, len(node.Tools))
+	out := make([]domain.Tool, 0, len(node.Tools)+len(node.Functions))
 	for _, name := range node.Tools {
 		if t, ok := r.Tool(name); ok {
 			out = append(out, t)
 		}
+	}
+	for _, f := range node.Functions {
+		t, err := NewFunction(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
 	}
 	return out, nil
 }

@@ -1,0 +1,233 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// A run pauses when a react_agent's model calls a tool the client runs (a function tool) or an
+// MCP tool that needs a person's approval. The run's state is then a Checkpoint the caller
+// stores; Resume continues it with the answers. Nothing of a paused run is lost: the nodes of
+// the step that finished keep their outcome, and a paused node continues its loop where it
+// stopped, with the results of the calls that already ran.
+
+// Kinds of pause (required_action.type).
+const (
+	PauseToolCalls = "tool_calls" // function tools: the client runs them and sends tool_results
+	PauseApproval  = "approval"   // MCP calls that need approval: the client sends approvals
+)
+
+// EventRequiresAction ends the events of a run that paused; EventApproval records a person's
+// answer to an approval, EventClientResult a client's result of a function call.
+const (
+	EventRequiresAction = "requires_action"
+	EventApproval       = "approval"
+)
+
+// Pending is what a paused run waits for.
+type Pending struct {
+	Type  string        // PauseToolCalls or PauseApproval
+	Calls []PendingCall // the calls to answer, every one of them
+	// Text holds, by node, the text the model wrote before the calls it is waiting on.
+	Text map[string]string
+	// Checkpoint is the run's state for Resume, opaque to the caller.
+	Checkpoint []byte
+}
+
+// PendingCall is one tool call a paused run waits on.
+type PendingCall struct {
+	ID        string         `json:"id"`
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments"`
+	Node      string         `json:"node"`
+	Kind      string         `json:"kind"` // domain.ToolKindFunction or domain.ToolKindMCP
+	Server    string         `json:"server,omitempty"`
+}
+
+// Answers continue a paused run: a result for each function call, a decision for each approval.
+type Answers struct {
+	Results   map[string]domain.ToolResult // by tool call id
+	Approvals map[string]Decision          // by tool call id
+}
+
+// Decision is a person's answer to an approval.
+type Decision struct {
+	Approve bool
+	Reason  string
+}
+
+// checkpoint is a paused run's state.
+type checkpoint struct {
+	Steps      int                   `json:"steps"`
+	Runs       int                   `json:"runs"`
+	Frontier   []string              `json:"frontier"`
+	Messages   []savedMessage        `json:"messages"` // of the steps before the paused one
+	Usage      domain.Usage          `json:"usage"`
+	StopReason string                `json:"stop_reason"`
+	Done       map[string]*savedDone `json:"done,omitempty"`   // nodes of the step that finished
+	Paused     map[string]*nodeState `json:"paused"`           // nodes of the step that wait
+	Query      string                `json:"query,omitempty"`  // what an llm_agent searches for
+	Stored     int                   `json:"stored,omitempty"` // messages the caller already stored
+}
+
+type savedMessage struct {
+	ID        string            `json:"id"`
+	Node      string            `json:"node"`
+	Content   string            `json:"content"`
+	Visible   bool              `json:"visible"`
+	CreatedAt time.Time         `json:"created_at"`
+	Citations []domain.Citation `json:"citations,omitempty"`
+	Retrieved bool              `json:"retrieved,omitempty"` // Citations non-nil
+}
+
+type savedDone struct {
+	Text       string            `json:"text"`
+	StopReason string            `json:"stop_reason"`
+	Usage      domain.Usage      `json:"usage"`
+	Finished   time.Time         `json:"finished"`
+	Citations  []domain.Citation `json:"citations,omitempty"`
+	Retrieved  bool              `json:"retrieved,omitempty"`
+}
+
+// nodeState is a paused react node: its own turns after the step's shared ones, the turn whose
+// calls wait, and what each call has so far.
+type nodeState struct {
+	Turns     []domain.Turn        `json:"turns"` // the node's exchanges before the waiting turn
+	Asked     []domain.Part        `json:"asked"` // the assistant turn that made the calls
+	Results   []*domain.ToolResult `json:"results"`
+	Checked   []bool               `json:"checked"`   // tool_call events sent, arguments checked
+	Approved  map[string]bool      `json:"approved"`  // approvals given so far
+	Waiting   map[string]string    `json:"waiting"`   // call id → PauseToolCalls or PauseApproval
+	Iteration int                  `json:"iteration"` // the model call that asked
+	Last      string               `json:"last"`      // the last text the model wrote
+	Usage     domain.Usage         `json:"usage"`
+	Retrieval *savedRetrieval      `json:"retrieval,omitempty"`
+}
+
+type savedRetrieval struct {
+	Searched bool           `json:"searched"`
+	Passages []savedPassage `json:"passages"`
+}
+
+type savedPassage struct {
+	Index  int        `json:"index"`
+	Hit    domain.Hit `json:"hit"`
+	KBName string     `json:"kb_name"`
+}
+
+// uses returns the tool uses of the waiting turn, in order.
+func (s *nodeState) uses() []*domain.ToolUse {
+	var out []*domain.ToolUse
+	for _, p := range s.Asked {
+		if p.Type == domain.PartToolUse && p.ToolUse != nil {
+			out = append(out, p.ToolUse)
+		}
+	}
+	return out
+}
+
+// text is what the model wrote in the waiting turn besides its calls.
+func (s *nodeState) text() string {
+	var t string
+	for _, p := range s.Asked {
+		if p.Type == domain.PartText {
+			t += p.Text
+		}
+	}
+	return t
+}
+
+// maxSavedResult bounds each tool result kept in a checkpoint: a checkpoint is stored in one
+// DynamoDB item beside the execution's events.
+const maxSavedResult = 16 << 10
+
+// MaxCheckpointBytes bounds a checkpoint's JSON.
+const MaxCheckpointBytes = 96 << 10
+
+// encode strips what a checkpoint must not carry (media bytes, long tool outputs) and encodes it.
+func (cp *checkpoint) encode() ([]byte, error) {
+	for _, ns := range cp.Paused {
+		for i := range ns.Turns {
+			ns.Turns[i].Parts = slimParts(ns.Turns[i].Parts)
+		}
+		for _, r := range ns.Results {
+			if r != nil {
+				r.Content = domain.Clip(r.Content, maxSavedResult)
+			}
+		}
+	}
+	b, err := json.Marshal(cp)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	if len(b) > MaxCheckpointBytes {
+		return nil, domain.Errorf(domain.KindTooLarge, "The run cannot pause: its state is over %d bytes (tool outputs too large)", MaxCheckpointBytes)
+	}
+	return b, nil
+}
+
+func slimParts(parts []domain.Part) []domain.Part {
+	out := make([]domain.Part, 0, len(parts))
+	for _, p := range parts {
+		switch {
+		case p.Type == domain.PartImage || p.Type == domain.PartDocument:
+			out = append(out, domain.Part{Type: domain.PartText, Text: "[an attachment, not kept while the run waited]"})
+		case p.Type == domain.PartToolResult && p.ToolResult != nil:
+			r := *p.ToolResult
+			r.Content = domain.Clip(r.Content, maxSavedResult)
+			p.ToolResult = &r
+			out = append(out, p)
+		default:
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func decodeCheckpoint(b []byte) (*checkpoint, error) {
+	var cp checkpoint
+	if err := json.Unmarshal(b, &cp); err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	if len(cp.Paused) == 0 {
+		return nil, fmt.Errorf("checkpoint: no paused node")
+	}
+	return &cp, nil
+}
+
+func (r *retrieval) save() *savedRetrieval {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := &savedRetrieval{Searched: r.searched}
+	for _, p := range r.passages {
+		s.Passages = append(s.Passages, savedPassage{Index: p.index, Hit: p.hit, KBName: p.kbName})
+	}
+	return s
+}
+
+func (r *retrieval) restore(s *savedRetrieval) {
+	if r == nil || s == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.searched = s.Searched
+	for _, p := range s.Passages {
+		r.passages = append(r.passages, passage{index: p.Index, hit: p.Hit, kbName: p.KBName})
+		r.byKey[hitKey(p.Hit)] = p.Index
+	}
+}
+
+func (d *savedDone) outcome() *outcome {
+	cites := d.Citations
+	if d.Retrieved && cites == nil {
+		cites = []domain.Citation{}
+	}
+	return &outcome{text: d.Text, stopReason: d.StopReason, usage: d.Usage, finished: d.Finished, citations: cites}
+}

@@ -1,0 +1,227 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// describedTool is a fake MCP or function tool.
+type describedTool struct {
+	fakeTool
+	meta domain.ToolMeta
+}
+
+func (t describedTool) Meta() domain.ToolMeta { return t.meta }
+
+// needsQ checks that the arguments carry a string q, as the fakes' calls do.
+func needsQ(args map[string]any) error {
+	if _, ok := args["q"].(string); !ok {
+		return errors.New("q must be a string")
+	}
+	return nil
+}
+
+// pauseBinder binds the node's named tools from set and its function entries as client tools.
+type pauseBinder struct{ set toolSet }
+
+func (b pauseBinder) Bind(ctx context.Context, p domain.Principal, n *Node) ([]domain.Tool, error) {
+	out, _ := b.set.Bind(ctx, p, n)
+	for _, f := range n.Functions {
+		out = append(out, describedTool{fakeTool: fakeTool{name: f.Name}, meta: domain.ToolMeta{Kind: domain.ToolKindFunction, Check: needsQ}})
+	}
+	return out, nil
+}
+
+func approvalTool(name string, calls *atomic.Int32) describedTool {
+	return describedTool{
+		fakeTool: fakeTool{name: name, call: func(_ context.Context, in map[string]any) (string, error) {
+			calls.Add(1)
+			return "echo " + in["q"].(string), nil
+		}},
+		meta: domain.ToolMeta{Kind: domain.ToolKindMCP, Server: "srv", NeedsApproval: true, Check: needsQ},
+	}
+}
+
+// lastResults are the tool results of the last turn of a request.
+func lastResults(req domain.ModelRequest) []domain.ToolResult {
+	var out []domain.ToolResult
+	for _, p := range req.Turns[len(req.Turns)-1].Parts {
+		if p.ToolResult != nil {
+			out = append(out, *p.ToolResult)
+		}
+	}
+	return out
+}
+
+const lookupFn = `{"type":"function","name":"lookup","parameters":{"type":"object"}}`
+
+func TestFunctionToolPausesAndResumes(t *testing.T) {
+	set := toolSet{"calc": constTool("calc", "4")}
+	model := script(toolCalls("Let me check.", "c1", "calc", "c2", "lookup"), text("the answer"))
+	e := NewEngine(models(model), pauseBinder{set}, Limits{})
+	g := mustGraph(t, reactConfig(`"calc",`+lookupFn), set)
+	rec := &recorder{}
+	run := Run{Graph: g, Input: userInput("hi"), NewID: seqIDs(), Emit: rec.emit}
+	res, err := e.Run(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Pending
+	if p == nil || p.Type != PauseToolCalls || len(p.Calls) != 1 || p.Calls[0].ID != "c2" || p.Calls[0].Kind != domain.ToolKindFunction || p.Calls[0].Node != "r" {
+		t.Fatalf("pending = %+v", p)
+	}
+	if p.Text["r"] != "Let me check." || len(res.Messages) != 0 || res.Usage.InputTokens != 5 {
+		t.Fatalf("text %q, messages %d, usage %+v", p.Text["r"], len(res.Messages), res.Usage)
+	}
+	if got := rec.types(); got[len(got)-1] != EventRequiresAction || !slices.Contains(got, EventToolResult) || slices.Contains(got, EventNodeFinished) {
+		t.Fatalf("events %v", got)
+	}
+	rec2 := &recorder{}
+	run.Emit = rec2.emit
+	res, err = e.Resume(context.Background(), run, p.Checkpoint, Answers{Results: map[string]domain.ToolResult{"c2": {Content: "42"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Pending != nil || len(res.Messages) != 1 || res.Messages[0].Content != "the answer" || res.Resumed != 0 {
+		t.Fatalf("resumed result %+v", res)
+	}
+	if res.Usage.InputTokens != 15 || res.Usage.OutputTokens != 3 {
+		t.Fatalf("usage %+v, want both model calls", res.Usage)
+	}
+	reqs := model.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls", len(reqs))
+	}
+	got := lastResults(reqs[1])
+	if len(got) != 2 || got[0].ToolUseID != "c1" || got[0].Content != "4" || got[1].ToolUseID != "c2" || got[1].Content != "42" {
+		t.Fatalf("results given to the model: %+v", got)
+	}
+	if first := reqs[1].Turns[0]; first.Role != domain.RoleUser || first.Parts[0].Text != "hi" {
+		t.Fatalf("the resumed conversation lost its start: %+v", reqs[1].Turns)
+	}
+	if ty := rec2.types(); ty[0] != EventToolResult || ty[len(ty)-1] != EventNodeFinished {
+		t.Fatalf("resume events %v", ty)
+	}
+}
+
+func TestApprovalsComeFirstAndDenialsReachTheModel(t *testing.T) {
+	var calls atomic.Int32
+	set := toolSet{"echo": approvalTool("echo", &calls)}
+	model := script(toolCalls("", "a1", "echo", "a2", "echo", "f1", "lookup"), text("fine"))
+	e := NewEngine(models(model), pauseBinder{set}, Limits{})
+	g := mustGraph(t, reactConfig(`"echo",`+lookupFn), set)
+	run := Run{Graph: g, Input: userInput("go")}
+	res, err := e.Run(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Pending; p == nil || p.Type != PauseApproval || len(p.Calls) != 2 || p.Calls[0].Kind != domain.ToolKindMCP || calls.Load() != 0 {
+		t.Fatalf("pending %+v, calls made %d", res.Pending, calls.Load())
+	}
+	res, err = e.Resume(context.Background(), run, res.Pending.Checkpoint, Answers{Approvals: map[string]Decision{
+		"a1": {Approve: true}, "a2": {Approve: false, Reason: "not today"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Pending; p == nil || p.Type != PauseToolCalls || len(p.Calls) != 1 || p.Calls[0].ID != "f1" || calls.Load() != 1 {
+		t.Fatalf("after approvals: pending %+v, calls made %d", res.Pending, calls.Load())
+	}
+	res, err = e.Resume(context.Background(), run, res.Pending.Checkpoint, Answers{Results: map[string]domain.ToolResult{"f1": {Content: "boom", IsError: true}}})
+	if err != nil || res.Pending != nil {
+		t.Fatalf("final: %v %+v", err, res.Pending)
+	}
+	got := lastResults(model.requests()[1])
+	if len(got) != 3 || got[0].Content != "echo a1" || !got[1].IsError || !strings.Contains(got[1].Content, "not today") || !got[2].IsError || got[2].Content != "boom" {
+		t.Fatalf("results %+v", got)
+	}
+}
+
+func TestBadArgumentsGoBackToTheModelWithoutPausing(t *testing.T) {
+	model := script(&domain.ModelResponse{StopReason: domain.StopToolUse, Parts: []domain.Part{{Type: domain.PartToolUse,
+		ToolUse: &domain.ToolUse{ID: "x", Name: "lookup", Input: map[string]any{"q": 3.0}}}}}, text("sorry"))
+	e := NewEngine(models(model), pauseBinder{}, Limits{})
+	res, err := e.Run(context.Background(), Run{Graph: mustGraph(t, reactConfig(lookupFn), toolSet{}), Input: userInput("go")})
+	if err != nil || res.Pending != nil {
+		t.Fatalf("%v %+v", err, res.Pending)
+	}
+	if got := lastResults(model.requests()[1]); len(got) != 1 || !got[0].IsError || !strings.Contains(got[0].Content, "q must be a string") {
+		t.Fatalf("results %+v", got)
+	}
+}
+
+func TestReactPausesOnEveryRoundTrip(t *testing.T) {
+	model := script(toolCalls("", "1", "lookup"), toolCalls("", "2", "lookup"), text("done twice"))
+	e := NewEngine(models(model), pauseBinder{}, Limits{})
+	run := Run{Graph: mustGraph(t, reactConfig(lookupFn), toolSet{}), Input: userInput("go")}
+	res, err := e.Run(context.Background(), run)
+	for _, id := range []string{"1", "2"} {
+		if err != nil || res.Pending == nil || res.Pending.Calls[0].ID != id {
+			t.Fatalf("call %s: %v %+v", id, err, res.Pending)
+		}
+		res, err = e.Resume(context.Background(), run, res.Pending.Checkpoint, Answers{Results: map[string]domain.ToolResult{id: {Content: "r" + id}}})
+	}
+	if err != nil || res.Pending != nil || res.Messages[0].Content != "done twice" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if n := len(model.requests()); n != 3 {
+		t.Fatalf("%d model calls, want 3", n)
+	}
+}
+
+func TestGraphPausesAStepAndKeepsItsFinishedNodes(t *testing.T) {
+	var bCalls atomic.Int32
+	model := nodeModel(map[string]replyFunc{
+		"A": func(_ context.Context, req domain.ModelRequest, _ int) (*domain.ModelResponse, error) {
+			if len(lastResults(req)) > 0 {
+				return text("A done"), nil
+			}
+			return toolCalls("", "fa", "lookup"), nil
+		},
+		"B": func(context.Context, domain.ModelRequest, int) (*domain.ModelResponse, error) {
+			bCalls.Add(1)
+			return text("B done"), nil
+		},
+		"C": func(_ context.Context, req domain.ModelRequest, _ int) (*domain.ModelResponse, error) {
+			return text("C saw " + strings.Join(turnTexts(req.Turns), "|")), nil
+		},
+	})
+	g := mustGraph(t, `{"name":"g","agents":[
+		{"name":"A","agent_type":"react_agent","prompt_config":{"system_prompt":"A"},"tools":[`+lookupFn+`]},
+		{"name":"B","prompt_config":{"system_prompt":"B"}},
+		{"name":"C","prompt_config":{"system_prompt":"C"}}],
+		"edges":[{"from":"__start__","to":"A"},{"from":"__start__","to":"B"},{"from":"A","to":"C"},{"from":"B","to":"C"},{"from":"C","to":"__end__"}]}`, toolSet{})
+	e := NewEngine(models(model), pauseBinder{}, Limits{})
+	run := Run{Graph: g, Input: userInput("go"), NewID: seqIDs()}
+	res, err := e.Run(context.Background(), run)
+	if err != nil || res.Pending == nil || res.Pending.Calls[0].Node != "A" {
+		t.Fatalf("%v %+v", err, res.Pending)
+	}
+	res, err = e.Resume(context.Background(), run, res.Pending.Checkpoint, Answers{Results: map[string]domain.ToolResult{"fa": {Content: "x"}}})
+	if err != nil || res.Pending != nil {
+		t.Fatalf("%v %+v", err, res.Pending)
+	}
+	var got []string
+	for _, m := range res.Messages {
+		got = append(got, m.Node+":"+strings.SplitN(m.Content, " saw", 2)[0])
+	}
+	if strings.Join(got, ",") != "A:A done,B:B done,C:C" || bCalls.Load() != 1 || res.Steps != 2 {
+		t.Fatalf("messages %v, B ran %d times, steps %d", got, bCalls.Load(), res.Steps)
+	}
+	if c := res.Messages[2].Content; !strings.Contains(c, "A done") || !strings.Contains(c, "B done") {
+		t.Fatalf("C did not see both: %q", c)
+	}
+}
+
+func TestResumeRefusesAGarbledCheckpoint(t *testing.T) {
+	e := NewEngine(models(script()), pauseBinder{}, Limits{})
+	run := Run{Graph: mustGraph(t, reactConfig(lookupFn), toolSet{}), Input: userInput("go")}
+	if _, err := e.Resume(context.Background(), run, []byte("{"), Answers{}); err == nil {
+		t.Fatal("resumed from garbage")
+	}
+}

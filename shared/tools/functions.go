@@ -1,0 +1,142 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// ErrClientSide is what a function tool's Call answers: the engine hands such calls to the
+// client and never makes them.
+var ErrClientSide = errors.New("a function tool is run by the client")
+
+// MaxSchemaBytes bounds a tool's input schema as JSON (a function's parameters, an MCP tool's
+// inputSchema).
+const MaxSchemaBytes = 16 << 10
+
+// noLoader refuses every $ref outside the schema itself: a schema is the client's (or an MCP
+// server's) data and must not make the service read files or fetch addresses.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("$ref %q: only references within the schema are allowed", url)
+}
+
+// Schema is a compiled JSON Schema of a tool's arguments.
+type Schema struct{ s *jsonschema.Schema }
+
+// CompileSchema compiles a tool's input schema (draft 2020-12 unless it names another).
+func CompileSchema(schema map[string]any) (*Schema, error) {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return nil, fmt.Errorf("not JSON: %w", err)
+	}
+	if len(b) > MaxSchemaBytes {
+		return nil, fmt.Errorf("larger than %d bytes of JSON", MaxSchemaBytes)
+	}
+	// The library wants numbers as json.Number, as its own decoder gives them.
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(b)))
+	if err != nil {
+		return nil, fmt.Errorf("not JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(noLoader{})
+	if err := c.AddResource("schema.json", doc); err != nil {
+		return nil, errors.New(firstLine(err))
+	}
+	s, err := c.Compile("schema.json")
+	if err != nil {
+		return nil, errors.New(firstLine(err))
+	}
+	return &Schema{s: s}, nil
+}
+
+// Check validates arguments; the error says what is wrong in words a model can act on.
+func (s *Schema) Check(args map[string]any) error {
+	if args == nil {
+		args = map[string]any{}
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Errorf("%w: arguments are not JSON", ErrInvalidInput)
+	}
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(string(b)))
+	if err != nil {
+		return fmt.Errorf("%w: arguments are not JSON", ErrInvalidInput)
+	}
+	if err := s.s.Validate(v); err != nil {
+		return fmt.Errorf("%w: the arguments do not match the tool's schema: %s", ErrInvalidInput, validationMessage(err))
+	}
+	return nil
+}
+
+// validationMessage flattens the library's error tree into one short line.
+func validationMessage(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return firstLine(err)
+	}
+	var parts []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := "/" + strings.Join(e.InstanceLocation, "/")
+			parts = append(parts, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(nil)))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	if len(parts) > 5 {
+		parts = append(parts[:5], "…")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return domain.Clip(s, 300)
+}
+
+// CheckSchema implements domain.ToolCatalog: a function tool's parameters must compile.
+func (r *Registry) CheckSchema(schema map[string]any) error {
+	_, err := CompileSchema(schema)
+	return err
+}
+
+// functionTool is a {type: "function"} entry of a node: the model sees it, the client runs it.
+type functionTool struct {
+	spec   domain.ToolSpec
+	schema *Schema
+}
+
+// NewFunction makes the tool of a function entry; its schema must compile (ParseConfig checked
+// it).
+func NewFunction(f domain.FunctionTool) (domain.DescribedTool, error) {
+	s, err := CompileSchema(f.Parameters)
+	if err != nil {
+		return nil, fmt.Errorf("function %q: %w", f.Name, err)
+	}
+	return &functionTool{spec: domain.ToolSpec{Name: f.Name, Description: f.Description, Schema: f.Parameters}, schema: s}, nil
+}
+
+func (f *functionTool) Spec() domain.ToolSpec { return f.spec }
+
+func (f *functionTool) Call(context.Context, map[string]any) (string, error) {
+	return "", ErrClientSide
+}
+
+func (f *functionTool) Meta() domain.ToolMeta {
+	return domain.ToolMeta{Kind: domain.ToolKindFunction, Check: f.schema.Check}
+}
