@@ -87,6 +87,9 @@ func (s *Service) Create(ctx context.Context, p domain.Principal, in CreateInput
 
 // Get reads one of p's company's servers.
 func (s *Service) Get(ctx context.Context, p domain.Principal, id string) (*domain.MCPServer, error) {
+	if uuid.Validate(id) != nil {
+		return nil, notFound(id) // ids are UUIDs; anything else would only reach the store to miss
+	}
 	srv, err := s.store.GetMCPServer(ctx, p.Company, id)
 	if errors.Is(err, domain.ErrNotFound) {
 		return nil, notFound(id)

@@ -1,0 +1,152 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/mcpservers"
+)
+
+// MCPServerService is what the MCP-servers endpoints call; mcpservers.Service is the
+// implementation.
+type MCPServerService interface {
+	Create(ctx context.Context, p domain.Principal, in mcpservers.CreateInput) (*domain.MCPServer, error)
+	Get(ctx context.Context, p domain.Principal, id string) (*domain.MCPServer, error)
+	List(ctx context.Context, p domain.Principal, offset, limit int) ([]*domain.MCPServer, bool, error)
+	Update(ctx context.Context, p domain.Principal, id string, in mcpservers.UpdateInput) (*domain.MCPServer, error)
+	Delete(ctx context.Context, p domain.Principal, id string) error
+	Refresh(ctx context.Context, p domain.Principal, id string) (*domain.MCPServer, error)
+}
+
+// NewMCPServers is the handler of the MCP-servers endpoint group alone.
+func NewMCPServers(svc MCPServerService, opts Options) *Group {
+	return newGroup(opts).WithMCPServers(svc)
+}
+
+// WithMCPServers adds the MCP-servers routes to g and returns it: the agents function serves
+// them beside the agents (they are the agents' tools, managed under the agents scopes).
+func (g *Group) WithMCPServers(svc MCPServerService) *Group {
+	h := &mcpHandlers{svc: svc, g: g}
+	// Closures rather than method values, so a group is built (its routes listed) without a service.
+	get := func(ctx context.Context, p domain.Principal, id string) (*domain.MCPServer, error) { return svc.Get(ctx, p, id) }
+	del := func(ctx context.Context, p domain.Principal, id string) error { return svc.Delete(ctx, p, id) }
+	g.handle(http.MethodPost, "/api/v1/mcp-servers/", false, h.create)
+	g.handle(http.MethodGet, "/api/v1/mcp-servers/", false, listPage(domain.ScopeAgentsRead, func(r *http.Request, offset, limit int) ([]mcpServerJSON, bool, error) {
+		list, more, err := svc.List(r.Context(), principal(r), offset, limit)
+		out := make([]mcpServerJSON, len(list))
+		for i, s := range list {
+			out[i] = mcpServerView(s)
+		}
+		return out, more, err
+	}))
+	g.handle(http.MethodGet, "/api/v1/mcp-servers/{id}/", false, getByID(domain.ScopeAgentsRead, "id", viewed(get, mcpServerView)))
+	g.handle(http.MethodPatch, "/api/v1/mcp-servers/{id}/", false, h.update)
+	g.handle(http.MethodDelete, "/api/v1/mcp-servers/{id}/", false, deleteByID(domain.ScopeAgentsWrite, "id", del))
+	g.handle(http.MethodGet, "/api/v1/mcp-servers/{id}/tools/", false, getByID(domain.ScopeAgentsRead, "id", viewed(get, mcpToolsView)))
+	g.handle(http.MethodPost, "/api/v1/mcp-servers/{id}/refresh/", false, h.refresh)
+	return g
+}
+
+type mcpHandlers struct {
+	svc MCPServerService
+	g   *Group
+}
+
+func (h *mcpHandlers) create(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeAgentsWrite); err != nil {
+		return err
+	}
+	var in mcpservers.CreateInput
+	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
+		return err
+	}
+	s, err := h.svc.Create(r.Context(), principal(r), in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, mcpServerView(s))
+	return nil
+}
+
+func (h *mcpHandlers) update(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeAgentsWrite); err != nil {
+		return err
+	}
+	var in mcpservers.UpdateInput
+	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
+		return err
+	}
+	s, err := h.svc.Update(r.Context(), principal(r), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, mcpServerView(s))
+	return nil
+}
+
+// refresh reads the server's tools again: 200 with the record, whose status and last_error say
+// whether the server could be used (a failing server is not a failed request). No body is read.
+func (h *mcpHandlers) refresh(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeAgentsWrite); err != nil {
+		return err
+	}
+	s, err := h.svc.Refresh(r.Context(), principal(r), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, mcpServerView(s))
+	return nil
+}
+
+// mcpServerJSON is an MCP server as the API shows it: the header names, never their values.
+type mcpServerJSON struct {
+	ID               string    `json:"id"`
+	Name             string    `json:"name"`
+	URL              string    `json:"url"`
+	Description      string    `json:"description"`
+	HeaderNames      []string  `json:"header_names"`
+	TimeoutMS        int       `json:"timeout_ms"`
+	Status           string    `json:"status"`
+	LastError        *string   `json:"last_error"`
+	ToolCount        int       `json:"tool_count"`
+	ToolsRefreshedAt time.Time `json:"tools_refreshed_at"`
+	CreatedAt        time.Time `json:"created_at"`
+	UpdatedAt        time.Time `json:"updated_at"`
+}
+
+func mcpServerView(s *domain.MCPServer) mcpServerJSON {
+	v := mcpServerJSON{ID: s.ID, Name: s.Name, URL: s.URL, Description: s.Description, HeaderNames: s.HeaderNames,
+		TimeoutMS: s.TimeoutMS, Status: s.Status, ToolCount: len(s.Tools), ToolsRefreshedAt: s.ToolsAt,
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+	if v.HeaderNames == nil {
+		v.HeaderNames = []string{}
+	}
+	if v.TimeoutMS == 0 {
+		v.TimeoutMS = mcpservers.DefaultTimeoutMS
+	}
+	if s.LastError != "" {
+		v.LastError = &s.LastError
+	}
+	return v
+}
+
+// mcpToolsJSON answers GET /mcp-servers/{id}/tools/: the tools as last read.
+type mcpToolsJSON struct {
+	Tools       []domain.MCPTool `json:"tools"`
+	RefreshedAt time.Time        `json:"refreshed_at"`
+}
+
+func mcpToolsView(s *domain.MCPServer) mcpToolsJSON {
+	tools := s.Tools
+	if tools == nil {
+		tools = []domain.MCPTool{}
+	}
+	for i, t := range tools {
+		if t.InputSchema == nil {
+			tools[i].InputSchema = map[string]any{"type": "object"}
+		}
+	}
+	return mcpToolsJSON{Tools: tools, RefreshedAt: s.ToolsAt}
+}
