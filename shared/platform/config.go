@@ -24,6 +24,15 @@ const (
 	// LocalOpenSearchEndpoint is the OpenSearch stand-in of the local stack (infra/opensearchlocal).
 	LocalOpenSearchEndpoint = "http://127.0.0.1:9200"
 	LocalTokenSecret        = "local-development-token-secret-not-for-production"
+	// LocalCredentialsKey is the local secret the credentials sealing key (MCP servers' headers)
+	// is derived from; on AWS it is the CredentialsKey secret of template.yaml.
+	LocalCredentialsKey = "local-development-credentials-key-not-for-production"
+	// LocalMCPAllowedHosts are the hosts MCP servers may have locally although they are
+	// internal: the developer's own machine, where servers under development listen.
+	LocalMCPAllowedHosts = "localhost,127.0.0.1,::1"
+	// MinCredentialsKeyBytes is the shortest CREDENTIALS_KEY accepted (the sealing key is derived
+	// from it, so it is only as strong as it).
+	MinCredentialsKeyBytes = 32
 	// LocalPublicBaseURL is where the dev server listens by default (scripts/dev sets
 	// PUBLIC_BASE_URL to its real address when it listens elsewhere).
 	LocalPublicBaseURL = "http://127.0.0.1:3000"
@@ -64,6 +73,15 @@ type Config struct {
 	LogFormat     string // "json" or "text"
 	LogLevel      string
 	InLambda      bool
+
+	// CredentialsKey is the secret the key that seals stored credentials (MCP servers' headers)
+	// is derived from: set locally; on AWS it is read from CredentialsKeyARN on first use.
+	CredentialsKey    string
+	CredentialsKeyARN string
+	// MCPAllowedHosts are host names (or literal IPs) MCP servers may have although they resolve
+	// to internal addresses (MCP_ALLOWED_HOSTS, comma-separated): none on AWS by default,
+	// loopback locally. Every other host gets the full address guard.
+	MCPAllowedHosts []string
 }
 
 // LoadConfig reads the configuration from the environment.
@@ -85,6 +103,8 @@ func LoadConfig() (Config, error) {
 		SQSEndpoint:        env("AWS_ENDPOINT_URL_SQS", local(LocalSQSEndpoint)),
 		TokenSecret:        env("TOKEN_SECRET", local(LocalTokenSecret)),
 		TokenSecretARN:     env("TOKEN_SECRET_ARN", ""),
+		CredentialsKey:     env("CREDENTIALS_KEY", local(LocalCredentialsKey)),
+		CredentialsKeyARN:  env("CREDENTIALS_KEY_ARN", ""),
 		ModelProvider:      env("MODEL_PROVIDER", map[bool]string{true: "bedrock", false: "local"}[inLambda]),
 		BedrockModel:       env("BEDROCK_MODEL_ID", ""),
 		OpenAIBaseURL:      env("OPENAI_BASE_URL", ""),
@@ -98,6 +118,15 @@ func LoadConfig() (Config, error) {
 		LogFormat:          env("LOG_FORMAT", map[bool]string{true: "json", false: "text"}[inLambda]),
 		LogLevel:           env("LOG_LEVEL", "info"),
 		InLambda:           inLambda,
+	}
+	// Set but empty is no host at all (locally too), unlike the other variables.
+	hosts, set := os.LookupEnv("MCP_ALLOWED_HOSTS")
+	if !set {
+		hosts = local(LocalMCPAllowedHosts)
+	}
+	c.MCPAllowedHosts = hostList(hosts)
+	if c.CredentialsKey != "" && len(c.CredentialsKey) < MinCredentialsKeyBytes {
+		return c, fmt.Errorf("config: CREDENTIALS_KEY has %d bytes; it needs at least %d", len(c.CredentialsKey), MinCredentialsKeyBytes)
 	}
 	var err error
 	if c.TokenTTL, err = durationEnv("TOKEN_TTL", 15*time.Minute); err != nil {
@@ -149,6 +178,17 @@ func defaultLocalEmbedDir() string {
 		dir = os.TempDir()
 	}
 	return filepath.Join(dir, "agentorch", "models")
+}
+
+// hostList reads a comma-separated list of host names (spaces around them ignored).
+func hostList(s string) []string {
+	var out []string
+	for _, h := range strings.Split(s, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 func env(name, def string) string {
