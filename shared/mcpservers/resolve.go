@@ -10,13 +10,10 @@ import (
 // What the engine's tool binding and the configuration checks call: a configuration names a
 // server by its name or its id, within the caller's company only.
 
-// Resolver finds one of a company's servers by name or id (ids first: names are never UUIDs);
-// false when the company has none such.
-type Resolver func(ref string) (*domain.MCPServer, bool)
-
-// Resolve reads every server of company at once (one Query) and answers references from them:
-// a run calls it once and resolves all its nodes' references from the result.
-func (s *Service) Resolve(ctx context.Context, company string) (Resolver, error) {
+// Resolve reads every server of company at once (one Query) and finds them by name or id (ids
+// first: names are never UUIDs): a run calls it once and resolves all its nodes' references
+// from the result. It implements domain.MCPResolver.
+func (s *Service) Resolve(ctx context.Context, company string) (domain.MCPServers, error) {
 	all, err := s.store.ListMCPServers(ctx, company)
 	if err != nil {
 		return nil, fmt.Errorf("read MCP servers of %s: %w", company, err)
@@ -58,3 +55,5 @@ func (s *Service) Endpoint(ctx context.Context, srv *domain.MCPServer) (domain.M
 	}
 	return endpoint(srv, h), nil
 }
+
+var _ domain.MCPResolver = (*Service)(nil)
