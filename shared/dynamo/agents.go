@@ -71,11 +71,11 @@ func (st *Store) CreateAgent(ctx context.Context, a *domain.Agent, v *domain.Age
 	}
 	claim := itemKey(agentKeyPK(a.AgentKey), "K")
 	claim["agent_id"] = stringAttr(a.ID)
-	_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	err = st.transact(ctx, []types.TransactWriteItem{
 		{Put: &types.Put{TableName: aws.String(st.table), Item: claim, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 		{Put: &types.Put{TableName: aws.String(st.table), Item: ai, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 		{Put: vp},
-	}})
+	})
 	if cancelledAt(err, 0) {
 		return fmt.Errorf("agent_key %q: %w", a.AgentKey, domain.ErrAgentKeyTaken)
 	}
@@ -142,16 +142,14 @@ func (st *Store) UpdateAgent(ctx context.Context, a *domain.Agent, v *domain.Age
 		ExpressionAttributeValues: map[string]types.AttributeValue{":prev": numberAttr(int64(prevSeq))},
 	}
 	if v == nil {
-		_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: put.TableName, Item: put.Item,
-			ConditionExpression: put.ConditionExpression, ExpressionAttributeValues: put.ExpressionAttributeValues})
-		return translate(err)
+		return translate(st.put(ctx, &dynamodb.PutItemInput{Item: put.Item,
+			ConditionExpression: put.ConditionExpression, ExpressionAttributeValues: put.ExpressionAttributeValues}))
 	}
 	vp, err := st.versionPut(v)
 	if err != nil {
 		return err
 	}
-	_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{Put: put}, {Put: vp}}})
-	return translate(err)
+	return translate(st.transact(ctx, []types.TransactWriteItem{{Put: put}, {Put: vp}}))
 }
 
 // DeleteAgent removes the agent and its key claim, then its versions.

@@ -82,8 +82,7 @@ func (st *Store) PutKey(ctx context.Context, k *domain.APIKey) error {
 	if err != nil {
 		return err
 	}
-	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	return translate(err)
+	return translate(st.put(ctx, &dynamodb.PutItemInput{Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}))
 }
 
 // ListKeys lists a company's keys, newest first (one Query on gsi1 per page).
@@ -119,7 +118,7 @@ func (st *Store) RevokeKey(ctx context.Context, k *domain.APIKey, at time.Time) 
 	if err != nil {
 		return nil, err
 	}
-	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String("attribute_exists(pk)")})
+	err = st.put(ctx, &dynamodb.PutItemInput{Item: it, ConditionExpression: aws.String("attribute_exists(pk)")})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		return nil, domain.Errorf(domain.KindNotFound, "API key %s not found", k.ID)

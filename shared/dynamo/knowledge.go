@@ -60,8 +60,7 @@ func (st *Store) CreateFile(ctx context.Context, f *domain.File) error {
 	if err != nil {
 		return err
 	}
-	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it,
-		ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	err = st.put(ctx, &dynamodb.PutItemInput{Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")})
 	if err != nil {
 		return fmt.Errorf("create file %s: %w", f.ID, translate(err))
 	}
@@ -153,7 +152,7 @@ func (st *Store) PutCollection(ctx context.Context, c *domain.Collection) error 
 	if err != nil {
 		return err
 	}
-	if _, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it}); err != nil {
+	if err := st.put(ctx, &dynamodb.PutItemInput{Item: it}); err != nil {
 		return fmt.Errorf("put collection %s: %w", c.ID, translate(err))
 	}
 	return nil
@@ -218,7 +217,7 @@ func kbItem(kb *domain.KnowledgeBase) (map[string]types.AttributeValue, error) {
 		if d == nil {
 			continue
 		}
-		v, err := sourceAttr(d)
+		v, _, err := sourceAttr(id, d)
 		if err != nil {
 			return nil, fmt.Errorf("encode knowledge base %s: %w", kb.ID, err)
 		}
@@ -228,26 +227,8 @@ func kbItem(kb *domain.KnowledgeBase) (map[string]types.AttributeValue, error) {
 	it[attrRunID] = stringAttr(kb.RunID)
 	it[attrUpdatedAt] = stringAttr(sortTime(kb.UpdatedAt))
 	listed(it, companyKBs(kb.Company), kb.CreatedAt, kb.ID)
+	openRoom(it)
 	return it, nil
-}
-
-// storedSource is a datasource as stored in the sources map: without its file id, which is
-// the entry's key (the outer, empty FileID hides the datasource's own from encoding/json).
-type storedSource struct {
-	*domain.Datasource
-	FileID string `json:"file_id,omitempty"`
-}
-
-// sourceAttr is a datasource as stored: its JSON without the file id and without HTML escaping
-// (which would take six bytes of the item for each <, > and & of a name or an error).
-func sourceAttr(d *domain.Datasource) (types.AttributeValue, error) {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(storedSource{Datasource: d}); err != nil {
-		return nil, err
-	}
-	return stringAttr(strings.TrimSuffix(b.String(), "\n")), nil
 }
 
 // decodeKB reads a knowledge base item: data, the sources map and the time of the last write.
@@ -259,12 +240,12 @@ func decodeKB(it map[string]types.AttributeValue) (*domain.KnowledgeBase, error)
 	kb.Sources = map[string]*domain.Datasource{}
 	if m, ok := it[attrSources].(*types.AttributeValueMemberM); ok {
 		for id, v := range m.Value {
-			s, ok := v.(*types.AttributeValueMemberS)
+			s, ok := sourceJSON(v)
 			if !ok {
 				return nil, fmt.Errorf("knowledge base %s: datasource %s is not a string", kb.ID, id)
 			}
 			var d domain.Datasource
-			if err := json.Unmarshal([]byte(s.Value), &d); err != nil {
+			if err := json.Unmarshal([]byte(s), &d); err != nil {
 				return nil, fmt.Errorf("knowledge base %s: datasource %s: %w", kb.ID, id, err)
 			}
 			d.FileID = id
@@ -285,7 +266,7 @@ func (st *Store) PutKB(ctx context.Context, kb *domain.KnowledgeBase) error {
 	if err != nil {
 		return err
 	}
-	if _, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it}); err != nil {
+	if err := st.put(ctx, &dynamodb.PutItemInput{Item: it}); err != nil {
 		return fmt.Errorf("put knowledge base %s: %w", kb.ID, translate(err))
 	}
 	return nil
@@ -359,8 +340,8 @@ func (st *Store) UpdateKB(ctx context.Context, kb *domain.KnowledgeBase, runID s
 	if err != nil {
 		return err
 	}
-	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(st.table), Item: it,
+	err = st.put(ctx, &dynamodb.PutItemInput{
+		Item:                                it,
 		ConditionExpression:                 aws.String("#r = :r"),
 		ExpressionAttributeNames:            map[string]string{"#r": attrRunID},
 		ExpressionAttributeValues:           map[string]types.AttributeValue{":r": stringAttr(runID)},
@@ -372,54 +353,17 @@ func (st *Store) UpdateKB(ctx context.Context, kb *domain.KnowledgeBase, runID s
 	return nil
 }
 
-// UpdateSource sets the datasource d.FileID of knowledge base kbID while runID is its run, and
-// returns the record as it is after the write: one UpdateItem (SET sources.<file id>, condition
-// run_id = :r, ALL_NEW), so workers of one run writing different datasources never lose each
-// other's writes. KindConflict if the run was superseded, KindNotFound if the knowledge base is
-// gone, KindTooLarge if the item would pass DynamoDB's 400 KB (see infra/README.md).
-func (st *Store) UpdateSource(ctx context.Context, kbID, runID string, d *domain.Datasource) (*domain.KnowledgeBase, error) {
-	if d == nil || d.FileID == "" {
-		return nil, errors.New("update datasource: no file id")
-	}
-	v, err := sourceAttr(d)
-	if err != nil {
-		return nil, fmt.Errorf("encode datasource %s: %w", d.FileID, err)
-	}
-	now := time.Now()
-	if d.UpdatedAt != nil {
-		now = *d.UpdatedAt
-	}
-	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(st.table),
-		Key:                      itemKey(kbPK(kbID), kbSK),
-		UpdateExpression:         aws.String("SET #s.#f = :d, #u = :now"),
-		ConditionExpression:      aws.String("#r = :r"),
-		ExpressionAttributeNames: map[string]string{"#s": attrSources, "#f": d.FileID, "#u": attrUpdatedAt, "#r": attrRunID},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":d": v, ":now": stringAttr(sortTime(now)), ":r": stringAttr(runID),
-		},
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("update datasource %s of knowledge base %s: %w", d.FileID, kbID,
-			lostRace(err, "Knowledge base "+kbID, "The knowledge base's run was superseded"))
-	}
-	return decodeKB(out.Attributes)
-}
-
 // putUnchanged writes it over a record on cond, where #u is the record's updated_at and :prev
 // the one the writer read (optimistic concurrency); the old item comes back with a failed
 // condition, for lostRace.
 func (st *Store) putUnchanged(ctx context.Context, it map[string]types.AttributeValue, cond string, prev time.Time) error {
-	_, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(st.table), Item: it,
+	return st.put(ctx, &dynamodb.PutItemInput{
+		Item:                                it,
 		ConditionExpression:                 aws.String(cond),
 		ExpressionAttributeNames:            map[string]string{"#u": attrUpdatedAt},
 		ExpressionAttributeValues:           map[string]types.AttributeValue{":prev": stringAttr(sortTime(prev))},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	return err
 }
 
 // lostRace translates a failed conditional write that returned the old item (ALL_OLD): no item

@@ -40,8 +40,21 @@ func (st *Store) sessionItem(s *domain.Session) (map[string]types.AttributeValue
 	it["company"], it["owner"] = stringAttr(s.Company), stringAttr(s.Owner) // for the lease's ownership condition
 	it[attrGSI1PK] = stringAttr(ownerSessions(s.Company, s.Owner))
 	it[attrGSI1SK] = stringAttr(sortTime(s.CreatedAt) + "#" + s.ID)
+	if err := checkItemRoom(it, leaseRoom); err != nil {
+		return nil, err
+	}
 	return it, nil
 }
+
+// maxLeaseID bounds the lease ids AcquireSession takes (the runtime's are UUIDs).
+const maxLeaseID = 64
+
+// leaseRoom is what AcquireSession's UpdateItem adds to a session item: lease_id (up to
+// maxLeaseID bytes) and lease_until (milliseconds: at most 19 digits and a sign, 12 bytes by
+// numberSize). Session items are stored with that room free, so that taking the lease can
+// never push one past DynamoDB's limit; the lease's other writes only remove it (ReleaseSession)
+// or replace the whole item (Commit).
+const leaseRoom = len("lease_id") + maxLeaseID + len("lease_until") + 12
 
 // CreateSession stores a new session.
 func (st *Store) CreateSession(ctx context.Context, sess *domain.Session) error {
@@ -49,8 +62,7 @@ func (st *Store) CreateSession(ctx context.Context, sess *domain.Session) error 
 	if err != nil {
 		return err
 	}
-	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")})
-	return translate(err)
+	return translate(st.put(ctx, &dynamodb.PutItemInput{Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}))
 }
 
 // GetSession reads a session record (one GetItem).
@@ -126,6 +138,9 @@ func (st *Store) DeleteSession(ctx context.Context, id string) error {
 // checkpoint in the same request (one UpdateItem). A missing session is domain.ErrNotFound, one
 // of another caller domain.ErrPermission, one leased by another execution a KindConflict error.
 func (st *Store) AcquireSession(ctx context.Context, p domain.Principal, id, leaseID string, until, now time.Time) (*domain.Session, error) {
+	if len(leaseID) > maxLeaseID {
+		return nil, fmt.Errorf("lease id of %d bytes, more than %d", len(leaseID), maxLeaseID)
+	}
 	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(st.table),
 		Key:                      itemKey(sessionPK(id), sessionSK),
@@ -279,8 +294,7 @@ func (st *Store) Commit(ctx context.Context, c domain.Commit) error {
 		ConditionExpression:       aws.String("lease_id = :l"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":l": stringAttr(c.LeaseID)},
 	}})
-	_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes})
-	if err != nil {
+	if err := st.transact(ctx, writes); err != nil {
 		return fmt.Errorf("commit execution of session %s: %w", c.Session.ID, translate(err))
 	}
 	return nil
@@ -292,8 +306,7 @@ func (st *Store) PutExecution(ctx context.Context, e *domain.Execution) error {
 	if err != nil {
 		return err
 	}
-	_, err = st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it})
-	return translate(err)
+	return translate(st.put(ctx, &dynamodb.PutItemInput{Item: it}))
 }
 
 // GetExecution reads one execution record.
@@ -417,7 +430,7 @@ func (st *Store) PutFeedback(ctx context.Context, f *domain.Feedback) (*domain.F
 	if err != nil {
 		return nil, err
 	}
-	if _, err := st.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it}); err != nil {
+	if err := st.put(ctx, &dynamodb.PutItemInput{Item: it}); err != nil {
 		return nil, translate(err)
 	}
 	return f, nil

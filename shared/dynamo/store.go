@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -84,6 +83,31 @@ func decode(it map[string]types.AttributeValue, v any) error {
 	return dec.Decode(v)
 }
 
+// put sends a PutItem of in.Item to the table once checkItem has measured it; the error is the
+// SDK's for the callers to translate, or a KindTooLarge error for an item DynamoDB would refuse.
+func (st *Store) put(ctx context.Context, in *dynamodb.PutItemInput) error {
+	if err := checkItem(in.Item); err != nil {
+		return err
+	}
+	in.TableName = aws.String(st.table)
+	_, err := st.db.PutItem(ctx, in)
+	return err
+}
+
+// transact sends a TransactWriteItems once checkItem has measured the item of each Put; the
+// error is the SDK's for the callers to translate (cancelledAt), or a KindTooLarge error.
+func (st *Store) transact(ctx context.Context, writes []types.TransactWriteItem) error {
+	for _, w := range writes {
+		if w.Put != nil {
+			if err := checkItem(w.Put.Item); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: writes})
+	return err
+}
+
 // get reads one item; a missing item is domain.ErrNotFound.
 func (st *Store) get(ctx context.Context, pk, sk string, v any) error {
 	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: itemKey(pk, sk)})
@@ -126,30 +150,10 @@ func translate(err error) error {
 		return &domain.Error{Kind: domain.KindOverloaded, Message: domain.ErrOverloaded.Message, Err: err}
 	case errors.As(err, &rnf):
 		return fmt.Errorf("dynamodb table missing: %w", err)
-	case itemTooLarge(err):
-		// The last line of defence behind the features' own size limits: a record over
-		// DynamoDB's 400 KB item limit is the client's data being too large, not a 500.
-		return &domain.Error{Kind: domain.KindTooLarge, Message: "The data is too large to store", Err: err}
 	case errors.As(err, &ae) && ae.ErrorCode() == "ThrottlingException":
 		return &domain.Error{Kind: domain.KindOverloaded, Message: domain.ErrOverloaded.Message, Err: err}
 	}
 	return err
-}
-
-// itemTooLarge reports whether err is DynamoDB refusing a record for its size: the one SDK
-// error recognised by its text, because the service gives no other sign. It is a
-// ValidationException, the code of every malformed request (a bad expression, a key of the wrong
-// type: our defects, which must stay 500s), and the SDK has no type for it; only the message
-// tells: "Item size has exceeded the maximum allowed size" (PutItem), "Item size to update has
-// exceeded the maximum allowed size" (UpdateItem), "Size of hashkey has exceeded the maximum size
-// limit of 2048 bytes" (a key), from DynamoDB and DynamoDB Local alike. Measuring items before
-// writing them cannot replace it: an UpdateItem's result (UpdateSource adds a datasource to a
-// record that other workers grow at the same time) is known only to DynamoDB. TestItemTooLarge
-// pins the texts.
-func itemTooLarge(err error) bool {
-	var ae smithy.APIError
-	return errors.As(err, &ae) && ae.ErrorCode() == "ValidationException" &&
-		strings.Contains(strings.ToLower(ae.ErrorMessage()), "size")
 }
 
 // cancelledAt reports whether the transaction failed on the condition of item i.
