@@ -86,10 +86,10 @@ func (st *Store) CreateMCPServer(ctx context.Context, s *domain.MCPServer) error
 	if err != nil {
 		return err
 	}
-	_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	err = st.transact(ctx, []types.TransactWriteItem{
 		{Put: st.mcpClaim(s)},
 		{Put: &types.Put{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-	}})
+	})
 	if cancelledAt(err, 0) {
 		return fmt.Errorf("MCP server name %q: %w", s.Name, domain.ErrMCPNameTaken)
 	}
@@ -156,7 +156,7 @@ func (st *Store) UpdateMCPServer(ctx context.Context, s, prev *domain.MCPServer)
 		}
 		return nil
 	}
-	_, err = st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	err = st.transact(ctx, []types.TransactWriteItem{
 		{Put: &types.Put{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String(cond),
 			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
@@ -164,7 +164,7 @@ func (st *Store) UpdateMCPServer(ctx context.Context, s, prev *domain.MCPServer)
 			ConditionExpression:       aws.String(attrServerID + " = :id"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":id": stringAttr(prev.ID)}}},
 		{Put: st.mcpClaim(s)},
-	}})
+	})
 	switch {
 	case err == nil:
 		return nil
@@ -189,14 +189,14 @@ func raceLost(err error, what string) error {
 // DeleteMCPServer removes the server, if unchanged since read, and its name claim.
 func (st *Store) DeleteMCPServer(ctx context.Context, s *domain.MCPServer) error {
 	cond, names, values := st.unchanged(s)
-	_, err := st.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	err := st.transact(ctx, []types.TransactWriteItem{
 		{Delete: &types.Delete{TableName: aws.String(st.table), Key: itemKey(companyMCP(s.Company), mcpServerSK(s.ID)),
 			ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
 		{Delete: &types.Delete{TableName: aws.String(st.table), Key: itemKey(companyMCP(s.Company), mcpNameSK(s.Name)),
 			ConditionExpression:       aws.String(attrServerID + " = :id"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":id": stringAttr(s.ID)}}},
-	}})
+	})
 	what := "MCP server " + s.ID
 	switch {
 	case err == nil:

@@ -24,9 +24,12 @@ const (
 	MaxHeaders           = 32
 	MaxHeaderNameLength  = 128
 	MaxHeaderValueLength = 8192
-	MinTimeoutMS         = 100
-	MaxTimeoutMS         = 60_000
-	DefaultTimeoutMS     = 10_000
+	// MaxHeadersBytes bounds all names and values together, so that a record (with its tools)
+	// stays within a DynamoDB item.
+	MaxHeadersBytes  = 16 << 10
+	MinTimeoutMS     = 100
+	MaxTimeoutMS     = 60_000
+	DefaultTimeoutMS = 10_000
 )
 
 // NameRule describes a valid server name for error messages and the documentation.
@@ -284,6 +287,14 @@ func checkDescription(d string, errs *fieldErrs) {
 func checkHeaders(h map[string]string, errs *fieldErrs) {
 	if len(h) > MaxHeaders {
 		errs.add("headers", "must hold at most %d headers", MaxHeaders)
+		return
+	}
+	total := 0
+	for k, v := range h {
+		total += len(k) + len(v)
+	}
+	if total > MaxHeadersBytes {
+		errs.add("headers", "must hold at most %d bytes of names and values together", MaxHeadersBytes)
 		return
 	}
 	seen := map[string]string{}

@@ -137,6 +137,7 @@ func TestCreateRefuses(t *testing.T) {
 		{"header name invalid", `{"name":"a","url":"` + goodURL + `","headers":{"X Key":"` + secret + `"}}`, domain.KindInvalid, "headers.X Key", "header name"},
 		{"header reserved", `{"name":"a","url":"` + goodURL + `","headers":{"Host":"internal"}}`, domain.KindInvalid, "headers.Host", "transport"},
 		{"header twice", `{"name":"a","url":"` + goodURL + `","headers":{"X-Key":"` + secret + `","x-key":"` + secret + `"}}`, domain.KindInvalid, "headers.x-key", "case-insensitive"},
+		{"headers too large", `{"name":"a","url":"` + goodURL + `","headers":{"A":"` + strings.Repeat("x", 8000) + `","B":"` + strings.Repeat("x", 8000) + `","C":"` + strings.Repeat("x", 8000) + `"}}`, domain.KindInvalid, "headers", "16384 bytes"},
 		{"name missing", `{"url":"` + goodURL + `"}`, domain.KindInvalid, "name", "required"},
 		{"name with a space", `{"name":"my docs","url":"` + goodURL + `"}`, domain.KindInvalid, "name", "letters, digits"},
 		{"name too long", `{"name":"` + strings.Repeat("a", 65) + `","url":"` + goodURL + `"}`, domain.KindInvalid, "name", "64"},
