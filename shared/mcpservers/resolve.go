@@ -12,7 +12,7 @@ import (
 
 // Resolve reads every server of company at once (one Query) and finds them by name or id (ids
 // first: names are never UUIDs): a run calls it once and resolves all its nodes' references
-// from the result. It implements domain.MCPResolver.
+// from the result (the configuration checks and the runs read servers through it).
 func (s *Service) Resolve(ctx context.Context, company string) (domain.MCPServers, error) {
 	all, err := s.store.ListMCPServers(ctx, company)
 	if err != nil {
@@ -55,5 +55,3 @@ func (s *Service) Endpoint(ctx context.Context, srv *domain.MCPServer) (domain.M
 	}
 	return endpoint(srv, h), nil
 }
-
-var _ domain.MCPResolver = (*Service)(nil)
