@@ -11,13 +11,13 @@ import (
 // CollectionService is what the collections endpoints call (the knowledge feature's
 // collections; a fake in handler tests).
 type CollectionService interface {
-	CreateCollection(ctx context.Context, p domain.Principal, in knowledge.CollectionInput) (*knowledge.CollectionView, error)
-	ListCollections(ctx context.Context, p domain.Principal, offset, limit int) ([]*knowledge.CollectionView, bool, error)
-	GetCollection(ctx context.Context, p domain.Principal, id string) (*knowledge.CollectionDetail, error)
+	CreateCollection(ctx context.Context, p domain.Principal, in knowledge.CollectionInput) (*knowledge.Collection, error)
+	ListCollections(ctx context.Context, p domain.Principal, offset, limit int) ([]*knowledge.Collection, bool, error)
+	GetCollection(ctx context.Context, p domain.Principal, id string) (*knowledge.Collection, error)
 	DeleteCollection(ctx context.Context, p domain.Principal, id string) error
-	CollectionFiles(ctx context.Context, p domain.Principal, id string, offset, limit int) ([]*knowledge.FileView, bool, error)
-	AddFiles(ctx context.Context, p domain.Principal, id string, in knowledge.FileIDsInput) (*knowledge.AddFilesResult, error)
-	BulkCollection(ctx context.Context, p domain.Principal, id string, in knowledge.CollectionBulkInput) (*knowledge.BulkResult, error)
+	CollectionFiles(ctx context.Context, p domain.Principal, id string, offset, limit int) ([]*domain.File, bool, error)
+	AddFiles(ctx context.Context, p domain.Principal, id string, in knowledge.FileIDsInput) ([]knowledge.BulkItem, error)
+	BulkCollection(ctx context.Context, p domain.Principal, id string, in knowledge.CollectionBulkInput) ([]knowledge.BulkItem, error)
 }
 
 // NewCollections is the handler of the collections endpoint group: named sets of files.

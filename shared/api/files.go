@@ -27,13 +27,13 @@ const maxFormField = 16 << 10
 // FileService is what the files endpoints call (the knowledge feature's files; a fake in
 // handler tests).
 type FileService interface {
-	Upload(ctx context.Context, p domain.Principal, in knowledge.Upload) (*knowledge.FileView, error)
+	Upload(ctx context.Context, p domain.Principal, in knowledge.Upload) (*domain.File, error)
 	StartUpload(ctx context.Context, p domain.Principal, in knowledge.StartUpload) (*knowledge.PendingUpload, error)
-	CompleteUpload(ctx context.Context, p domain.Principal, fileID string) (*knowledge.FileView, error)
-	ListFiles(ctx context.Context, p domain.Principal, f knowledge.FileFilter) ([]*knowledge.FileView, bool, error)
-	GetFile(ctx context.Context, p domain.Principal, id string) (*knowledge.FileView, error)
+	CompleteUpload(ctx context.Context, p domain.Principal, fileID string) (*domain.File, error)
+	ListFiles(ctx context.Context, p domain.Principal, f knowledge.FileFilter) ([]*domain.File, bool, error)
+	GetFile(ctx context.Context, p domain.Principal, id string) (*domain.File, error)
 	DeleteFile(ctx context.Context, p domain.Principal, id string) error
-	BulkFiles(ctx context.Context, p domain.Principal, in knowledge.FileBulkInput) (*knowledge.BulkResult, error)
+	BulkFiles(ctx context.Context, p domain.Principal, in knowledge.FileBulkInput) ([]knowledge.BulkItem, error)
 }
 
 // NewFiles is the handler of the files endpoint group: uploads (multipart, or presigned for

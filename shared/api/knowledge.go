@@ -11,13 +11,13 @@ import (
 // KnowledgeService is what the knowledge-bases endpoints call (the knowledge feature's
 // knowledge bases; a fake in handler tests).
 type KnowledgeService interface {
-	CreateKB(ctx context.Context, p domain.Principal, in knowledge.KBInput) (*knowledge.KBDetail, error)
-	ListKBs(ctx context.Context, p domain.Principal, f knowledge.KBFilter) ([]*knowledge.KBListView, bool, error)
-	GetKB(ctx context.Context, p domain.Principal, id string) (*knowledge.KBDetail, error)
+	CreateKB(ctx context.Context, p domain.Principal, in knowledge.KBInput) (*knowledge.KB, error)
+	ListKBs(ctx context.Context, p domain.Principal, f knowledge.KBFilter) ([]*knowledge.KB, bool, error)
+	GetKB(ctx context.Context, p domain.Principal, id string) (*knowledge.KB, error)
 	DeleteKB(ctx context.Context, p domain.Principal, id string) error
-	CheckStatus(ctx context.Context, p domain.Principal, id string) (*knowledge.StatusView, error)
-	SyncKB(ctx context.Context, p domain.Principal, id string) (*knowledge.KBDetail, error)
-	Search(ctx context.Context, p domain.Principal, id string, in knowledge.SearchInput) (*knowledge.SearchResult, error)
+	CheckStatus(ctx context.Context, p domain.Principal, id string) (*knowledge.KBStatus, error)
+	SyncKB(ctx context.Context, p domain.Principal, id string) (*knowledge.KB, error)
+	Search(ctx context.Context, p domain.Principal, id string, in knowledge.SearchInput) ([]domain.Hit, error)
 }
 
 // NewKnowledge is the handler of the knowledge-bases endpoint group: creation (ingestion starts

@@ -20,12 +20,12 @@ import (
 type fakeKnowledge struct {
 	got  any    // the last input passed in
 	id   string // the last path id passed in
-	bulk *knowledge.BulkResult
+	bulk []knowledge.BulkItem
 }
 
 var errFakeNotFound = domain.Errorf(domain.KindNotFound, "not in the fake")
 
-func (f *fakeKnowledge) Upload(context.Context, domain.Principal, knowledge.Upload) (*knowledge.FileView, error) {
+func (f *fakeKnowledge) Upload(context.Context, domain.Principal, knowledge.Upload) (*domain.File, error) {
 	return nil, errFakeNotFound
 }
 
@@ -33,15 +33,15 @@ func (f *fakeKnowledge) StartUpload(context.Context, domain.Principal, knowledge
 	return nil, errFakeNotFound
 }
 
-func (f *fakeKnowledge) CompleteUpload(context.Context, domain.Principal, string) (*knowledge.FileView, error) {
+func (f *fakeKnowledge) CompleteUpload(context.Context, domain.Principal, string) (*domain.File, error) {
 	return nil, errFakeNotFound
 }
 
-func (f *fakeKnowledge) ListFiles(context.Context, domain.Principal, knowledge.FileFilter) ([]*knowledge.FileView, bool, error) {
+func (f *fakeKnowledge) ListFiles(context.Context, domain.Principal, knowledge.FileFilter) ([]*domain.File, bool, error) {
 	return nil, false, errFakeNotFound
 }
 
-func (f *fakeKnowledge) GetFile(context.Context, domain.Principal, string) (*knowledge.FileView, error) {
+func (f *fakeKnowledge) GetFile(context.Context, domain.Principal, string) (*domain.File, error) {
 	return nil, errFakeNotFound
 }
 
@@ -49,21 +49,21 @@ func (f *fakeKnowledge) DeleteFile(context.Context, domain.Principal, string) er
 	return errFakeNotFound
 }
 
-func (f *fakeKnowledge) BulkFiles(_ context.Context, _ domain.Principal, in knowledge.FileBulkInput) (*knowledge.BulkResult, error) {
+func (f *fakeKnowledge) BulkFiles(_ context.Context, _ domain.Principal, in knowledge.FileBulkInput) ([]knowledge.BulkItem, error) {
 	f.got = in
 	return f.bulk, nil
 }
 
-func (f *fakeKnowledge) CreateCollection(_ context.Context, _ domain.Principal, in knowledge.CollectionInput) (*knowledge.CollectionView, error) {
+func (f *fakeKnowledge) CreateCollection(_ context.Context, _ domain.Principal, in knowledge.CollectionInput) (*knowledge.Collection, error) {
 	f.got = in
-	return &knowledge.CollectionView{ID: "c1", Name: in.Name, Status: domain.CollectionPending}, nil
+	return &knowledge.Collection{Collection: &domain.Collection{ID: "c1", Name: in.Name}}, nil
 }
 
-func (f *fakeKnowledge) ListCollections(context.Context, domain.Principal, int, int) ([]*knowledge.CollectionView, bool, error) {
+func (f *fakeKnowledge) ListCollections(context.Context, domain.Principal, int, int) ([]*knowledge.Collection, bool, error) {
 	return nil, false, errFakeNotFound
 }
 
-func (f *fakeKnowledge) GetCollection(context.Context, domain.Principal, string) (*knowledge.CollectionDetail, error) {
+func (f *fakeKnowledge) GetCollection(context.Context, domain.Principal, string) (*knowledge.Collection, error) {
 	return nil, errFakeNotFound
 }
 
@@ -71,30 +71,34 @@ func (f *fakeKnowledge) DeleteCollection(context.Context, domain.Principal, stri
 	return errFakeNotFound
 }
 
-func (f *fakeKnowledge) CollectionFiles(context.Context, domain.Principal, string, int, int) ([]*knowledge.FileView, bool, error) {
+func (f *fakeKnowledge) CollectionFiles(context.Context, domain.Principal, string, int, int) ([]*domain.File, bool, error) {
 	return nil, false, errFakeNotFound
 }
 
-func (f *fakeKnowledge) AddFiles(_ context.Context, _ domain.Principal, id string, in knowledge.FileIDsInput) (*knowledge.AddFilesResult, error) {
+func (f *fakeKnowledge) AddFiles(_ context.Context, _ domain.Principal, id string, in knowledge.FileIDsInput) ([]knowledge.BulkItem, error) {
 	f.got, f.id = in, id
-	return &knowledge.AddFilesResult{Success: true, Added: len(in.FileIDs), Results: []knowledge.AddFilesItem{}}, nil
+	items := make([]knowledge.BulkItem, len(in.FileIDs))
+	for i, id := range in.FileIDs {
+		items[i] = knowledge.BulkItem{FileID: id, Status: knowledge.ItemSucceeded}
+	}
+	return items, nil
 }
 
-func (f *fakeKnowledge) BulkCollection(_ context.Context, _ domain.Principal, id string, in knowledge.CollectionBulkInput) (*knowledge.BulkResult, error) {
+func (f *fakeKnowledge) BulkCollection(_ context.Context, _ domain.Principal, id string, in knowledge.CollectionBulkInput) ([]knowledge.BulkItem, error) {
 	f.got, f.id = in, id
 	return f.bulk, nil
 }
 
-func (f *fakeKnowledge) CreateKB(_ context.Context, _ domain.Principal, in knowledge.KBInput) (*knowledge.KBDetail, error) {
+func (f *fakeKnowledge) CreateKB(_ context.Context, _ domain.Principal, in knowledge.KBInput) (*knowledge.KB, error) {
 	f.got = in
-	return &knowledge.KBDetail{KBListView: knowledge.KBListView{ID: "kb1", Name: in.Name}}, nil
+	return &knowledge.KB{KnowledgeBase: &domain.KnowledgeBase{ID: "kb1", Name: in.Name}}, nil
 }
 
-func (f *fakeKnowledge) ListKBs(context.Context, domain.Principal, knowledge.KBFilter) ([]*knowledge.KBListView, bool, error) {
+func (f *fakeKnowledge) ListKBs(context.Context, domain.Principal, knowledge.KBFilter) ([]*knowledge.KB, bool, error) {
 	return nil, false, errFakeNotFound
 }
 
-func (f *fakeKnowledge) GetKB(context.Context, domain.Principal, string) (*knowledge.KBDetail, error) {
+func (f *fakeKnowledge) GetKB(context.Context, domain.Principal, string) (*knowledge.KB, error) {
 	return nil, errFakeNotFound
 }
 
@@ -102,17 +106,17 @@ func (f *fakeKnowledge) DeleteKB(context.Context, domain.Principal, string) erro
 	return errFakeNotFound
 }
 
-func (f *fakeKnowledge) CheckStatus(context.Context, domain.Principal, string) (*knowledge.StatusView, error) {
+func (f *fakeKnowledge) CheckStatus(context.Context, domain.Principal, string) (*knowledge.KBStatus, error) {
 	return nil, errFakeNotFound
 }
 
-func (f *fakeKnowledge) SyncKB(context.Context, domain.Principal, string) (*knowledge.KBDetail, error) {
+func (f *fakeKnowledge) SyncKB(context.Context, domain.Principal, string) (*knowledge.KB, error) {
 	return nil, errFakeNotFound
 }
 
-func (f *fakeKnowledge) Search(_ context.Context, _ domain.Principal, id string, in knowledge.SearchInput) (*knowledge.SearchResult, error) {
+func (f *fakeKnowledge) Search(_ context.Context, _ domain.Principal, id string, in knowledge.SearchInput) ([]domain.Hit, error) {
 	f.got, f.id = in, id
-	return &knowledge.SearchResult{Results: []knowledge.SearchHit{{FileID: "f1", Text: in.Query, Score: 0.5}}}, nil
+	return []domain.Hit{{FileID: "f1", Text: in.Query, Score: 0.5}}, nil
 }
 
 // TestKnowledgeEdgeDecodes: each body the knowledge groups read reaches the feature as its
@@ -121,7 +125,7 @@ func (f *fakeKnowledge) Search(_ context.Context, _ domain.Principal, id string,
 func TestKnowledgeEdgeDecodes(t *testing.T) {
 	p := domain.Principal{KeyID: "k1", Owner: "o1", Company: "c1"}
 	opts := api.Options{Auth: openapiAuth{p: p}}
-	f := &fakeKnowledge{bulk: &knowledge.BulkResult{Success: true, Processed: 2, Results: []knowledge.BulkItem{{FileID: "a", Status: "success"}, {FileID: "b", Status: "success"}}}}
+	f := &fakeKnowledge{bulk: []knowledge.BulkItem{{FileID: "a", Status: knowledge.ItemSucceeded}, {FileID: "b", Status: knowledge.ItemSucceeded}}}
 	groups := map[string]http.Handler{
 		"/api/v1/files/":           api.NewFiles(f, opts),
 		"/api/v1/collections/":     api.NewCollections(f, opts),

@@ -1,14 +1,16 @@
 package api
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/knowledge"
 )
 
-// The JSON views of the files, collections and knowledge-bases groups: the knowledge feature's
-// read models as the contract (SPEC.md, openapi/) names their fields.
+// The JSON views of the files, collections and knowledge-bases groups: the records the knowledge
+// feature answers with, and what domain derives from them, as the contract (SPEC.md, openapi/)
+// names their fields.
 
 // fileJSON is a file record.
 type fileJSON struct {
@@ -188,7 +190,7 @@ type searchHitJSON struct {
 }
 
 // each maps a slice (nil stays nil, so that an empty list and an absent one encode as the
-// feature built them).
+// feature gave them).
 func each[S, D any](in []S, f func(S) D) []D {
 	if in == nil {
 		return nil
@@ -200,79 +202,131 @@ func each[S, D any](in []S, f func(S) D) []D {
 	return out
 }
 
-// Struct conversions below ignore tags: each view has the fields of its read model.
+func fileView(f *domain.File) *fileJSON {
+	tags := f.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return &fileJSON{ID: f.ID, FileID: f.ID, OriginalFilename: f.Name, FileType: f.FileType, MediaType: f.MediaType,
+		SizeBytes: f.Size, Status: f.Status, Tags: tags, ContentHash: f.ContentHash, Error: f.Error,
+		CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt}
+}
 
-func fileView(f *knowledge.FileView) *fileJSON { v := fileJSON(*f); return &v }
+func fileViews(fs []*domain.File) []*fileJSON { return each(fs, fileView) }
 
-func fileViews(fs []*knowledge.FileView) []*fileJSON { return each(fs, fileView) }
-
+// pendingUploadView ignores tags: the view has the fields of the feature's answer.
 func pendingUploadView(u *knowledge.PendingUpload) *pendingUploadJSON {
 	v := pendingUploadJSON(*u)
 	return &v
 }
 
-func collectionView(c *knowledge.CollectionView) *collectionJSON { v := collectionJSON(*c); return &v }
-
-func collectionViews(cs []*knowledge.CollectionView) []*collectionJSON {
-	return each(cs, collectionView)
+// collectionView shows a collection with the status, progress and counts its files make of it.
+func collectionView(c *knowledge.Collection) *collectionJSON {
+	sum := domain.SummarizeCollection(c.Files)
+	return &collectionJSON{ID: c.ID, Name: c.Name, Description: c.Description, Status: sum.Status, Progress: sum.Progress,
+		DataSourceCount: sum.Files, TotalSize: sum.Size, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
 
-func collectionDetailView(c *knowledge.CollectionDetail) *collectionDetailJSON {
-	return &collectionDetailJSON{collectionJSON: collectionJSON(c.CollectionView),
-		Datasources: each(c.Datasources, func(s knowledge.CollectionSource) collectionSourceJSON { return collectionSourceJSON(s) })}
+func collectionViews(cs []*knowledge.Collection) []*collectionJSON { return each(cs, collectionView) }
+
+// collectionDetailView lists the collection's files as datasources; a file is in a collection
+// at most once, so its id names the datasource too.
+func collectionDetailView(c *knowledge.Collection) *collectionDetailJSON {
+	v := &collectionDetailJSON{collectionJSON: *collectionView(c), Datasources: []collectionSourceJSON{}}
+	for _, f := range c.Files {
+		v.Datasources = append(v.Datasources, collectionSourceJSON{ID: f.ID, DataSource: f.ID, DataSourceName: f.Name,
+			DataSourceType: f.FileType, DataSourceSize: f.Size, CreatedAt: f.CreatedAt})
+	}
+	return v
 }
 
-func bulkResultView(r *knowledge.BulkResult) *bulkResultJSON {
-	return &bulkResultJSON{Success: r.Success, Processed: r.Processed, Failed: r.Failed,
-		Results: each(r.Results, func(it knowledge.BulkItem) bulkItemJSON { return bulkItemJSON(it) })}
-}
-
-func addFilesResultView(r *knowledge.AddFilesResult) *addFilesResultJSON {
-	return &addFilesResultJSON{Success: r.Success, Added: r.Added, Failed: r.Failed,
-		Results: each(r.Results, func(it knowledge.AddFilesItem) addFilesItemJSON { return addFilesItemJSON(it) })}
-}
-
-func datasourceViews(ds []knowledge.DatasourceView) []datasourceJSON {
-	return each(ds, func(d knowledge.DatasourceView) datasourceJSON { return datasourceJSON(d) })
-}
-
-func kbListView(kb *knowledge.KBListView) *kbListJSON {
-	v := &kbListJSON{ID: kb.ID, Name: kb.Name, Description: kb.Description, ProcessingEngine: kb.ProcessingEngine,
-		Status: kb.Status, Progress: kb.Progress, Datasources: datasourceViews(kb.Datasources), DatasourceCount: kb.DatasourceCount,
-		TotalDatasources: kb.TotalDatasources, IngestedDatasources: datasourceViews(kb.IngestedDatasources),
-		FailedDatasources: datasourceViews(kb.FailedDatasources), DatasourceErrors: kb.DatasourceErrors,
-		SuccessRate: kb.SuccessRate, ProcessingMetadata: kb.ProcessingMetadata, CreatedByName: kb.CreatedByName,
-		CreatedAt: kb.CreatedAt, UpdatedAt: kb.UpdatedAt, Error: kb.Error}
-	if kb.DatasourceSnapshots != nil {
-		v.DatasourceSnapshots = make(map[string]snapshotJSON, len(kb.DatasourceSnapshots))
-		for id, s := range kb.DatasourceSnapshots {
-			v.DatasourceSnapshots[id] = snapshotJSON(s)
+// bulkResultView counts the items: success when none failed, processed those that succeeded.
+func bulkResultView(items []knowledge.BulkItem) *bulkResultJSON {
+	v := &bulkResultJSON{Results: make([]bulkItemJSON, len(items))}
+	for i, it := range items {
+		v.Results[i] = bulkItemJSON(it)
+		if it.Status == knowledge.ItemSucceeded {
+			v.Processed++
+		} else {
+			v.Failed++
 		}
 	}
+	v.Success = v.Failed == 0
 	return v
 }
 
-func kbListViews(kbs []*knowledge.KBListView) []*kbListJSON { return each(kbs, kbListView) }
-
-func kbDetailView(kb *knowledge.KBDetail) *kbDetailJSON {
-	return &kbDetailJSON{kbListJSON: *kbListView(&kb.KBListView), DatasetName: kb.DatasetName,
-		NormalizedDatasetName: kb.NormalizedDatasetName, SelectedCollections: kb.SelectedCollections,
-		SelectedDatasources: kb.SelectedDatasources, ChunkingStrategy: kb.ChunkingStrategy, EmbeddingConfig: kb.EmbeddingConfig,
-		LLMConfig: kb.LLMConfig, CompanyName: kb.CompanyName, LastIngestedAt: kb.LastIngestedAt}
+// addFilesResultView says "added" of the items that succeeded.
+func addFilesResultView(items []knowledge.BulkItem) *addFilesResultJSON {
+	v := &addFilesResultJSON{Results: make([]addFilesItemJSON, len(items))}
+	for i, it := range items {
+		v.Results[i] = addFilesItemJSON{FileID: it.FileID, Status: "added", Error: it.Error}
+		if it.Status == knowledge.ItemSucceeded {
+			v.Added++
+		} else {
+			v.Results[i].Status = knowledge.ItemFailed
+			v.Failed++
+		}
+	}
+	v.Success = v.Failed == 0
+	return v
 }
 
-func statusView(st *knowledge.StatusView) *statusJSON {
-	v := &statusJSON{Success: st.Success, Message: st.Message, StatusUpdated: st.StatusUpdated}
-	if kb := st.KnowledgeBase; kb != nil {
-		v.KnowledgeBase = &kbStatusJSON{ID: kb.ID, Name: kb.Name, Status: kb.Status, Progress: kb.Progress,
-			ProcessingEngine: kb.ProcessingEngine, DatasourceCount: kb.DatasourceCount, TotalDatasources: kb.TotalDatasources,
-			SuccessRate: kb.SuccessRate, IngestedDatasources: datasourceViews(kb.IngestedDatasources),
-			FailedDatasources: datasourceViews(kb.FailedDatasources), DatasourceErrors: kb.DatasourceErrors,
-			ProcessingMetadata: kb.ProcessingMetadata, Error: kb.Error, UpdatedAt: kb.UpdatedAt}
+// kbListView shows a knowledge base's live datasources, sorted by id, each with its file's
+// status, and sorted into ingested and failed ones.
+func kbListView(kb *knowledge.KB) *kbListJSON {
+	v := &kbListJSON{ID: kb.ID, Name: kb.Name, Description: kb.Description, ProcessingEngine: kb.Engine,
+		Status: kb.Status, Progress: kb.Progress(), SuccessRate: kb.SuccessRate(), ProcessingMetadata: kb.Metadata,
+		CreatedByName: kb.Owner, CreatedAt: kb.CreatedAt, UpdatedAt: kb.UpdatedAt, Error: kb.Error,
+		Datasources: []datasourceJSON{}, IngestedDatasources: []datasourceJSON{}, FailedDatasources: []datasourceJSON{},
+		DatasourceErrors: map[string]string{}, DatasourceSnapshots: map[string]snapshotJSON{}}
+	ids := kb.LiveSources()
+	for _, id := range ids {
+		d := kb.Sources[id]
+		ds := datasourceJSON{ID: id, Name: d.Name, Type: domain.DatasourceType, Status: domain.SourceStatus(kb.SourceFiles, id)}
+		v.Datasources = append(v.Datasources, ds)
+		switch {
+		case d.Ingested():
+			v.IngestedDatasources = append(v.IngestedDatasources, ds)
+		case d.Status == domain.IngestFailed:
+			v.FailedDatasources = append(v.FailedDatasources, ds)
+			v.DatasourceErrors[id] = d.Error
+		}
+		v.DatasourceSnapshots[id] = snapshotJSON{ID: id, Name: d.Name, Type: domain.DatasourceType, IngestionStatus: d.Status,
+			Chunks: d.Chunks, Attempts: d.Attempts, Error: d.Error, UpdatedAt: d.UpdatedAt}
+	}
+	v.DatasourceCount, v.TotalDatasources = len(ids), len(ids)
+	return v
+}
+
+func kbListViews(kbs []*knowledge.KB) []*kbListJSON { return each(kbs, kbListView) }
+
+func kbDetailView(kb *knowledge.KB) *kbDetailJSON {
+	collections, selected := kb.Collections, kb.Files
+	if collections == nil {
+		collections = []string{}
+	}
+	if selected == nil {
+		selected = []string{}
+	}
+	return &kbDetailJSON{kbListJSON: *kbListView(kb), DatasetName: "", NormalizedDatasetName: domain.NormalizeName(kb.Name),
+		SelectedCollections: collections, SelectedDatasources: selected, ChunkingStrategy: kb.Chunking,
+		EmbeddingConfig: kb.Embedding, LLMConfig: map[string]any{}, CompanyName: kb.Company, LastIngestedAt: kb.Completed}
+}
+
+func statusView(st *knowledge.KBStatus) *statusJSON {
+	l := kbListView(st.KB)
+	return &statusJSON{Success: true, Message: fmt.Sprintf("Status checked for knowledge base '%s'", st.KB.Name), StatusUpdated: st.Updated,
+		KnowledgeBase: &kbStatusJSON{ID: l.ID, Name: l.Name, Status: l.Status, Progress: l.Progress,
+			ProcessingEngine: l.ProcessingEngine, DatasourceCount: l.DatasourceCount, TotalDatasources: l.TotalDatasources,
+			SuccessRate: l.SuccessRate, IngestedDatasources: l.IngestedDatasources, FailedDatasources: l.FailedDatasources,
+			DatasourceErrors: l.DatasourceErrors, ProcessingMetadata: l.ProcessingMetadata, Error: l.Error, UpdatedAt: l.UpdatedAt}}
+}
+
+// searchView lists the hits, best first ([] when none).
+func searchView(hits []domain.Hit) *searchJSON {
+	v := &searchJSON{Results: make([]searchHitJSON, len(hits))}
+	for i, h := range hits {
+		v.Results[i] = searchHitJSON{FileID: h.FileID, FileName: h.FileName, ChunkIndex: h.ChunkIndex, Text: h.Text, Score: h.Score}
 	}
 	return v
-}
-
-func searchView(r *knowledge.SearchResult) *searchJSON {
-	return &searchJSON{Results: each(r.Results, func(h knowledge.SearchHit) searchHitJSON { return searchHitJSON(h) })}
 }

@@ -77,8 +77,11 @@ func BenchmarkIngestDevPath(b *testing.B) {
 				b.Fatal(err)
 			}
 			if got.Status == domain.KBCompleted || got.Status == domain.KBFailed {
-				if got.SuccessRate != 100 {
-					b.Fatalf("status %s, success rate %d: %v", got.Status, got.SuccessRate, got.DatasourceErrors)
+				if got.SuccessRate() != 100 {
+					for id, d := range got.Sources {
+						b.Logf("datasource %s: %s %s", id, d.Status, d.Error)
+					}
+					b.Fatalf("status %s, success rate %d", got.Status, got.SuccessRate())
 				}
 				break
 			}

@@ -14,17 +14,8 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-// Collection statuses are derived on every read from the collection's files, never stored:
-//   - pending: the collection is empty, or a file in it is still uploading (a presigned upload
-//     not yet completed); progress is the share of its files that are stored;
-//   - completed: every file is stored (active or archived); progress 100;
-//   - failed: a file in it is in error (a presigned upload that could not be completed; the
-//     file's record says why); this wins over pending.
-//
-// `running` (listed by the public API) is never reported: a collection does no processing of
-// its own; its files are ingested by the knowledge bases built from it. data_source_count and
-// total_size count the files in it and their bytes (an uploading file counts with the size its
-// upload was started for).
+// A collection's status, progress and counts are derived on every read from its files, never
+// stored (domain.SummarizeCollection).
 
 // Bounds of collections and of the id lists of requests.
 const (
@@ -95,7 +86,7 @@ func (in *CollectionInput) check() []domain.FieldError {
 }
 
 // CreateCollection creates an empty collection: status pending, progress 0, counts 0.
-func (s *Service) CreateCollection(ctx context.Context, p domain.Principal, in CollectionInput) (*CollectionView, error) {
+func (s *Service) CreateCollection(ctx context.Context, p domain.Principal, in CollectionInput) (*Collection, error) {
 	if errs := in.check(); len(errs) > 0 {
 		return nil, domain.Invalid(errs)
 	}
@@ -106,11 +97,12 @@ func (s *Service) CreateCollection(ctx context.Context, p domain.Principal, in C
 	if err := s.d.Store.PutCollection(ctx, c); err != nil {
 		return nil, fmt.Errorf("create collection: %w", err)
 	}
-	return collectionView(c, nil), nil
+	return &Collection{Collection: c}, nil
 }
 
-// ListCollections lists the company's collections, newest first, a page at a time.
-func (s *Service) ListCollections(ctx context.Context, p domain.Principal, offset, limit int) ([]*CollectionView, bool, error) {
+// ListCollections lists the company's collections with their files, newest first, a page at a
+// time.
+func (s *Service) ListCollections(ctx context.Context, p domain.Principal, offset, limit int) ([]*Collection, bool, error) {
 	colls, more, err := collect(ctx, func(ctx context.Context, after string, n int) ([]*domain.Collection, string, error) {
 		return s.d.Store.ListCollections(ctx, p.Company, after, n)
 	}, nil, offset, limit)
@@ -125,15 +117,15 @@ func (s *Service) ListCollections(ctx context.Context, p domain.Principal, offse
 	if err != nil {
 		return nil, false, err
 	}
-	out := make([]*CollectionView, len(colls))
+	out := make([]*Collection, len(colls))
 	for i, c := range colls {
-		out[i] = collectionView(c, files)
+		out[i] = withFiles(c, files)
 	}
 	return out, more, nil
 }
 
-// GetCollection reads a collection with its files as datasources, in the order they were added.
-func (s *Service) GetCollection(ctx context.Context, p domain.Principal, id string) (*CollectionDetail, error) {
+// GetCollection reads a collection with its files, in the order they were added.
+func (s *Service) GetCollection(ctx context.Context, p domain.Principal, id string) (*Collection, error) {
 	c, err := s.collection(ctx, p, id)
 	if err != nil {
 		return nil, err
@@ -142,19 +134,11 @@ func (s *Service) GetCollection(ctx context.Context, p domain.Principal, id stri
 	if err != nil {
 		return nil, err
 	}
-	d := &CollectionDetail{CollectionView: *collectionView(c, files), Datasources: []CollectionSource{}}
-	for _, fid := range c.FileIDs {
-		if f := files[fid]; f != nil {
-			// A file is in a collection at most once, so its id names the datasource too.
-			d.Datasources = append(d.Datasources, CollectionSource{ID: f.ID, DataSource: f.ID, DataSourceName: f.Name,
-				DataSourceType: f.FileType, DataSourceSize: f.Size, CreatedAt: f.CreatedAt})
-		}
-	}
-	return d, nil
+	return withFiles(c, files), nil
 }
 
 // CollectionFiles lists a collection's files in the order they were added, a page at a time.
-func (s *Service) CollectionFiles(ctx context.Context, p domain.Principal, id string, offset, limit int) ([]*FileView, bool, error) {
+func (s *Service) CollectionFiles(ctx context.Context, p domain.Principal, id string, offset, limit int) ([]*domain.File, bool, error) {
 	c, err := s.collection(ctx, p, id)
 	if err != nil {
 		return nil, false, err
@@ -164,10 +148,10 @@ func (s *Service) CollectionFiles(ctx context.Context, p domain.Principal, id st
 	if err != nil {
 		return nil, false, err
 	}
-	out := []*FileView{}
+	out := []*domain.File{}
 	for _, fid := range ids {
 		if f := files[fid]; f != nil {
-			out = append(out, fileView(f))
+			out = append(out, f)
 		}
 	}
 	return out, more, nil
@@ -191,10 +175,10 @@ func (in *FileIDsInput) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// AddFiles adds files of the company to a collection. A file already in it counts as added and
-// changes nothing (so a retried request answers the same); unknown, foreign, malformed and
-// repeated ids fail, as do ids beyond the collection's capacity.
-func (s *Service) AddFiles(ctx context.Context, p domain.Principal, id string, in FileIDsInput) (*AddFilesResult, error) {
+// AddFiles adds files of the company to a collection, one item per id in request order. A file
+// already in it counts as added and changes nothing (so a retried request answers the same);
+// unknown, foreign, malformed and repeated ids fail, as do ids beyond the collection's capacity.
+func (s *Service) AddFiles(ctx context.Context, p domain.Principal, id string, in FileIDsInput) ([]BulkItem, error) {
 	ids := in.FileIDs
 	if idsErr := checkIDs(ids, in.shape); idsErr != nil || len(in.shape[""]) > 0 {
 		return nil, joinInvalid(append([]domain.FieldError{derefField(idsErr)}, in.shape[""]...)...)
@@ -203,22 +187,7 @@ func (s *Service) AddFiles(ctx context.Context, p domain.Principal, id string, i
 	if err != nil {
 		return nil, err
 	}
-	items, err := s.addToCollection(ctx, p, c, ids)
-	if err != nil {
-		return nil, err
-	}
-	res := &AddFilesResult{Results: make([]AddFilesItem, len(items))}
-	for i, it := range items {
-		res.Results[i] = AddFilesItem{FileID: it.FileID, Status: "added", Error: it.Error}
-		if it.Status != statusSuccess {
-			res.Results[i].Status = "failed"
-			res.Failed++
-		} else {
-			res.Added++
-		}
-	}
-	res.Success = res.Failed == 0
-	return res, nil
+	return s.addToCollection(ctx, p, c, ids)
 }
 
 // CollectionBulkInput is a bulk change of a collection's files: Operation add_files or
@@ -248,7 +217,7 @@ func (in *CollectionBulkInput) UnmarshalJSON(b []byte) error {
 
 // BulkCollection adds or removes many files. Adding is AddFiles; removing fails for ids not in
 // the collection.
-func (s *Service) BulkCollection(ctx context.Context, p domain.Principal, id string, in CollectionBulkInput) (*BulkResult, error) {
+func (s *Service) BulkCollection(ctx context.Context, p domain.Principal, id string, in CollectionBulkInput) ([]BulkItem, error) {
 	op, opErr := checkOperation(in.Operation, in.shape, opAddFiles, opRemoveFiles)
 	ids := in.FileIDs
 	idsErr := checkIDs(ids, in.shape)
@@ -269,7 +238,7 @@ func (s *Service) BulkCollection(ctx context.Context, p domain.Principal, id str
 	if err != nil {
 		return nil, err
 	}
-	return bulkResult(items), nil
+	return items, nil
 }
 
 // DeleteCollection removes a collection; its files remain, and so do knowledge bases built
@@ -297,7 +266,7 @@ func (s *Service) addToCollection(ctx context.Context, p domain.Principal, c *do
 	eligible := make([]bool, len(items))
 	for i := range items {
 		if items[i].Status == "" && files[items[i].FileID] == nil {
-			items[i].Status, items[i].Error = statusFailed, reasonNotFound
+			items[i].Status, items[i].Error = ItemFailed, reasonNotFound
 		}
 		eligible[i] = items[i].Status == ""
 	}
@@ -307,11 +276,11 @@ func (s *Service) addToCollection(ctx context.Context, p domain.Principal, c *do
 			if !eligible[i] {
 				continue
 			}
-			items[i].Status, items[i].Error = statusSuccess, ""
+			items[i].Status, items[i].Error = ItemSucceeded, ""
 			switch fid := items[i].FileID; {
 			case slices.Contains(c.FileIDs, fid):
 			case len(c.FileIDs) >= s.l.MaxCollectionFiles:
-				items[i].Status = statusFailed
+				items[i].Status = ItemFailed
 				items[i].Error = fmt.Sprintf("the collection is full: it holds at most %d files", s.l.MaxCollectionFiles)
 			default:
 				c.FileIDs = append(c.FileIDs, fid)
@@ -338,11 +307,11 @@ func (s *Service) removeFromCollection(ctx context.Context, c *domain.Collection
 			if !eligible[i] {
 				continue
 			}
-			items[i].Status, items[i].Error = statusSuccess, ""
+			items[i].Status, items[i].Error = ItemSucceeded, ""
 			if k := slices.Index(c.FileIDs, items[i].FileID); k >= 0 {
 				c.FileIDs = slices.Delete(c.FileIDs, k, k+1)
 			} else {
-				items[i].Status, items[i].Error = statusFailed, "file not in the collection"
+				items[i].Status, items[i].Error = ItemFailed, "file not in the collection"
 			}
 		}
 		return len(c.FileIDs) != n
@@ -440,39 +409,14 @@ func (s *Service) changeCollection(ctx context.Context, c *domain.Collection, ch
 	}
 }
 
-// collectionView derives a collection's status, progress and counts from its files (see the
-// comment at the top of this file); files may hold more than the collection's.
-func collectionView(c *domain.Collection, files map[string]*domain.File) *CollectionView {
-	v := &CollectionView{ID: c.ID, Name: c.Name, Description: c.Description, Status: domain.CollectionPending,
-		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
-	var settled int
-	var uploading, failed bool
+// withFiles is c with those of its files that files holds (the others were deleted meanwhile),
+// in the order they were added; files may hold more than c's.
+func withFiles(c *domain.Collection, files map[string]*domain.File) *Collection {
+	out := &Collection{Collection: c, Files: []*domain.File{}}
 	for _, id := range c.FileIDs {
-		f := files[id]
-		if f == nil {
-			continue // deleted meanwhile
-		}
-		v.DataSourceCount++
-		v.TotalSize += f.Size
-		switch f.Status {
-		case domain.FileUploading:
-			uploading = true
-		case domain.FileError:
-			failed = true
-			settled++
-		default:
-			settled++
+		if f := files[id]; f != nil {
+			out.Files = append(out.Files, f)
 		}
 	}
-	if v.DataSourceCount == 0 {
-		return v
-	}
-	v.Progress = settled * 100 / v.DataSourceCount
-	switch {
-	case failed:
-		v.Status = domain.CollectionFailed
-	case !uploading:
-		v.Status = domain.CollectionCompleted
-	}
-	return v
+	return out
 }

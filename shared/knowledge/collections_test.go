@@ -19,9 +19,9 @@ func TestCollectionCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &knowledge.CollectionView{ID: c.ID, Name: "Support", Description: "customer support", Status: "pending",
-		CreatedAt: c.CreatedAt, UpdatedAt: c.CreatedAt}
-	if d := cmp.Diff(want, c); d != "" || !domain.IsID(c.ID) || c.CreatedAt.IsZero() {
+	want := &knowledge.Collection{Collection: &domain.Collection{ID: c.ID, Company: "acme", Owner: alice.Owner, Name: "Support",
+		Description: "customer support", FileIDs: []string{}, CreatedAt: c.CreatedAt, UpdatedAt: c.CreatedAt}}
+	if d := cmp.Diff(want, c); d != "" || !domain.IsID(c.ID) || c.CreatedAt.IsZero() || summary(c).Status != domain.CollectionPending {
 		t.Errorf("collection (-want +got):\n%s", d)
 	}
 	for _, tt := range []struct {
@@ -54,25 +54,20 @@ func TestCollectionCreate(t *testing.T) {
 func TestCollectionStatus(t *testing.T) {
 	h := newTestService(t)
 	c := collection(t, h, alice, "c")
-	view := func() *knowledge.CollectionView {
+	check := func(step, status string, progress, count int, size int64) {
 		t.Helper()
 		d, err := h.Svc.GetCollection(ctx, alice, c.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &d.CollectionView
-	}
-	check := func(step, status string, progress, count int, size int64) {
-		t.Helper()
-		v := view()
-		if v.Status != status || v.Progress != progress || v.DataSourceCount != count || v.TotalSize != size {
-			t.Errorf("%s: status %s progress %d count %d size %d, want %s %d %d %d", step, v.Status, v.Progress,
-				v.DataSourceCount, v.TotalSize, status, progress, count, size)
+		want := domain.CollectionSummary{Status: status, Progress: progress, Files: count, Size: size}
+		if got := summary(d); got != want {
+			t.Errorf("%s: %+v, want %+v", step, got, want)
 		}
 	}
 	add := func(id string) {
 		t.Helper()
-		if res, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(id)})); err != nil || !res.Success {
+		if res, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(id)})); err != nil || !allDone(res) {
 			t.Fatalf("AddFiles = %+v, %v", res, err)
 		}
 	}
@@ -108,7 +103,7 @@ func TestCollectionStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("failed file deleted", "completed", 100, 2, 8)
-	if list, _, _ := h.Svc.ListCollections(ctx, alice, 0, 0); list[0].Status != "completed" || list[0].TotalSize != 8 {
+	if list, _, _ := h.Svc.ListCollections(ctx, alice, 0, 0); summary(list[0]).Status != "completed" || summary(list[0]).Size != 8 {
 		t.Errorf("list view = %+v", list[0])
 	}
 }
@@ -126,15 +121,11 @@ func TestCollectionGet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []knowledge.CollectionSource{
-		{ID: b.ID, DataSource: b.ID, DataSourceName: "b.csv", DataSourceType: "data", DataSourceSize: b.SizeBytes, CreatedAt: b.CreatedAt},
-		{ID: a.ID, DataSource: a.ID, DataSourceName: "a.txt", DataSourceType: "document", DataSourceSize: 5, CreatedAt: a.CreatedAt},
+	if d := cmp.Diff([]*domain.File{b, a}, got.Files); d != "" {
+		t.Errorf("files (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff(want, got.Datasources); d != "" {
-		t.Errorf("datasources (-want +got):\n%s", d)
-	}
-	if got.DataSourceCount != 2 || got.TotalSize != b.SizeBytes+5 || got.Name != "c" {
-		t.Errorf("detail = %+v", got.CollectionView)
+	if sum := summary(got); sum.Files != 2 || sum.Size != b.Size+5 || got.Name != "c" || a.FileType != "document" || b.FileType != "data" {
+		t.Errorf("detail = %+v %+v", got.Collection, sum)
 	}
 	for _, id := range []string{unknownID, "c-1", c.ID} {
 		_, err := h.Svc.GetCollection(ctx, eve, id)
@@ -168,7 +159,7 @@ func TestCollectionList(t *testing.T) {
 	var got []string
 	for _, c := range list {
 		got = append(got, c.ID)
-		if c.DataSourceCount != 5 || c.TotalSize != 20 || c.Status != "completed" {
+		if sum := summary(c); sum.Files != 5 || sum.Size != 20 || sum.Status != "completed" {
 			t.Errorf("listed collection = %+v", c)
 		}
 	}
@@ -237,11 +228,11 @@ func TestCollectionAddFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &knowledge.AddFilesResult{Success: false, Added: 2, Failed: 4, Results: []knowledge.AddFilesItem{
-		{FileID: a.ID, Status: "added"}, {FileID: b.ID, Status: "added"},
+	want := []knowledge.BulkItem{
+		{FileID: a.ID, Status: "success"}, {FileID: b.ID, Status: "success"},
 		{FileID: foreign.ID, Status: "failed", Error: "file not found"}, {FileID: unknownID, Status: "failed", Error: "file not found"},
 		{FileID: "bad", Status: "failed", Error: "not a file id"},
-		{FileID: b.ID, Status: "failed", Error: "duplicate: the id occurs earlier in this request"}}}
+		{FileID: b.ID, Status: "failed", Error: "duplicate: the id occurs earlier in this request"}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("result (-want +got):\n%s", d)
 	}
@@ -255,7 +246,7 @@ func TestCollectionAddFiles(t *testing.T) {
 
 	// Adding only what is in it already writes nothing.
 	h.Store.Reset()
-	if got, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(b.ID)})); err != nil || !got.Success || got.Added != 1 {
+	if got, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(b.ID)})); err != nil || !cmp.Equal(got, []knowledge.BulkItem{{FileID: b.ID, Status: "success"}}) {
 		t.Errorf("re-add = %+v, %v", got, err)
 	}
 	if h.Store.Get("UpdateCollection") != 0 {
@@ -265,7 +256,7 @@ func TestCollectionAddFiles(t *testing.T) {
 	_, err = h.Svc.AddFiles(ctx, eve, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(foreign.ID)}))
 	wantErr(t, err, domain.KindNotFound, "")
 	theirs := collection(t, h, eve, "theirs")
-	if got, err := h.Svc.AddFiles(ctx, eve, theirs.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)})); err != nil || got.Success || got.Results[0].Error != "file not found" {
+	if got, err := h.Svc.AddFiles(ctx, eve, theirs.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)})); err != nil || allDone(got) || got[0].Error != "file not found" {
 		t.Errorf("foreign add = %+v, %v", got, err)
 	}
 	for _, body := range []map[string]any{{"file_ids": a.ID}, {"file_ids": []any{1}}, {}, {"file_ids": []any{}}} {
@@ -289,7 +280,7 @@ func TestCollectionCapacity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Added != 3 || got.Failed != 2 || got.Results[3].Status != "failed" || !strings.Contains(got.Results[4].Error, "at most 3 files") {
+	if ok, failed := tally(got); ok != 3 || failed != 2 || got[3].Status != "failed" || !strings.Contains(got[4].Error, "at most 3 files") {
 		t.Errorf("result = %+v", got)
 	}
 	_, err = h.Svc.Upload(ctx, alice, knowledge.Upload{Name: "x.txt", Data: []byte("x"), CollectionID: c.ID})
@@ -313,7 +304,7 @@ func TestCollectionConcurrentAdd(t *testing.T) {
 		_, err := h.Svc.AddFiles(ctx, bob, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(b.ID)}))
 		return err
 	}
-	if got, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)})); err != nil || !got.Success {
+	if got, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)})); err != nil || !allDone(got) {
 		t.Fatalf("add = %+v, %v", got, err)
 	}
 	files, _, _ := h.Svc.CollectionFiles(ctx, alice, c.ID, 0, 0)
@@ -334,8 +325,8 @@ func TestCollectionBulk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &knowledge.BulkResult{Success: false, Processed: 2, Failed: 1, Results: []knowledge.BulkItem{
-		{FileID: a.ID, Status: "success"}, {FileID: b.ID, Status: "success"}, {FileID: foreign.ID, Status: "failed", Error: "file not found"}}}
+	want := []knowledge.BulkItem{
+		{FileID: a.ID, Status: "success"}, {FileID: b.ID, Status: "success"}, {FileID: foreign.ID, Status: "failed", Error: "file not found"}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("add_files (-want +got):\n%s", d)
 	}
@@ -344,9 +335,9 @@ func TestCollectionBulk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = &knowledge.BulkResult{Success: false, Processed: 1, Failed: 3, Results: []knowledge.BulkItem{
+	want = []knowledge.BulkItem{
 		{FileID: a.ID, Status: "success"}, {FileID: unknownID, Status: "failed", Error: "file not in the collection"},
-		{FileID: a.ID, Status: "failed", Error: "duplicate: the id occurs earlier in this request"}, {FileID: "x", Status: "failed", Error: "not a file id"}}}
+		{FileID: a.ID, Status: "failed", Error: "duplicate: the id occurs earlier in this request"}, {FileID: "x", Status: "failed", Error: "not a file id"}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("remove_files (-want +got):\n%s", d)
 	}

@@ -48,8 +48,8 @@ func BenchmarkRetrievalQuality(b *testing.B) {
 	if errs := k.drain(b); len(errs) > 0 {
 		b.Fatalf("ingestion errors: %v", errs)
 	}
-	if got := k.get(b, alice, kb.ID); got.Status != domain.KBCompleted || got.SuccessRate != 100 {
-		b.Fatalf("status %s, success rate %d: %+v", got.Status, got.SuccessRate, got.DatasourceErrors)
+	if got := k.get(b, alice, kb.ID); got.Status != domain.KBCompleted || got.SuccessRate() != 100 {
+		b.Fatalf("status %s, success rate %d: %+v", got.Status, got.SuccessRate(), sourceErrors(got))
 	}
 	chunks := len(k.Index.Stored())
 
@@ -76,12 +76,12 @@ func BenchmarkRetrievalQuality(b *testing.B) {
 // something to work around.
 func evalPass(b *testing.B, k *kbHarness, kbID string, st domain.RetrievalStrategy, qs []evalQuestion) evalScore {
 	ctx := context.Background()
-	search := func(q evalQuestion, topK int) []knowledge.SearchHit {
+	search := func(q evalQuestion, topK int) []domain.Hit {
 		res, err := k.Svc.Search(ctx, alice, kbID, input[knowledge.SearchInput](map[string]any{"query": q.Question, "top_k": topK, "strategy": string(st)}))
 		if err != nil {
 			b.Fatalf("%s: search %s (top_k %d): %v", st, q.ID, topK, err)
 		}
-		return res.Results
+		return res
 	}
 	var found, rr float64
 	for _, q := range qs {
@@ -97,7 +97,7 @@ func evalPass(b *testing.B, k *kbHarness, kbID string, st domain.RetrievalStrate
 }
 
 // firstRelevant is the rank (from 1) of the first hit that answers q, or 0.
-func firstRelevant(hits []knowledge.SearchHit, q evalQuestion) int {
+func firstRelevant(hits []domain.Hit, q evalQuestion) int {
 	for i, h := range hits {
 		if answers(h.Text, q) {
 			return i + 1

@@ -17,12 +17,6 @@ const (
 	opChangeStatus = "change_status"
 )
 
-// Statuses of bulk result items.
-const (
-	statusSuccess = "success"
-	statusFailed  = "failed"
-)
-
 // Reasons of failed items of bulk and add-files results. Unknown ids and ids of another
 // company fail alike, so ids cannot be probed.
 const (
@@ -75,10 +69,9 @@ func (in *FileBulkInput) UnmarshalJSON(b []byte) error {
 //     collections and knowledge bases (its chunks stay indexed) but every search leaves it
 //     out; `active` brings it back. Only active and archived files change status.
 //
-// Every id gets one result, in request order: `success`, or `failed` with the reason (unknown
-// or another company's id, malformed id, repeated id, a status that cannot change). success is
-// true when none failed; processed counts the items that succeeded.
-func (s *Service) BulkFiles(ctx context.Context, p domain.Principal, in FileBulkInput) (*BulkResult, error) {
+// Every id gets one item, in request order: ItemSucceeded, or ItemFailed with the reason
+// (unknown or another company's id, malformed id, repeated id, a status that cannot change).
+func (s *Service) BulkFiles(ctx context.Context, p domain.Principal, in FileBulkInput) ([]BulkItem, error) {
 	op, opErr := checkOperation(in.Operation, in.shape, opDelete, opUpdateTags, opChangeStatus)
 	ids := in.FileIDs
 	idsErr := checkIDs(ids, in.shape)
@@ -117,7 +110,7 @@ func (s *Service) BulkFiles(ctx context.Context, p domain.Principal, in FileBulk
 		if f := files[items[i].FileID]; f != nil {
 			targets = append(targets, f)
 		} else {
-			items[i].Status, items[i].Error = statusFailed, reasonNotFound
+			items[i].Status, items[i].Error = ItemFailed, reasonNotFound
 		}
 	}
 	failed := map[string]error{}
@@ -147,12 +140,12 @@ func (s *Service) BulkFiles(ctx context.Context, p domain.Principal, in FileBulk
 		if items[i].Status != "" {
 			continue
 		}
-		items[i].Status = statusSuccess
+		items[i].Status = ItemSucceeded
 		if err := failed[items[i].FileID]; err != nil {
-			items[i].Status, items[i].Error = statusFailed, reason(err)
+			items[i].Status, items[i].Error = ItemFailed, reason(err)
 		}
 	}
-	return bulkResult(items), nil
+	return items, nil
 }
 
 // decodeTags reads parameters.tags of update_tags.
@@ -214,29 +207,15 @@ func screenIDs(ids []string) (items []BulkItem, valid []string) {
 		items[i].FileID = id
 		switch {
 		case !domain.IsID(id):
-			items[i].Status, items[i].Error = statusFailed, reasonMalformed
+			items[i].Status, items[i].Error = ItemFailed, reasonMalformed
 		case seen[id]:
-			items[i].Status, items[i].Error = statusFailed, reasonDuplicate
+			items[i].Status, items[i].Error = ItemFailed, reasonDuplicate
 		default:
 			seen[id] = true
 			valid = append(valid, id)
 		}
 	}
 	return items, valid
-}
-
-// bulkResult counts the items.
-func bulkResult(items []BulkItem) *BulkResult {
-	res := &BulkResult{Results: items}
-	for _, it := range items {
-		if it.Status == statusSuccess {
-			res.Processed++
-		} else {
-			res.Failed++
-		}
-	}
-	res.Success = res.Failed == 0
-	return res
 }
 
 func derefField(fe *domain.FieldError) domain.FieldError {

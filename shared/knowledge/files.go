@@ -87,7 +87,7 @@ func uploadKey(company, id string) string { return "uploads/" + company + "/" + 
 // Upload stores a file sent whole: its bytes in S3, then its record (status active; media_type
 // and file_type judged by the bytes), then its place in the collection it names. Every check
 // comes before the first write, so refused input stores nothing.
-func (s *Service) Upload(ctx context.Context, p domain.Principal, in Upload) (*FileView, error) {
+func (s *Service) Upload(ctx context.Context, p domain.Principal, in Upload) (*domain.File, error) {
 	var errs []domain.FieldError
 	name, msg := fileName(in.Name)
 	if msg != "" {
@@ -123,7 +123,7 @@ func (s *Service) Upload(ctx context.Context, p domain.Principal, in Upload) (*F
 	if err := s.joinCollection(ctx, coll, f); err != nil {
 		return nil, err
 	}
-	return fileView(f), nil
+	return f, nil
 }
 
 // StartUpload records a file as uploading and answers a presigned PUT for its bytes (size
@@ -188,14 +188,14 @@ func (s *Service) StartUpload(ctx context.Context, p domain.Principal, in StartU
 //     URL is valid.
 //   - Bytes replaced while completing: 409, complete again.
 //   - A file in `error`: 409 with its reason.
-func (s *Service) CompleteUpload(ctx context.Context, p domain.Principal, fileID string) (*FileView, error) {
+func (s *Service) CompleteUpload(ctx context.Context, p domain.Principal, fileID string) (*domain.File, error) {
 	f, err := s.file(ctx, p, fileID)
 	if err != nil {
 		return nil, err
 	}
 	switch f.Status {
 	case domain.FileActive, domain.FileArchived:
-		return fileView(f), nil
+		return f, nil
 	case domain.FileError:
 		return nil, domain.Errorf(domain.KindConflict, "The upload failed: %s", f.Error)
 	}
@@ -252,7 +252,7 @@ func (s *Service) CompleteUpload(ctx context.Context, p domain.Principal, fileID
 	// The file is complete whatever happens to the staged copy; the lifecycle rule removes it
 	// if this delete fails.
 	_ = s.d.Blobs.Delete(ctx, staged)
-	return fileView(f), nil
+	return f, nil
 }
 
 // fingerprint reads a file's bytes once, as a stream, for what they say of the file: their
@@ -287,7 +287,7 @@ func sameMediaType(stored, signed string) bool {
 
 // ListFiles lists the company's files, newest first, filtered and paged: it reads the page's
 // records (and, with a filter, those it passes over), not the company's whole list.
-func (s *Service) ListFiles(ctx context.Context, p domain.Principal, f FileFilter) ([]*FileView, bool, error) {
+func (s *Service) ListFiles(ctx context.Context, p domain.Principal, f FileFilter) ([]*domain.File, bool, error) {
 	var errs []domain.FieldError
 	if f.Status != "" && !slices.Contains(domain.FileStatuses, f.Status) {
 		errs = append(errs, domain.FieldError{Field: "status", Message: fmt.Sprintf("must be one of %s (got %q)", strings.Join(domain.FileStatuses, ", "), domain.Clip(f.Status, 64))})
@@ -312,20 +312,16 @@ func (s *Service) ListFiles(ctx context.Context, p domain.Principal, f FileFilte
 	if err != nil {
 		return nil, false, fmt.Errorf("list files: %w", err)
 	}
-	out := make([]*FileView, len(files))
-	for i, file := range files {
-		out[i] = fileView(file)
-	}
-	return out, more, nil
+	return files, more, nil
 }
 
 // GetFile reads a file of the company.
-func (s *Service) GetFile(ctx context.Context, p domain.Principal, id string) (*FileView, error) {
+func (s *Service) GetFile(ctx context.Context, p domain.Principal, id string) (*domain.File, error) {
 	f, err := s.file(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
-	return fileView(f), nil
+	return f, nil
 }
 
 // DeleteFile removes a file: its chunks leave every knowledge base first, then it leaves its

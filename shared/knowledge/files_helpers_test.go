@@ -67,7 +67,7 @@ func withHooks(t *testing.T, opt ...func(*knowledge.Deps, *knowledge.Limits)) (*
 }
 
 // upload stores a file for p and fails the test on an error.
-func upload(t *testing.T, h *harness, p domain.Principal, name, data string, tags ...string) *knowledge.FileView {
+func upload(t *testing.T, h *harness, p domain.Principal, name, data string, tags ...string) *domain.File {
 	t.Helper()
 	f, err := h.Svc.Upload(context.Background(), p, knowledge.Upload{Name: name, Data: []byte(data), Tags: tags})
 	if err != nil {
@@ -77,7 +77,7 @@ func upload(t *testing.T, h *harness, p domain.Principal, name, data string, tag
 }
 
 // collection creates a collection for p and fails the test on an error.
-func collection(t *testing.T, h *harness, p domain.Principal, name string) *knowledge.CollectionView {
+func collection(t *testing.T, h *harness, p domain.Principal, name string) *knowledge.Collection {
 	t.Helper()
 	c, err := h.Svc.CreateCollection(context.Background(), p, input[knowledge.CollectionInput](map[string]any{"name": name}))
 	if err != nil {
@@ -134,4 +134,27 @@ func input[T any, P interface {
 		panic(fmt.Sprintf("body %v: %v", m, err))
 	}
 	return in
+}
+
+// summary is what a collection's files make of it (status, progress, counts).
+func summary(c *knowledge.Collection) domain.CollectionSummary {
+	return domain.SummarizeCollection(c.Files)
+}
+
+// tally counts the items of a bulk or add-files result that succeeded and that failed.
+func tally(items []knowledge.BulkItem) (ok, failed int) {
+	for _, it := range items {
+		if it.Status == knowledge.ItemSucceeded {
+			ok++
+		} else {
+			failed++
+		}
+	}
+	return ok, failed
+}
+
+// allDone reports whether every item of a bulk or add-files result succeeded.
+func allDone(items []knowledge.BulkItem) bool {
+	_, failed := tally(items)
+	return failed == 0
 }

@@ -36,9 +36,9 @@ func TestUpload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &knowledge.FileView{ID: f.ID, FileID: f.ID, OriginalFilename: "photo.txt", FileType: "image", MediaType: "image/png",
-		SizeBytes: int64(len(pngHead)), Status: "active", Tags: []string{"manual", "product"}, ContentHash: sha(pngHead),
-		CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt}
+	want := &domain.File{ID: f.ID, Company: "acme", Owner: "alice", Name: "photo.txt", FileType: "image", MediaType: "image/png",
+		Size: int64(len(pngHead)), Status: "active", Tags: []string{"manual", "product"}, ContentHash: sha(pngHead),
+		ObjectKey: "files/acme/" + f.ID, CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt}
 	if d := cmp.Diff(want, f); d != "" {
 		t.Errorf("file (-want +got):\n%s", d)
 	}
@@ -110,7 +110,7 @@ func TestUploadRejects(t *testing.T) {
 			}
 		})
 	}
-	if got, _ := h.Svc.GetCollection(ctx, alice, mine.ID); got.DataSourceCount != 0 {
+	if got, _ := h.Svc.GetCollection(ctx, alice, mine.ID); len(got.Files) != 0 {
 		t.Errorf("collection = %+v", got)
 	}
 	// The limit itself is allowed.
@@ -129,7 +129,7 @@ func TestUploadIntoCollection(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := h.Svc.GetCollection(ctx, alice, c.ID)
-	if err != nil || got.DataSourceCount != 1 || got.TotalSize != 5 || got.Status != "completed" || got.Datasources[0].DataSource != f.ID {
+	if err != nil || summary(got) != (domain.CollectionSummary{Status: "completed", Progress: 100, Files: 1, Size: 5}) || got.Files[0].ID != f.ID {
 		t.Fatalf("collection = %+v, %v", got, err)
 	}
 
@@ -159,7 +159,7 @@ func TestUploadPresigned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Status != "uploading" || f.SizeBytes != 1000 || f.OriginalFilename != "big.pdf" || f.ContentHash != "" || !cmp.Equal(f.Tags, []string{"x"}) {
+	if f.Status != "uploading" || f.Size != 1000 || f.Name != "big.pdf" || f.ContentHash != "" || !cmp.Equal(f.Tags, []string{"x"}) {
 		t.Errorf("file = %+v", f)
 	}
 	want := &knowledge.PendingUpload{FileID: f.ID, Method: "PUT", UploadURL: "mem://uploads/acme/" + f.ID + "?size=1000&type=application/pdf",
@@ -213,7 +213,7 @@ func TestUploadComplete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Status != "active" || f.MediaType != "application/pdf" || f.FileType != "document" || f.ContentHash != sha(data) || f.SizeBytes != int64(len(data)) {
+	if f.Status != "active" || f.MediaType != "application/pdf" || f.FileType != "document" || f.ContentHash != sha(data) || f.Size != int64(len(data)) {
 		t.Errorf("completed file = %+v", f)
 	}
 	writes := h.Store.Get("UpdateFile")
@@ -242,8 +242,8 @@ func TestUploadCompleteBeforePut(t *testing.T) {
 	if f, _ := h.Svc.GetFile(ctx, alice, up.FileID); f.Status != "uploading" {
 		t.Errorf("file after an early complete = %+v", f)
 	}
-	if got, _ := h.Svc.GetCollection(ctx, alice, c.ID); got.Status != "pending" || got.Progress != 0 || got.DataSourceCount != 1 || got.TotalSize != 3 {
-		t.Errorf("collection while uploading = %+v", got.CollectionView)
+	if got, _ := h.Svc.GetCollection(ctx, alice, c.ID); summary(got) != (domain.CollectionSummary{Status: "pending", Progress: 0, Files: 1, Size: 3}) {
+		t.Errorf("collection while uploading = %+v", summary(got))
 	}
 
 	h.Clock.Advance(knowledge.PresignTTL)
@@ -253,8 +253,8 @@ func TestUploadCompleteBeforePut(t *testing.T) {
 	if f.Status != "error" || !strings.Contains(f.Error, "start a new upload") {
 		t.Errorf("file after expiry = %+v", f)
 	}
-	if got, _ := h.Svc.GetCollection(ctx, alice, c.ID); got.Status != "failed" || got.Progress != 100 {
-		t.Errorf("collection with a failed upload = %+v", got.CollectionView)
+	if got, _ := h.Svc.GetCollection(ctx, alice, c.ID); summary(got).Status != "failed" || summary(got).Progress != 100 {
+		t.Errorf("collection with a failed upload = %+v", summary(got))
 	}
 	// Late bytes do not revive it.
 	h.Blobs.ClientPut(t, up.UploadURL, []byte("abc"))
@@ -299,7 +299,7 @@ func TestFileList(t *testing.T) {
 		t.Fatal(err)
 	}
 	upload(t, h, eve, "e.txt", "globex", "policy")
-	ids := func(list []*knowledge.FileView) []string {
+	ids := func(list []*domain.File) []string {
 		out := []string{}
 		for _, f := range list {
 			out = append(out, f.ID)
@@ -457,18 +457,7 @@ func TestBulkFiles(t *testing.T) {
 	failed := []knowledge.BulkItem{{FileID: unknownID, Status: "failed", Error: "file not found"},
 		{FileID: foreign.ID, Status: "failed", Error: "file not found"}, {FileID: "x", Status: "failed", Error: "not a file id"},
 		{FileID: a.ID, Status: "failed", Error: "duplicate: the id occurs earlier in this request"}}
-	result := func(items ...knowledge.BulkItem) *knowledge.BulkResult {
-		r := &knowledge.BulkResult{Results: items}
-		for _, it := range items {
-			if it.Status == "success" {
-				r.Processed++
-			} else {
-				r.Failed++
-			}
-		}
-		r.Success = r.Failed == 0
-		return r
-	}
+	result := func(items ...knowledge.BulkItem) []knowledge.BulkItem { return items }
 	ok := func(id string) knowledge.BulkItem { return knowledge.BulkItem{FileID: id, Status: "success"} }
 	tags := func(id string) []string {
 		f, err := h.Svc.GetFile(ctx, alice, id)
@@ -509,7 +498,7 @@ func TestBulkFiles(t *testing.T) {
 	}
 	got, err = h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "change_status", "file_ids": anyIDs(a.ID),
 		"parameters": map[string]any{"status": "active"}}))
-	if err != nil || !got.Success {
+	if err != nil || !allDone(got) {
 		t.Errorf("back to active: %+v, %v", got, err)
 	}
 	if f, _ := h.Svc.GetFile(ctx, alice, a.ID); f.Status != "active" {
@@ -585,7 +574,7 @@ func TestBulkFilesStoreCalls(t *testing.T) {
 		h.Store.Reset()
 		res, err := h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "update_tags", "file_ids": anyIDs(ids[:tt.n]...),
 			"parameters": map[string]any{"tags": []any{"round" + strconv.Itoa(tt.n)}}}))
-		if err != nil || !res.Success || res.Processed != tt.n {
+		if ok, _ := tally(res); err != nil || !allDone(res) || ok != tt.n {
 			t.Fatalf("bulk = %+v, %v", res, err)
 		}
 		if h.Store.Get("GetFiles") != tt.list || h.Store.Get("GetFile") != tt.get || h.Store.Get("UpdateFile") != tt.put || h.Store.Total() != tt.all {

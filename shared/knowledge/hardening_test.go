@@ -46,8 +46,8 @@ func TestCompletedBytesCannotChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.drain(t)
-	if got := k.get(t, alice, kb.ID); got.DatasourceSnapshots[up.FileID].IngestionStatus != domain.IngestUnchanged {
-		t.Errorf("sync after the swap: datasource %+v, want unchanged", got.DatasourceSnapshots[up.FileID])
+	if got := k.get(t, alice, kb.ID); snapshot(got, up.FileID).Status != domain.IngestUnchanged {
+		t.Errorf("sync after the swap: datasource %+v, want unchanged", snapshot(got, up.FileID))
 	}
 }
 
@@ -148,7 +148,7 @@ func TestNamesRefuseFormatCharacters(t *testing.T) {
 	}
 	_, err := h.Svc.Upload(ctx, alice, knowledge.Upload{Name: "a.txt", Data: []byte("x"), Tags: []string{"ok", "bad\u202e"}})
 	wantErr(t, err, domain.KindInvalid, "tags")
-	if f, err := h.Svc.Upload(ctx, alice, knowledge.Upload{Name: "résumé – 2026 (中文).txt", Data: []byte("x")}); err != nil || f.OriginalFilename != "résumé – 2026 (中文).txt" {
+	if f, err := h.Svc.Upload(ctx, alice, knowledge.Upload{Name: "résumé – 2026 (中文).txt", Data: []byte("x")}); err != nil || f.Name != "résumé – 2026 (中文).txt" {
 		t.Errorf("a name with accents, a dash and CJK = %+v, %v", f, err)
 	}
 }

@@ -82,11 +82,11 @@ func BenchmarkUploadToSearchable(b *testing.B) {
 				}
 				piped, pipedCPU = piped+time.Since(began), pipedCPU+cpuTime()-cpu
 				got := k.get(b, alice, kb.ID)
-				if got.Status != domain.KBCompleted || got.SuccessRate != 100 {
-					b.Fatalf("status %s, success rate %d: %+v", got.Status, got.SuccessRate, got.DatasourceErrors)
+				if got.Status != domain.KBCompleted || got.SuccessRate() != 100 {
+					b.Fatalf("status %s, success rate %d: %+v", got.Status, got.SuccessRate(), sourceErrors(got))
 				}
 				texts = rec.texts
-				chunks = splitterChunks(b, got.ChunkingStrategy, emb, files)
+				chunks = splitterChunks(b, got.Chunking, emb, files)
 
 				// The bare embedder: the same texts, in batches of 64.
 				began, cpu = time.Now(), cpuTime()

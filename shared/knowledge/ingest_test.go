@@ -31,28 +31,28 @@ func TestIngestPipeline(t *testing.T) {
 		t.Fatalf("jobs failed: %v", errs)
 	}
 	got := k.get(t, alice, kb.ID)
-	if got.Status != domain.KBCompleted || got.Progress != 100 || got.SuccessRate != 50 || got.LastIngestedAt == nil || got.Error != "" {
-		t.Fatalf("after the run: status %s progress %d success %d last %v error %q", got.Status, got.Progress, got.SuccessRate, got.LastIngestedAt, got.Error)
+	if got.Status != domain.KBCompleted || got.Progress() != 100 || got.SuccessRate() != 50 || got.Completed == nil || got.Error != "" {
+		t.Fatalf("after the run: status %s progress %d success %d last %v error %q", got.Status, got.Progress(), got.SuccessRate(), got.Completed, got.Error)
 	}
-	if diff := cmp.Diff(sortedStrs(r.ID, s.ID), dsIDs(got.IngestedDatasources)); diff != "" {
+	if diff := cmp.Diff(sortedStrs(r.ID, s.ID), sourceIDs(got, (*domain.Datasource).Ingested)); diff != "" {
 		t.Errorf("ingested_datasources (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(sortedStrs(blank.ID, img.ID), dsIDs(got.FailedDatasources)); diff != "" {
+	if diff := cmp.Diff(sortedStrs(blank.ID, img.ID), sourceIDs(got, failedSource)); diff != "" {
 		t.Errorf("failed_datasources (-want +got):\n%s", diff)
 	}
 	for id, want := range map[string]string{blank.ID: "no text could be extracted", img.ID: "unsupported file type image/png"} {
-		if msg := got.DatasourceErrors[id]; !strings.Contains(msg, want) {
+		if msg := sourceErrors(got)[id]; !strings.Contains(msg, want) {
 			t.Errorf("datasource_errors[%s] = %q, want it to say %q", id, msg, want)
 		}
 	}
 	for id, want := range map[string]string{r.ID: "ingested", s.ID: "ingested", blank.ID: "failed", img.ID: "failed"} {
-		snap := got.DatasourceSnapshots[id]
-		if snap.IngestionStatus != want || snap.Type != "file-upload" || snap.ID != id || (want == "ingested" && snap.Chunks == 0) {
+		snap := snapshot(got, id)
+		if snap.Status != want || snap.FileID != id || (want == "ingested" && snap.Chunks == 0) {
 			t.Errorf("snapshot of %s = %+v, want %s", id, snap, want)
 		}
 	}
-	if got.ProcessingMetadata.Phase != "done" || !strings.Contains(got.ProcessingMetadata.Message, "2 failed") {
-		t.Errorf("processing_metadata = %+v", got.ProcessingMetadata)
+	if got.Metadata.Phase != "done" || !strings.Contains(got.Metadata.Message, "2 failed") {
+		t.Errorf("processing_metadata = %+v", got.Metadata)
 	}
 	hits := k.search(t, alice, kb.ID, map[string]any{"query": "refund for purchases sent back"})
 	if len(hits) == 0 || hits[0].FileID != r.ID || hits[0].FileName != "returns.txt" || !strings.Contains(hits[0].Text, "thirty days") {
@@ -89,8 +89,8 @@ func TestIngestCalls(t *testing.T) {
 		k.Store.Reset()
 		k.Index.Reset()
 		k.drain(t)
-		if got := k.get(t, alice, kb.ID); got.Status != domain.KBCompleted || got.DatasourceSnapshots[files[0].ID].Chunks < 5 {
-			t.Fatalf("%s run: %s, chunks %d", run, got.Status, got.DatasourceSnapshots[files[0].ID].Chunks)
+		if got := k.get(t, alice, kb.ID); got.Status != domain.KBCompleted || snapshot(got, files[0].ID).Chunks < 5 {
+			t.Fatalf("%s run: %s, chunks %d", run, got.Status, snapshot(got, files[0].ID).Chunks)
 		}
 		// Per file: GetKB at the start and after indexing, GetFile, UpdateSource when it
 		// starts and when it ends. Per run: GetKB, GetCollection and GetFiles (of the
@@ -133,8 +133,8 @@ func TestIngestAllFail(t *testing.T) {
 	kb := k.createKB(t, alice, "KB", map[string]any{"selected_datasources": idList(a, b)})
 	k.drain(t)
 	got := k.get(t, alice, kb.ID)
-	if got.Status != domain.KBFailed || !strings.Contains(got.Error, "none of its 2 files could be ingested") || got.SuccessRate != 0 || len(got.DatasourceErrors) != 2 {
-		t.Fatalf("status %s, error %q, success %d, errors %v", got.Status, got.Error, got.SuccessRate, got.DatasourceErrors)
+	if got.Status != domain.KBFailed || !strings.Contains(got.Error, "none of its 2 files could be ingested") || got.SuccessRate() != 0 || len(sourceErrors(got)) != 2 {
+		t.Fatalf("status %s, error %q, success %d, errors %v", got.Status, got.Error, got.SuccessRate(), sourceErrors(got))
 	}
 	_, err := k.Svc.Search(kbCtx(t), alice, kb.ID, input[knowledge.SearchInput](map[string]any{"query": "anything"}))
 	kbWantErr(t, err, domain.KindConflict)
@@ -170,13 +170,13 @@ func TestIngestLargeFile(t *testing.T) {
 	k.step(t) // start
 	k.step(t) // first job of each file
 	got := k.get(t, alice, kb.ID)
-	if got.Status != domain.KBRunning || got.Progress != 50 {
-		t.Errorf("after the first jobs: status %s progress %d", got.Status, got.Progress)
+	if got.Status != domain.KBRunning || got.Progress() != 50 {
+		t.Errorf("after the first jobs: status %s progress %d", got.Status, got.Progress())
 	}
-	if m := got.ProcessingMetadata; m.Phase != "embedding" || m.TotalChunks != 10+1 || m.ProcessedChunks != 4+1 || m.Message != "Generating embeddings: 5/11 chunks" {
+	if m := got.Metadata; m.Phase != "embedding" || m.TotalChunks != 10+1 || m.ProcessedChunks != 4+1 || m.Message != "Generating embeddings: 5/11 chunks" {
 		t.Errorf("processing_metadata = %+v", m)
 	}
-	if snap := got.DatasourceSnapshots[big.ID]; snap.IngestionStatus != domain.IngestRunning {
+	if snap := snapshot(got, big.ID); snap.Status != domain.IngestRunning {
 		t.Errorf("big file snapshot = %+v", snap)
 	}
 	jobs := 2
@@ -187,8 +187,8 @@ func TestIngestLargeFile(t *testing.T) {
 		t.Errorf("%d file jobs, want 4 (3 for 10 chunks at 4 a job, 1 for the small file)", jobs)
 	}
 	got = k.get(t, alice, kb.ID)
-	if got.Status != domain.KBCompleted || got.DatasourceSnapshots[big.ID].Chunks != 10 {
-		t.Fatalf("after the run: %s, chunks %d", got.Status, got.DatasourceSnapshots[big.ID].Chunks)
+	if got.Status != domain.KBCompleted || snapshot(got, big.ID).Chunks != 10 {
+		t.Fatalf("after the run: %s, chunks %d", got.Status, snapshot(got, big.ID).Chunks)
 	}
 	if diff := cmp.Diff([]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, k.indexed(t, "acme", kb.ID, big.ID)[big.ID]); diff != "" {
 		t.Errorf("indexed chunks of the big file (-want +got):\n%s", diff)
@@ -221,7 +221,7 @@ func TestIngestTokenLimit(t *testing.T) {
 		"chunking_strategy": map[string]any{"chunk_size": 25, "chunk_overlap": 0, "split_by": "word"}})
 	k.drain(t)
 	if got := k.get(t, alice, kb.ID); got.Status != domain.KBCompleted {
-		t.Fatalf("status %s: %v", got.Status, got.DatasourceErrors)
+		t.Fatalf("status %s: %v", got.Status, sourceErrors(got))
 	}
 	stored := k.Index.Stored()
 	var joined []string
@@ -271,8 +271,8 @@ func TestIngestRetryThenSuccess(t *testing.T) {
 		t.Fatalf("second delivery: %v", err)
 	}
 	got := k.get(t, alice, kb.ID)
-	snap := got.DatasourceSnapshots[f.ID]
-	if got.Status != domain.KBCompleted || snap.IngestionStatus != domain.IngestIngested || snap.Attempts != 2 || snap.Error != "" {
+	snap := snapshot(got, f.ID)
+	if got.Status != domain.KBCompleted || snap.Status != domain.IngestIngested || snap.Attempts != 2 || snap.Error != "" {
 		t.Errorf("after the second delivery: %s %+v", got.Status, snap)
 	}
 }
@@ -299,8 +299,8 @@ func TestDeadLetter(t *testing.T) {
 	}
 	got := k.get(t, alice, kb.ID)
 	want := "ingestion failed after 3 attempts: embedding failed: The embedding service is busy; retry shortly"
-	if got.Status != domain.KBCompleted || got.SuccessRate != 50 || got.DatasourceErrors[bad.ID] != want {
-		t.Errorf("status %s, success %d, errors %v; want %q", got.Status, got.SuccessRate, got.DatasourceErrors, want)
+	if got.Status != domain.KBCompleted || got.SuccessRate() != 50 || sourceErrors(got)[bad.ID] != want {
+		t.Errorf("status %s, success %d, errors %v; want %q", got.Status, got.SuccessRate(), sourceErrors(got), want)
 	}
 	if got := k.indexed(t, "acme", kb.ID, bad.ID); len(got) != 0 {
 		t.Errorf("chunks of the failed file: %v", got)
@@ -318,8 +318,8 @@ func TestDeadLetterStartJob(t *testing.T) {
 		t.Errorf("%d failed deliveries, want %d", len(errs), MaxReceives)
 	}
 	got := k.get(t, alice, kb.ID)
-	if got.Status != domain.KBFailed || got.DatasourceErrors[f.ID] != "ingestion could not be queued; run sync to retry" {
-		t.Errorf("status %s, errors %v", got.Status, got.DatasourceErrors)
+	if got.Status != domain.KBFailed || sourceErrors(got)[f.ID] != "ingestion could not be queued; run sync to retry" {
+		t.Errorf("status %s, errors %v", got.Status, sourceErrors(got))
 	}
 }
 
@@ -350,8 +350,8 @@ func TestDeadLetterUnresolvedStart(t *testing.T) {
 	busy = false
 	got := k.get(t, alice, kb.ID)
 	const msg = "ingestion could not be started after repeated attempts; run sync to retry"
-	if got.Status != domain.KBFailed || got.Error != msg || got.DatasourceErrors[f.ID] != msg || got.Progress != 100 {
-		t.Errorf("status %s, error %q, datasource errors %v, progress %d", got.Status, got.Error, got.DatasourceErrors, got.Progress)
+	if got.Status != domain.KBFailed || got.Error != msg || sourceErrors(got)[f.ID] != msg || got.Progress() != 100 {
+		t.Errorf("status %s, error %q, datasource errors %v, progress %d", got.Status, got.Error, sourceErrors(got), got.Progress())
 	}
 }
 
@@ -378,14 +378,14 @@ func TestIngestDeleteFile(t *testing.T) {
 		t.Errorf("chunks of the deleted file in the index: %v", got)
 	}
 	got := k.get(t, alice, kb.ID)
-	if diff := cmp.Diff([]string{s.ID}, dsIDs(got.Datasources)); diff != "" {
+	if diff := cmp.Diff([]string{s.ID}, sourceIDs(got, nil)); diff != "" {
 		t.Errorf("datasources (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{s.ID}, got.SelectedDatasources); diff != "" {
+	if diff := cmp.Diff([]string{s.ID}, got.Files); diff != "" {
 		t.Errorf("selected_datasources (-want +got):\n%s", diff)
 	}
-	if got.Status != domain.KBCompleted || got.SuccessRate != 100 {
-		t.Errorf("status %s success %d", got.Status, got.SuccessRate)
+	if got.Status != domain.KBCompleted || got.SuccessRate() != 100 {
+		t.Errorf("status %s success %d", got.Status, got.SuccessRate())
 	}
 }
 
@@ -413,8 +413,8 @@ func TestIngestDeleteFileDuringRun(t *testing.T) {
 		t.Errorf("index after the delete: %v", got)
 	}
 	got := k.get(t, alice, kb.ID)
-	if got.Status != domain.KBCompleted || got.SuccessRate != 100 || slices.Contains(dsIDs(got.Datasources), r.ID) {
-		t.Errorf("status %s, success %d, datasources %v", got.Status, got.SuccessRate, got.Datasources)
+	if got.Status != domain.KBCompleted || got.SuccessRate() != 100 || slices.Contains(sourceIDs(got, nil), r.ID) {
+		t.Errorf("status %s, success %d, datasources %v", got.Status, got.SuccessRate(), sourceIDs(got, nil))
 	}
 }
 

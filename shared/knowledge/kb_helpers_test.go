@@ -330,7 +330,7 @@ func (k *kbHarness) setFiles(t testing.TB, c *domain.Collection, files ...*domai
 }
 
 // createKB creates a knowledge base over collections (and files), failing the test on error.
-func (k *kbHarness) createKB(t testing.TB, p domain.Principal, name string, body map[string]any) *knowledge.KBDetail {
+func (k *kbHarness) createKB(t testing.TB, p domain.Principal, name string, body map[string]any) *knowledge.KB {
 	t.Helper()
 	b := map[string]any{"name": name, "processing_engine": "opensearch"}
 	for key, v := range body {
@@ -380,7 +380,7 @@ func (k *kbHarness) step(t testing.TB) int {
 }
 
 // get reads a knowledge base's detail view.
-func (k *kbHarness) get(t testing.TB, p domain.Principal, id string) *knowledge.KBDetail {
+func (k *kbHarness) get(t testing.TB, p domain.Principal, id string) *knowledge.KB {
 	t.Helper()
 	kb, err := k.Svc.GetKB(kbCtx(t), p, id)
 	if err != nil {
@@ -400,13 +400,13 @@ func (k *kbHarness) record(t testing.TB, id string) *domain.KnowledgeBase {
 }
 
 // search runs a search and returns its hits.
-func (k *kbHarness) search(t testing.TB, p domain.Principal, id string, body map[string]any) []knowledge.SearchHit {
+func (k *kbHarness) search(t testing.TB, p domain.Principal, id string, body map[string]any) []domain.Hit {
 	t.Helper()
 	res, err := k.Svc.Search(kbCtx(t), p, id, input[knowledge.SearchInput](body))
 	if err != nil {
 		t.Fatalf("Search(%v): %v", body, err)
 	}
-	return res.Results
+	return res
 }
 
 // indexed returns what the index holds of a knowledge base (of one file if fileID is set),
@@ -458,13 +458,43 @@ func kbWantErr(t testing.TB, err error, kind domain.Kind, fields ...string) {
 	}
 }
 
-// dsIDs lists the ids of datasource views.
-func dsIDs(v []knowledge.DatasourceView) []string {
-	out := make([]string, len(v))
-	for i, d := range v {
-		out[i] = d.ID
+// sourceIDs lists the live datasources of a knowledge base that keep accepts (nil: all), sorted.
+func sourceIDs(kb *knowledge.KB, keep func(*domain.Datasource) bool) []string {
+	out := []string{}
+	for _, id := range kb.LiveSources() {
+		if keep == nil || keep(kb.Sources[id]) {
+			out = append(out, id)
+		}
 	}
-	sort.Strings(out)
+	return out
+}
+
+// failedSource accepts a failed datasource.
+func failedSource(d *domain.Datasource) bool { return d.Status == domain.IngestFailed }
+
+// sourceErrors maps the failed datasources of a knowledge base to their errors.
+func sourceErrors(kb *knowledge.KB) map[string]string {
+	out := map[string]string{}
+	for _, id := range sourceIDs(kb, failedSource) {
+		out[id] = kb.Sources[id].Error
+	}
+	return out
+}
+
+// snapshot is a live datasource of a knowledge base (the zero value if it has none by that id).
+func snapshot(kb *knowledge.KB, id string) domain.Datasource {
+	if d := kb.Sources[id]; d != nil && d.Status != domain.IngestRemoved {
+		return *d
+	}
+	return domain.Datasource{}
+}
+
+// snapshots are the live datasources of a knowledge base, by id.
+func snapshots(kb *knowledge.KB) map[string]domain.Datasource {
+	out := map[string]domain.Datasource{}
+	for _, id := range kb.LiveSources() {
+		out[id] = *kb.Sources[id]
+	}
 	return out
 }
 

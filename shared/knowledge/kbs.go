@@ -33,7 +33,7 @@ const (
 // the caller company's collections and files (400 naming selected_collections.N otherwise), the
 // Embedding is resolved by the Embedders, and the Chunking is filled with the defaults that fit
 // the embedder and validated by the splitter.
-func (s *Service) CreateKB(ctx context.Context, p domain.Principal, kbIn KBInput) (*KBDetail, error) {
+func (s *Service) CreateKB(ctx context.Context, p domain.Principal, kbIn KBInput) (*KB, error) {
 	in := parseKB(kbIn)
 	var colls []*domain.Collection
 	candidates := slices.Clone(in.files)
@@ -122,7 +122,7 @@ func (s *Service) CreateKB(ctx context.Context, p domain.Principal, kbIn KBInput
 		}
 		return nil, err
 	}
-	return kbDetail(presentKB(kb), byID), nil
+	return &KB{KnowledgeBase: presentKB(kb), SourceFiles: byID}, nil
 }
 
 // resolveEmbedding resolves embedding_config and builds its embedder (the default chunking
@@ -184,7 +184,7 @@ func joinField(prefix, field string) string {
 // ListKBs lists the company's knowledge bases, newest first, a page at a time: it reads the
 // page's knowledge bases (those a status filter passes over too) and their files, not the
 // company's whole lists; a run past its deadline is settled on the way.
-func (s *Service) ListKBs(ctx context.Context, p domain.Principal, f KBFilter) ([]*KBListView, bool, error) {
+func (s *Service) ListKBs(ctx context.Context, p domain.Principal, f KBFilter) ([]*KB, bool, error) {
 	var bad []domain.FieldError
 	if f.Status != "" && !slices.Contains(domain.KBStatuses, f.Status) {
 		bad = append(bad, domain.FieldError{Field: "status", Message: fmt.Sprintf("must be one of %s, not %q", strings.Join(domain.KBStatuses, ", "), domain.Clip(f.Status, 40))})
@@ -214,33 +214,32 @@ func (s *Service) ListKBs(ctx context.Context, p domain.Principal, f KBFilter) (
 	if err != nil {
 		return nil, false, err
 	}
-	out := make([]*KBListView, len(kbs))
+	out := make([]*KB, len(kbs))
 	for i, kb := range kbs {
-		v := kbListView(presentKB(kb), files)
-		out[i] = &v
+		out[i] = &KB{KnowledgeBase: presentKB(kb), SourceFiles: files}
 	}
 	return out, more, nil
 }
 
 // GetKB returns a knowledge base of the caller's company in full.
-func (s *Service) GetKB(ctx context.Context, p domain.Principal, id string) (*KBDetail, error) {
+func (s *Service) GetKB(ctx context.Context, p domain.Principal, id string) (*KB, error) {
 	kb, files, err := s.readKB(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
-	return kbDetail(presentKB(kb), files), nil
+	return &KB{KnowledgeBase: presentKB(kb), SourceFiles: files}, nil
 }
 
-// CheckStatus answers check_status. status_updated is true when the knowledge base's status
+// CheckStatus answers check_status. Updated (status_updated) is true when the knowledge base's status
 // changed within the last StatusWindow (default 60 s): a client polling more often than that
 // sees each change at least once, without the server keeping per-client state.
-func (s *Service) CheckStatus(ctx context.Context, p domain.Principal, id string) (*StatusView, error) {
+func (s *Service) CheckStatus(ctx context.Context, p domain.Principal, id string) (*KBStatus, error) {
 	kb, files, err := s.readKB(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
-	return &StatusView{Success: true, Message: fmt.Sprintf("Status checked for knowledge base '%s'", kb.Name),
-		KnowledgeBase: kbStatus(presentKB(kb), files), StatusUpdated: s.now().Sub(kb.StatusChanged) <= s.l.StatusWindow}, nil
+	return &KBStatus{KB: &KB{KnowledgeBase: presentKB(kb), SourceFiles: files},
+		Updated: s.now().Sub(kb.StatusChanged) <= s.l.StatusWindow}, nil
 }
 
 // readKB loads a knowledge base (settling an overdue run) and its files by id.
@@ -264,7 +263,7 @@ func (s *Service) readKB(ctx context.Context, p domain.Principal, id string) (*d
 // SyncKB starts a new run of a knowledge base (202): the start job compares its files with the
 // last run's by content hash. A run in progress is superseded: the new run id makes its
 // workers' writes conflict, so they stop.
-func (s *Service) SyncKB(ctx context.Context, p domain.Principal, id string) (*KBDetail, error) {
+func (s *Service) SyncKB(ctx context.Context, p domain.Principal, id string) (*KB, error) {
 	kb, err := s.kb(ctx, p, id)
 	if err != nil {
 		return nil, err
@@ -308,7 +307,7 @@ func (s *Service) SyncKB(ctx context.Context, p domain.Principal, id string) (*K
 	if err != nil {
 		return nil, err
 	}
-	return kbDetail(presentKB(kb), files), nil
+	return &KB{KnowledgeBase: presentKB(kb), SourceFiles: files}, nil
 }
 
 // errKeptChanging is the 409 of an operation whose conditional writes kept losing to

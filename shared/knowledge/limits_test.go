@@ -49,8 +49,8 @@ func TestIngestFileChunkCap(t *testing.T) {
 	}
 	got := k.get(t, alice, kb.ID)
 	want := fmt.Sprintf("the file makes %d chunks, more than the %d one file may make", n, limit)
-	if got.Status != domain.KBCompleted || !strings.Contains(got.DatasourceErrors[big.ID], want) {
-		t.Fatalf("status %s, errors %v; want big.txt failed with %q", got.Status, got.DatasourceErrors, want)
+	if got.Status != domain.KBCompleted || !strings.Contains(sourceErrors(got)[big.ID], want) {
+		t.Fatalf("status %s, errors %v; want big.txt failed with %q", got.Status, sourceErrors(got), want)
 	}
 	for _, text := range k.Emb.Embedded() {
 		if strings.Contains(text, "Sentence 29 ") {
@@ -79,9 +79,9 @@ func TestIngestKBChunkCap(t *testing.T) {
 	got := k.get(t, alice, kb.ID)
 	chunks, failed := 0, 0
 	for _, f := range files {
-		snap := got.DatasourceSnapshots[f.ID]
+		snap := snapshot(got, f.ID)
 		chunks += snap.Chunks
-		if snap.IngestionStatus == domain.IngestFailed {
+		if snap.Status == domain.IngestFailed {
 			failed++
 			if want := fmt.Sprintf("would take the knowledge base past the %d chunks its files may make together", 2*per+1); !strings.Contains(snap.Error, want) {
 				t.Errorf("error %q, want it to say %q", snap.Error, want)
@@ -89,7 +89,7 @@ func TestIngestKBChunkCap(t *testing.T) {
 		}
 	}
 	if got.Status != domain.KBCompleted || failed != 1 || chunks != 2*per {
-		t.Fatalf("status %s, %d failed, %d chunks ingested; want completed, 1 failed, %d chunks: %+v", got.Status, failed, chunks, 2*per, got.DatasourceSnapshots)
+		t.Fatalf("status %s, %d failed, %d chunks ingested; want completed, 1 failed, %d chunks: %+v", got.Status, failed, chunks, 2*per, snapshots(got))
 	}
 	if n := len(k.indexed(t, "acme", kb.ID, "")); n != 2 {
 		t.Errorf("%d files in the index, want 2", n)

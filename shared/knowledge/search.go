@@ -59,7 +59,7 @@ func (in *SearchInput) UnmarshalJSON(b []byte) error {
 // search): top_k (default 5, at most 50), score_threshold (0..1), strategy
 // (dense|bm25|hybrid|hybrid_rrf), filter {file_ids, tags}. A knowledge base that never
 // completed an ingestion is a 409; archived, deleted and failed files are never found.
-func (s *Service) Search(ctx context.Context, p domain.Principal, id string, in SearchInput) (*SearchResult, error) {
+func (s *Service) Search(ctx context.Context, p domain.Principal, id string, in SearchInput) ([]domain.Hit, error) {
 	query, opts, err := checkSearch(in)
 	if err != nil {
 		return nil, err
@@ -78,15 +78,7 @@ func (s *Service) Search(ctx context.Context, p domain.Principal, id string, in 
 	if err != nil {
 		return nil, err
 	}
-	hits, err := s.search(ctx, p.Company, []*domain.KnowledgeBase{kb}, files, query, opts)
-	if err != nil {
-		return nil, err
-	}
-	res := &SearchResult{Results: make([]SearchHit, len(hits))}
-	for i, h := range hits {
-		res.Results[i] = SearchHit{FileID: h.FileID, FileName: h.FileName, ChunkIndex: h.ChunkIndex, Text: h.Text, Score: h.Score}
-	}
-	return res, nil
+	return s.search(ctx, p.Company, []*domain.KnowledgeBase{kb}, files, query, opts)
 }
 
 // neverCompleted is the 409 of a search before the first completed ingestion.

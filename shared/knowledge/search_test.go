@@ -17,7 +17,7 @@ import (
 // shipping, and a note about refunds (tagged policy, internal).
 type searchFixture struct {
 	*kbHarness
-	kb                       *knowledge.KBDetail
+	kb                       *knowledge.KB
 	returns, shipping, notes *domain.File
 }
 
@@ -36,7 +36,7 @@ func newSearchFixture(t *testing.T) *searchFixture {
 	return f
 }
 
-func hitFiles(hits []knowledge.SearchHit) []string {
+func hitFiles(hits []domain.Hit) []string {
 	var out []string
 	for _, h := range hits {
 		if !slices.Contains(out, h.FileID) {
@@ -104,7 +104,7 @@ func TestSearchOptions(t *testing.T) {
 	if len(all) < 3 || hitFiles(all)[0] != f.returns.ID && hitFiles(all)[0] != f.notes.ID {
 		t.Fatalf("all hits: %+v", all)
 	}
-	if got := f.search(t, alice, f.kb.ID, map[string]any{"query": q, "top_k": 1}); len(got) != 1 || got[0] != all[0] {
+	if got := f.search(t, alice, f.kb.ID, map[string]any{"query": q, "top_k": 1}); len(got) != 1 || !cmp.Equal(got[0], all[0]) {
 		t.Errorf("top_k 1 = %+v, want %+v", got, all[0])
 	}
 	if got := f.search(t, alice, f.kb.ID, map[string]any{"query": q}); len(got) != min(len(all), knowledge.DefaultTopK) {
@@ -292,12 +292,12 @@ func TestSyncChangedFile(t *testing.T) {
 	}
 	view := k.get(t, alice, kb.ID)
 	for id, want := range map[string]string{changed.ID: "ingested", same.ID: "unchanged", added.ID: "ingested"} {
-		if s := view.DatasourceSnapshots[id].IngestionStatus; s != want {
+		if s := snapshot(view, id).Status; s != want {
 			t.Errorf("snapshot of %s: %s, want %s", id, s, want)
 		}
 	}
-	if _, ok := view.DatasourceSnapshots[gone.ID]; ok || view.Status != domain.KBCompleted || view.SuccessRate != 100 || view.DatasourceCount != 3 {
-		t.Errorf("after sync: status %s, success %d, count %d, snapshots %v", view.Status, view.SuccessRate, view.DatasourceCount, view.DatasourceSnapshots)
+	if slices.Contains(view.LiveSources(), gone.ID) || view.Status != domain.KBCompleted || view.SuccessRate() != 100 || len(view.LiveSources()) != 3 {
+		t.Errorf("after sync: status %s, success %d, count %d, snapshots %v", view.Status, view.SuccessRate(), len(view.LiveSources()), snapshots(view))
 	}
 	if rec := k.record(t, kb.ID); rec.Sources[gone.ID] == nil || rec.Sources[gone.ID].Status != domain.IngestRemoved {
 		t.Errorf("removed file's datasource: %+v", rec.Sources[gone.ID])
@@ -333,12 +333,12 @@ func TestSyncSupersedes(t *testing.T) {
 				t.Fatalf("jobs failed: %v", errs)
 			}
 			got := k.get(t, alice, kb.ID)
-			if got.Status != domain.KBCompleted || got.SuccessRate != 100 {
-				t.Fatalf("status %s success %d errors %v", got.Status, got.SuccessRate, got.DatasourceErrors)
+			if got.Status != domain.KBCompleted || got.SuccessRate() != 100 {
+				t.Fatalf("status %s success %d errors %v", got.Status, got.SuccessRate(), sourceErrors(got))
 			}
 			idx := k.indexed(t, "acme", kb.ID, "")
 			for _, f := range []*domain.File{a, b} {
-				want := make([]int, got.DatasourceSnapshots[f.ID].Chunks)
+				want := make([]int, snapshot(got, f.ID).Chunks)
 				for i := range want {
 					want[i] = i
 				}

@@ -84,8 +84,8 @@ func TestIngestStopsAfterDelete(t *testing.T) {
 				}
 			case "sync":
 				got := k.get(t, alice, kb.ID)
-				if got.Status != domain.KBCompleted || got.DatasourceSnapshots[f.ID].Chunks != total {
-					t.Errorf("after the sync's run: %s %+v", got.Status, got.DatasourceSnapshots[f.ID])
+				if got.Status != domain.KBCompleted || snapshot(got, f.ID).Chunks != total {
+					t.Errorf("after the sync's run: %s %+v", got.Status, snapshot(got, f.ID))
 				}
 				if n := len(k.indexed(t, "acme", kb.ID, f.ID)[f.ID]); n != total {
 					t.Errorf("%d chunks of the file indexed, want %d", n, total)
@@ -117,8 +117,8 @@ func TestDeadLetterCountsDeliveries(t *testing.T) {
 	}
 	got := k.get(t, alice, kb.ID)
 	want := fmt.Sprintf("ingestion failed after %d attempts: embedding failed: The embedding service is busy; retry shortly", MaxReceives)
-	if got.Status != domain.KBFailed || got.DatasourceErrors[f.ID] != want {
-		t.Errorf("status %s, errors %q; want %q", got.Status, got.DatasourceErrors[f.ID], want)
+	if got.Status != domain.KBFailed || sourceErrors(got)[f.ID] != want {
+		t.Errorf("status %s, errors %q; want %q", got.Status, sourceErrors(got)[f.ID], want)
 	}
 }
 
@@ -149,20 +149,20 @@ func TestIngestCollectionDeletedMidRun(t *testing.T) {
 			if got := k.indexed(t, "acme", kb.ID, a.ID); len(got) != 0 {
 				t.Errorf("chunks of the deleted collection's file: %v", got)
 			}
-			for _, d := range got.Datasources {
-				if d.ID == a.ID {
+			for _, d := range sourceIDs(got, nil) {
+				if d == a.ID {
 					t.Errorf("the deleted collection's file is still a datasource: %+v", d)
 				}
 			}
 			if keepOther {
-				if got.Status != domain.KBCompleted || len(got.SelectedCollections) != 1 || got.SelectedCollections[0] != colls[1].ID ||
-					got.DatasourceSnapshots[b.ID].IngestionStatus != domain.IngestIngested {
-					t.Errorf("status %s, collections %v, snapshots %+v", got.Status, got.SelectedCollections, got.DatasourceSnapshots)
+				if got.Status != domain.KBCompleted || len(got.Collections) != 1 || got.Collections[0] != colls[1].ID ||
+					snapshot(got, b.ID).Status != domain.IngestIngested {
+					t.Errorf("status %s, collections %v, snapshots %+v", got.Status, got.Collections, snapshots(got))
 				}
 				return
 			}
-			if got.Status != domain.KBFailed || !strings.Contains(got.Error, "has no files") || len(got.SelectedCollections) != 0 {
-				t.Errorf("status %s, error %q, collections %v", got.Status, got.Error, got.SelectedCollections)
+			if got.Status != domain.KBFailed || !strings.Contains(got.Error, "has no files") || len(got.Collections) != 0 {
+				t.Errorf("status %s, error %q, collections %v", got.Status, got.Error, got.Collections)
 			}
 		})
 	}
