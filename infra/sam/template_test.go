@@ -84,6 +84,7 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		"BUCKET_NAME":         ref("MediaBucket"),
 		"INGEST_QUEUE_URL":    ref("IngestQueue"),
 		"TOKEN_SECRET_ARN":    ref("TokenSigningSecret"),
+		"CREDENTIALS_KEY_ARN": ref("CredentialsKey"),
 		"LOG_FORMAT":          "json",
 		"OPENSEARCH_ENDPOINT": map[string]any{"Fn::GetAtt": []any{"VectorDomain", "DomainEndpoint"}},
 		"EXECUTION_QUEUE_URL": ref("ExecutionQueue"),
@@ -160,21 +161,24 @@ func TestTemplateFunctionSettings(t *testing.T) {
 	ingestQueue := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"IngestQueue", "QueueName"}}}
 	deadIngest := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"IngestDeadLetterQueue", "QueueName"}}}
 	sendIngest := map[string]any{"SQSSendMessagePolicy": ingestQueue}
+	// The agents function seals MCP servers' headers; the runs open them.
+	credentials := map[string]any{"AWSSecretsManagerGetSecretValuePolicy": map[string]any{"SecretArn": ref("CredentialsKey")}}
 	type settings struct {
 		memory, timeout int
 		policies        any
 	}
 	want := map[string]settings{
-		"MetaFunction":     {256, 29, nil}, // public endpoints: no access to data or secrets
-		"AgentsFunction":   {256, 29, []any{crud, secret}},
+		"MetaFunction": {256, 29, nil}, // public endpoints: no access to data or secrets
+		// Seals and opens MCP servers' headers.
+		"AgentsFunction":   {256, 29, []any{crud, secret, credentials}},
 		"AuthFunction":     {256, 29, []any{crud, secret}},
 		"SessionsFunction": {256, 29, []any{crud, secret}},
 		// Stores uploads and serves them; no model, no queue.
 		"ImagesFunction": {256, 29, []any{crud, secret, readWriteImages}},
 		// Runs models synchronously within API Gateway's 30 s and queues asynchronous runs.
-		"RuntimeFunction": {512, 29, []any{crud, secret, bedrock, searchIndex, readImages, map[string]any{"SQSSendMessagePolicy": queueName}}},
+		"RuntimeFunction": {512, 29, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSSendMessagePolicy": queueName}}},
 		// Runs queued executions for up to Lambda's 15 minutes.
-		"WorkerFunction": {512, 900, []any{crud, secret, bedrock, searchIndex, readImages, map[string]any{"SQSPollerPolicy": queueName}}},
+		"WorkerFunction": {512, 900, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSPollerPolicy": queueName}}},
 		// Uploads (base64-decoded bodies of up to 6 MB) and deletes chunks of deleted files.
 		"FilesFunction":       {512, 29, []any{crud, secret, readWriteFiles, vectorIndex, sendIngest}},
 		"CollectionsFunction": {256, 29, []any{crud, secret}},

@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -26,9 +27,11 @@ import (
 	"github.com/agentorch/agentorch/shared/images"
 	"github.com/agentorch/agentorch/shared/knowledge"
 	"github.com/agentorch/agentorch/shared/localmodel"
+	"github.com/agentorch/agentorch/shared/mcpservers"
 	"github.com/agentorch/agentorch/shared/openai"
 	"github.com/agentorch/agentorch/shared/platform"
 	"github.com/agentorch/agentorch/shared/s3"
+	"github.com/agentorch/agentorch/shared/seal"
 	"github.com/agentorch/agentorch/shared/sessions"
 	"github.com/agentorch/agentorch/shared/sqs"
 	"github.com/agentorch/agentorch/shared/tools"
@@ -112,6 +115,9 @@ type App struct {
 	sessions     *sessions.Service
 
 	knowledge func() (*knowledge.Service, error) // buildKnowledge, once
+
+	mcpOnce    sync.Once
+	mcpServers *mcpservers.Service
 }
 
 // New builds the application from configuration. It makes no network call.
@@ -258,7 +264,55 @@ func (a *App) options() api.Options {
 func Meta(a *App) (*api.Group, error) { return api.NewMeta(a.options()), nil }
 
 // Agents builds the agents group.
+//
+// TODO(mcp routes): serve the MCP servers here too,
+// api.NewAgents(a.Agents, a.options()).WithMCPServers(a.MCPServers()), together with their
+// template.yaml routes and events/ (see /tmp/h/mcp18-routes.patch), once the connector is wired.
 func Agents(a *App) (*api.Group, error) { return api.NewAgents(a.Agents, a.options()), nil }
+
+// MCPServers is the MCP-servers feature: the company's registered servers on DynamoDB, their
+// headers sealed under the credentials key (read on first use: CREDENTIALS_KEY locally, the
+// CREDENTIALS_KEY_ARN secret on AWS), reached through the MCP connector. Built on first use, with
+// no network call.
+func (a *App) MCPServers() *mcpservers.Service {
+	a.mcpOnce.Do(func() {
+		a.mcpServers = mcpservers.New(a.Store, mcpConnector(a.Config), seal.New(credentialsKey(a.awsCfg, a.Config)))
+	})
+	return a.mcpServers
+}
+
+// credentialsKey is the source of the secret the credentials sealing key is derived from.
+func credentialsKey(awsCfg aws.Config, cfg platform.Config) seal.KeySource {
+	switch {
+	case cfg.CredentialsKey != "":
+		return seal.Static(cfg.CredentialsKey)
+	case cfg.CredentialsKeyARN != "":
+		return seal.KeySource(secretsManagerSource(awsCfg, cfg.CredentialsKeyARN))
+	}
+	return func(context.Context) ([]byte, error) {
+		return nil, errors.New("config: CREDENTIALS_KEY or CREDENTIALS_KEY_ARN must be set to store MCP servers' headers")
+	}
+}
+
+// mcpConnector is the MCP client adapter.
+//
+// TODO(lead): replace with shared/mcp's connector once it is committed:
+//
+//	mcp.NewConnector(mcp.Options{Guard: netguard.Policy{AllowHosts: cfg.MCPAllowedHosts}})
+//
+// Until then every connection fails as an unusable server (a 400 on registration).
+func mcpConnector(platform.Config) domain.MCPConnector { return noMCPClient{} }
+
+// noMCPClient stands in for the MCP client adapter until it is wired (see mcpConnector).
+type noMCPClient struct{}
+
+func (noMCPClient) ListTools(context.Context, domain.MCPEndpoint) ([]domain.MCPTool, error) {
+	return nil, &domain.MCPError{Reason: "this build has no MCP client"}
+}
+
+func (noMCPClient) Connect(context.Context, domain.MCPEndpoint) (domain.MCPSession, error) {
+	return nil, &domain.MCPError{Reason: "this build has no MCP client"}
+}
 
 // Auth builds the auth group (tokens, API keys).
 func Auth(a *App) (*api.Group, error) { return api.NewAuth(a.Auth, a.options()), nil }
