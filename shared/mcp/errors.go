@@ -1,0 +1,109 @@
+package mcp
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/netguard"
+)
+
+// maxServerMessage caps the part of a server's own error message that a Reason quotes.
+const maxServerMessage = 200
+
+// classify turns a failed handshake or call into a *domain.MCPError named by what happened:
+// ctx is the caller's context, callCtx the one bounded by the endpoint's timeout, pr what the
+// server answered on the wire. err is kept for logs only.
+func classify(ctx, callCtx context.Context, timeout time.Duration, pr *probe, err error) error {
+	wireErr, status, contentType := pr.seen()
+	reason := func() string {
+		switch {
+		case errors.Is(err, netguard.ErrForbiddenDestination) || errors.Is(wireErr, netguard.ErrForbiddenDestination):
+			if errors.Is(wireErr, netguard.ErrForbiddenDestination) {
+				return refusedReason(wireErr)
+			}
+			return refusedReason(err)
+		case ctx.Err() != nil:
+			return "the call was cancelled"
+		case errors.Is(callCtx.Err(), context.DeadlineExceeded):
+			return "timed out after " + timeout.String()
+		case wireErr != nil:
+			return unreachableReason(wireErr)
+		case status == http.StatusUnauthorized || status == http.StatusForbidden:
+			return fmt.Sprintf("the server refused the request (HTTP %d); check the headers", status)
+		case status != 0 && (status < 200 || status > 299):
+			return fmt.Sprintf("did not answer as an MCP server (HTTP %d)", status)
+		case status != 0 && contentType != "application/json" && contentType != "text/event-stream":
+			ct := contentType
+			if ct == "" {
+				ct = "no content type"
+			}
+			return fmt.Sprintf("did not answer as an MCP server (HTTP %d, %s)", status, ct)
+		}
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) {
+			return fmt.Sprintf("the server answered error %d: %s", rpcErr.Code, quote(rpcErr.Message))
+		}
+		if status != 0 {
+			return fmt.Sprintf("did not answer as an MCP server (HTTP %d with an answer that is not MCP)", status)
+		}
+		return "the MCP connection failed"
+	}()
+	return &domain.MCPError{Reason: reason, Err: err}
+}
+
+// refusedReason names an address guard refusal without the sentinel's own words.
+func refusedReason(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, netguard.ErrForbiddenDestination.Error()+": "); i >= 0 {
+		msg = msg[i+len(netguard.ErrForbiddenDestination.Error())+2:]
+	}
+	return "the address is not allowed: " + msg
+}
+
+// unreachableReason names a transport failure.
+func unreachableReason(err error) string {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var recordErr tls.RecordHeaderError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &dnsErr):
+		return "the host name could not be resolved"
+	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr):
+		return "the server's TLS certificate is not valid"
+	case errors.As(err, &recordErr):
+		return "the server does not speak TLS on that port"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return "the connection was reset"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "the host is unreachable"
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return "the connection timed out"
+	}
+	return "the server could not be reached"
+}
+
+// quote returns a server's message on one line, capped.
+func quote(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > maxServerMessage {
+		s = strings.ToValidUTF8(s[:maxServerMessage], "") + "…"
+	}
+	return s
+}

@@ -1,0 +1,234 @@
+// Package mcp reaches remote MCP servers for the service: it implements domain.MCPConnector over
+// the official Go SDK (github.com/modelcontextprotocol/go-sdk), with the Streamable HTTP
+// transport and, for servers that only speak it, the older HTTP+SSE transport. Every request
+// goes through the address guard (netguard) and carries the endpoint's headers; every failure
+// is a *domain.MCPError whose Reason is safe to show (it never holds header values).
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/netguard"
+)
+
+// Defaults and bounds of the connector.
+const (
+	// DefaultMaxOutput caps the text of one tool result (32 KiB); a longer result is cut at a
+	// character boundary and marked Truncated.
+	DefaultMaxOutput = 32 << 10
+	// DefaultTimeout bounds a connection (initialize) or one tools/call when the endpoint sets
+	// no timeout of its own.
+	DefaultTimeout = 10 * time.Second
+	// MaxToolPages and MaxTools bound the tools/list pages read from one server.
+	MaxToolPages = 50
+	MaxTools     = 1000
+	// ProtocolVersion is the MCP version the connector asks for in initialize; servers may
+	// answer an older one the SDK supports.
+	ProtocolVersion = "2025-11-25"
+)
+
+// Options configure a Connector; the zero value is the production setting.
+type Options struct {
+	// Guard decides which addresses servers may have (netguard.Policy{} allows public ones only).
+	Guard netguard.Policy
+	// MaxOutput caps the text of one tool result in bytes; 0 means DefaultMaxOutput.
+	MaxOutput int
+	// DefaultTimeout applies to endpoints whose Timeout is 0; 0 means DefaultTimeout.
+	DefaultTimeout time.Duration
+}
+
+// Connector is the domain.MCPConnector of the service. It is safe for concurrent use; its
+// HTTP connections are pooled across sessions.
+type Connector struct {
+	opts      Options
+	transport http.RoundTripper
+	client    *sdk.Client
+}
+
+var _ domain.MCPConnector = (*Connector)(nil)
+
+// NewConnector builds a connector whose requests go through opts.Guard.
+func NewConnector(opts Options) *Connector {
+	if opts.MaxOutput <= 0 {
+		opts.MaxOutput = DefaultMaxOutput
+	}
+	if opts.DefaultTimeout <= 0 {
+		opts.DefaultTimeout = DefaultTimeout
+	}
+	return &Connector{
+		opts:      opts,
+		transport: opts.Guard.Transport(opts.DefaultTimeout),
+		client:    sdk.NewClient(&sdk.Implementation{Name: "agentorch", Version: "1.0.0"}, nil),
+	}
+}
+
+// ListTools connects, initializes, reads every page of tools/list and disconnects.
+func (c *Connector) ListTools(ctx context.Context, ep domain.MCPEndpoint) ([]domain.MCPTool, error) {
+	s, err := c.connect(ctx, ep)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = s.Close() }() // the tools are read; a failed goodbye changes nothing
+	return s.listTools(ctx)
+}
+
+// Connect opens a session that a run reuses for all its calls to that server; the caller
+// closes it.
+func (c *Connector) Connect(ctx context.Context, ep domain.MCPEndpoint) (domain.MCPSession, error) {
+	s, err := c.connect(ctx, ep)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// timeout is the endpoint's own timeout or the default.
+func (c *Connector) timeout(ep domain.MCPEndpoint) time.Duration {
+	if ep.Timeout > 0 {
+		return ep.Timeout
+	}
+	return c.opts.DefaultTimeout
+}
+
+// connect checks the URL, then initializes a session over Streamable HTTP, falling back to
+// HTTP+SSE when the server answers the first POST with 400, 404 or 405 (the backwards
+// compatibility the MCP specification describes).
+func (c *Connector) connect(ctx context.Context, ep domain.MCPEndpoint) (*session, error) {
+	u, err := url.Parse(ep.URL)
+	if err != nil || !u.IsAbs() {
+		return nil, &domain.MCPError{Reason: "the URL is not an absolute http or https URL", Err: errors.New("invalid MCP server URL")}
+	}
+	if err := c.opts.Guard.CheckURL(u); err != nil {
+		return nil, &domain.MCPError{Reason: refusedReason(err), Err: err}
+	}
+	timeout := c.timeout(ep)
+	hc := &http.Client{
+		Transport:     &headerTransport{base: c.transport, headers: ep.Headers, guard: c.opts.Guard},
+		CheckRedirect: c.opts.Guard.CheckRedirect,
+	}
+	streamable := &sdk.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: hc, MaxRetries: 2, DisableStandaloneSSE: true}
+	s, pr, err := c.initialize(ctx, timeout, streamable)
+	if err != nil && pr.legacyHint() {
+		sse := &sdk.SSEClientTransport{Endpoint: ep.URL, HTTPClient: hc}
+		if s2, _, err2 := c.initialize(ctx, timeout, sse); err2 == nil {
+			s, err = s2, nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// initialize runs the initialize handshake over t within timeout. The session gets a context
+// of its own, cancelled by Close: the SSE transport ties its stream to the context it connects
+// with, so the caller's context only bounds the handshake.
+func (c *Connector) initialize(ctx context.Context, timeout time.Duration, t sdk.Transport) (*session, *probe, error) {
+	hsCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	life, end := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(hsCtx, end)
+	pr := &probe{}
+	cs, err := c.client.Connect(withProbe(life, pr), t, &sdk.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	if !stop() && err == nil {
+		err = context.Cause(hsCtx) // the handshake's time ran out as it succeeded
+		_ = cs.Close()
+	}
+	if err != nil {
+		end()
+		return nil, pr, classify(ctx, hsCtx, timeout, pr, err)
+	}
+	return &session{cs: cs, end: end, timeout: timeout, maxOutput: c.opts.MaxOutput}, pr, nil
+}
+
+// session is one open connection (domain.MCPSession).
+type session struct {
+	cs        *sdk.ClientSession
+	end       context.CancelFunc
+	timeout   time.Duration
+	maxOutput int
+}
+
+// CallTool calls the tool the server names name with args, within the endpoint's timeout.
+func (s *session) CallTool(ctx context.Context, name string, args map[string]any) (*domain.MCPResult, error) {
+	callCtx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	pr := &probe{}
+	if args == nil {
+		args = map[string]any{}
+	}
+	res, err := s.cs.CallTool(withProbe(callCtx, pr), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, classify(ctx, callCtx, s.timeout, pr, err)
+	}
+	return render(res, s.maxOutput), nil
+}
+
+// closeWait bounds how long Close waits for the server to acknowledge the end of a session.
+// The SDK bounds the goodbye (a DELETE) at 5 s, and a server still busy with a call that timed
+// out may take all of it; a run's end must not wait for that, so the rest goes on behind.
+const closeWait = time.Second
+
+// Close ends the session (a DELETE for a Streamable HTTP session) and its streams.
+func (s *session) Close() error {
+	done := make(chan error, 1)
+	go func() {
+		err := s.cs.Close()
+		s.end()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("close MCP session: %w", err)
+		}
+	case <-time.After(closeWait):
+	}
+	return nil
+}
+
+// listTools reads every page of tools/list, within MaxToolPages and MaxTools.
+func (s *session) listTools(ctx context.Context) ([]domain.MCPTool, error) {
+	var out []domain.MCPTool
+	cursor := ""
+	seen := map[string]bool{}
+	for page := 0; ; page++ {
+		if page == MaxToolPages {
+			return nil, &domain.MCPError{Reason: fmt.Sprintf("the server lists its tools in more than %d pages", MaxToolPages),
+				Err: errors.New("tools/list: too many pages")}
+		}
+		callCtx, cancel := context.WithTimeout(ctx, s.timeout)
+		pr := &probe{}
+		res, err := s.cs.ListTools(withProbe(callCtx, pr), &sdk.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			err = classify(ctx, callCtx, s.timeout, pr, err)
+			cancel()
+			return nil, err
+		}
+		cancel()
+		for _, t := range res.Tools {
+			out = append(out, tool(t))
+		}
+		if len(out) > MaxTools {
+			return nil, &domain.MCPError{Reason: fmt.Sprintf("the server lists more than %d tools", MaxTools),
+				Err: errors.New("tools/list: too many tools")}
+		}
+		if res.NextCursor == "" {
+			return out, nil
+		}
+		if seen[res.NextCursor] {
+			return nil, &domain.MCPError{Reason: "the server's tools/list pages never end (a cursor repeats)",
+				Err: errors.New("tools/list: repeated cursor")}
+		}
+		seen[res.NextCursor] = true
+		cursor = res.NextCursor
+	}
+}
