@@ -5,19 +5,19 @@ import (
 	"net/http"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/library"
 )
 
 // CollectionService is what the collections endpoints call (the knowledge feature's
 // collections; a fake in handler tests).
 type CollectionService interface {
-	CreateCollection(ctx context.Context, p domain.Principal, in knowledge.CollectionInput) (*knowledge.Collection, error)
-	ListCollections(ctx context.Context, p domain.Principal, offset, limit int) ([]*knowledge.Collection, bool, error)
-	GetCollection(ctx context.Context, p domain.Principal, id string) (*knowledge.Collection, error)
+	CreateCollection(ctx context.Context, p domain.Principal, in library.CollectionInput) (*library.Collection, error)
+	ListCollections(ctx context.Context, p domain.Principal, offset, limit int) ([]*library.Collection, bool, error)
+	GetCollection(ctx context.Context, p domain.Principal, id string) (*library.Collection, error)
 	DeleteCollection(ctx context.Context, p domain.Principal, id string) error
 	CollectionFiles(ctx context.Context, p domain.Principal, id string, offset, limit int) ([]*domain.File, bool, error)
-	AddFiles(ctx context.Context, p domain.Principal, id string, in knowledge.FileIDsInput) ([]knowledge.BulkItem, error)
-	BulkCollection(ctx context.Context, p domain.Principal, id string, in knowledge.CollectionBulkInput) ([]knowledge.BulkItem, error)
+	AddFiles(ctx context.Context, p domain.Principal, id string, in library.FileIDsInput) ([]library.BulkItem, error)
+	BulkCollection(ctx context.Context, p domain.Principal, id string, in library.CollectionBulkInput) ([]library.BulkItem, error)
 }
 
 // NewCollections is the handler of the collections endpoint group: named sets of files.
@@ -51,7 +51,7 @@ func (h *collectionHandlers) create(w http.ResponseWriter, r *http.Request) erro
 	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
 		return err
 	}
-	var in knowledge.CollectionInput
+	var in library.CollectionInput
 	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func (h *collectionHandlers) addFiles(w http.ResponseWriter, r *http.Request) er
 	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
 		return err
 	}
-	var in knowledge.FileIDsInput
+	var in library.FileIDsInput
 	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (h *collectionHandlers) bulk(w http.ResponseWriter, r *http.Request) error 
 	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
 		return err
 	}
-	var in knowledge.CollectionBulkInput
+	var in library.CollectionBulkInput
 	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/library"
 )
 
 // FileFormBytes is the room a file upload's body has beyond the file itself: the multipart
@@ -19,7 +19,7 @@ import (
 const FileFormBytes = 64 << 10
 
 // FileUploadMaxBodyBytes bounds a multipart file upload: the file limit plus the form.
-const FileUploadMaxBodyBytes = knowledge.MaxUploadBytes + FileFormBytes
+const FileUploadMaxBodyBytes = library.MaxUploadBytes + FileFormBytes
 
 // maxFormField bounds one form field of an upload (tags, collection_id).
 const maxFormField = 16 << 10
@@ -27,13 +27,13 @@ const maxFormField = 16 << 10
 // FileService is what the files endpoints call (the knowledge feature's files; a fake in
 // handler tests).
 type FileService interface {
-	Upload(ctx context.Context, p domain.Principal, in knowledge.Upload) (*domain.File, error)
-	StartUpload(ctx context.Context, p domain.Principal, in knowledge.StartUpload) (*knowledge.PendingUpload, error)
+	Upload(ctx context.Context, p domain.Principal, in library.Upload) (*domain.File, error)
+	StartUpload(ctx context.Context, p domain.Principal, in library.StartUpload) (*library.PendingUpload, error)
 	CompleteUpload(ctx context.Context, p domain.Principal, fileID string) (*domain.File, error)
-	ListFiles(ctx context.Context, p domain.Principal, f knowledge.FileFilter) ([]*domain.File, bool, error)
+	ListFiles(ctx context.Context, p domain.Principal, f library.FileFilter) ([]*domain.File, bool, error)
 	GetFile(ctx context.Context, p domain.Principal, id string) (*domain.File, error)
 	DeleteFile(ctx context.Context, p domain.Principal, id string) error
-	BulkFiles(ctx context.Context, p domain.Principal, in knowledge.FileBulkInput) ([]knowledge.BulkItem, error)
+	BulkFiles(ctx context.Context, p domain.Principal, in library.FileBulkInput) ([]library.BulkItem, error)
 }
 
 // NewFiles is the handler of the files endpoint group: uploads (multipart, or presigned for
@@ -44,7 +44,7 @@ func NewFiles(svc FileService, opts Options) *Group {
 	g.handle(http.MethodPost, "/api/v1/files/", false, h.upload)
 	g.handle(http.MethodGet, "/api/v1/files/", false, listPage(domain.ScopeKnowledgeRead, func(r *http.Request, offset, limit int) ([]*fileJSON, bool, error) {
 		q := r.URL.Query()
-		files, more, err := svc.ListFiles(r.Context(), principal(r), knowledge.FileFilter{
+		files, more, err := svc.ListFiles(r.Context(), principal(r), library.FileFilter{
 			Tag: q.Get("tag"), Status: q.Get("status"), FileType: q.Get("file_type"), Offset: offset, Limit: limit})
 		return fileViews(files), more, err
 	}))
@@ -80,7 +80,7 @@ func (h *fileHandlers) upload(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fileField("malformed multipart body")
 	}
-	var in knowledge.Upload
+	var in library.Upload
 	var seen, collection bool
 	for {
 		part, err := mr.NextPart()
@@ -97,11 +97,11 @@ func (h *fileHandlers) upload(w http.ResponseWriter, r *http.Request) error {
 			}
 			seen = true
 			in.Name, in.DeclaredType = part.FileName(), part.Header.Get("Content-Type")
-			data, err := io.ReadAll(io.LimitReader(part, knowledge.MaxUploadBytes+1))
+			data, err := io.ReadAll(io.LimitReader(part, library.MaxUploadBytes+1))
 			if err != nil {
 				return fileReadError(err)
 			}
-			if len(data) > knowledge.MaxUploadBytes {
+			if len(data) > library.MaxUploadBytes {
 				return fileTooLarge()
 			}
 			in.Data = data
@@ -173,7 +173,7 @@ func fileField(msg string) error {
 
 func fileTooLarge() error {
 	return domain.Errorf(domain.KindTooLarge, "The file is larger than the upload limit of %d bytes (the request body at most %d); upload larger files with POST /api/v1/files/uploads/",
-		knowledge.MaxUploadBytes, FileUploadMaxBodyBytes)
+		library.MaxUploadBytes, FileUploadMaxBodyBytes)
 }
 
 func fileReadError(err error) error {
@@ -216,7 +216,7 @@ func (h *fileHandlers) startUpload(w http.ResponseWriter, r *http.Request) error
 	if len(errs) > 0 {
 		return domain.Invalid(errs)
 	}
-	up, err := h.svc.StartUpload(r.Context(), principal(r), knowledge.StartUpload{Name: *req.Name, Size: *req.Size,
+	up, err := h.svc.StartUpload(r.Context(), principal(r), library.StartUpload{Name: *req.Name, Size: *req.Size,
 		MediaType: req.MediaType, Tags: req.Tags, CollectionID: req.CollectionID})
 	if err != nil {
 		return err
@@ -243,7 +243,7 @@ func (h *fileHandlers) bulk(w http.ResponseWriter, r *http.Request) error {
 	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
 		return err
 	}
-	var in knowledge.FileBulkInput
+	var in library.FileBulkInput
 	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}

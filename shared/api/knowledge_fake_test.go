@@ -12,6 +12,7 @@ import (
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/library"
 )
 
 // fakeKnowledge stands for the knowledge feature behind the files, collections and
@@ -20,16 +21,16 @@ import (
 type fakeKnowledge struct {
 	got  any    // the last input passed in
 	id   string // the last path id passed in
-	bulk []knowledge.BulkItem
+	bulk []library.BulkItem
 }
 
 var errFakeNotFound = domain.Errorf(domain.KindNotFound, "not in the fake")
 
-func (f *fakeKnowledge) Upload(context.Context, domain.Principal, knowledge.Upload) (*domain.File, error) {
+func (f *fakeKnowledge) Upload(context.Context, domain.Principal, library.Upload) (*domain.File, error) {
 	return nil, errFakeNotFound
 }
 
-func (f *fakeKnowledge) StartUpload(context.Context, domain.Principal, knowledge.StartUpload) (*knowledge.PendingUpload, error) {
+func (f *fakeKnowledge) StartUpload(context.Context, domain.Principal, library.StartUpload) (*library.PendingUpload, error) {
 	return nil, errFakeNotFound
 }
 
@@ -37,7 +38,7 @@ func (f *fakeKnowledge) CompleteUpload(context.Context, domain.Principal, string
 	return nil, errFakeNotFound
 }
 
-func (f *fakeKnowledge) ListFiles(context.Context, domain.Principal, knowledge.FileFilter) ([]*domain.File, bool, error) {
+func (f *fakeKnowledge) ListFiles(context.Context, domain.Principal, library.FileFilter) ([]*domain.File, bool, error) {
 	return nil, false, errFakeNotFound
 }
 
@@ -49,21 +50,21 @@ func (f *fakeKnowledge) DeleteFile(context.Context, domain.Principal, string) er
 	return errFakeNotFound
 }
 
-func (f *fakeKnowledge) BulkFiles(_ context.Context, _ domain.Principal, in knowledge.FileBulkInput) ([]knowledge.BulkItem, error) {
+func (f *fakeKnowledge) BulkFiles(_ context.Context, _ domain.Principal, in library.FileBulkInput) ([]library.BulkItem, error) {
 	f.got = in
 	return f.bulk, nil
 }
 
-func (f *fakeKnowledge) CreateCollection(_ context.Context, _ domain.Principal, in knowledge.CollectionInput) (*knowledge.Collection, error) {
+func (f *fakeKnowledge) CreateCollection(_ context.Context, _ domain.Principal, in library.CollectionInput) (*library.Collection, error) {
 	f.got = in
-	return &knowledge.Collection{Collection: &domain.Collection{ID: "c1", Name: in.Name}}, nil
+	return &library.Collection{Collection: &domain.Collection{ID: "c1", Name: in.Name}}, nil
 }
 
-func (f *fakeKnowledge) ListCollections(context.Context, domain.Principal, int, int) ([]*knowledge.Collection, bool, error) {
+func (f *fakeKnowledge) ListCollections(context.Context, domain.Principal, int, int) ([]*library.Collection, bool, error) {
 	return nil, false, errFakeNotFound
 }
 
-func (f *fakeKnowledge) GetCollection(context.Context, domain.Principal, string) (*knowledge.Collection, error) {
+func (f *fakeKnowledge) GetCollection(context.Context, domain.Principal, string) (*library.Collection, error) {
 	return nil, errFakeNotFound
 }
 
@@ -75,16 +76,16 @@ func (f *fakeKnowledge) CollectionFiles(context.Context, domain.Principal, strin
 	return nil, false, errFakeNotFound
 }
 
-func (f *fakeKnowledge) AddFiles(_ context.Context, _ domain.Principal, id string, in knowledge.FileIDsInput) ([]knowledge.BulkItem, error) {
+func (f *fakeKnowledge) AddFiles(_ context.Context, _ domain.Principal, id string, in library.FileIDsInput) ([]library.BulkItem, error) {
 	f.got, f.id = in, id
-	items := make([]knowledge.BulkItem, len(in.FileIDs))
+	items := make([]library.BulkItem, len(in.FileIDs))
 	for i, id := range in.FileIDs {
-		items[i] = knowledge.BulkItem{FileID: id, Status: knowledge.ItemSucceeded}
+		items[i] = library.BulkItem{FileID: id, Status: library.ItemSucceeded}
 	}
 	return items, nil
 }
 
-func (f *fakeKnowledge) BulkCollection(_ context.Context, _ domain.Principal, id string, in knowledge.CollectionBulkInput) ([]knowledge.BulkItem, error) {
+func (f *fakeKnowledge) BulkCollection(_ context.Context, _ domain.Principal, id string, in library.CollectionBulkInput) ([]library.BulkItem, error) {
 	f.got, f.id = in, id
 	return f.bulk, nil
 }
@@ -125,7 +126,7 @@ func (f *fakeKnowledge) Search(_ context.Context, _ domain.Principal, id string,
 func TestKnowledgeEdgeDecodes(t *testing.T) {
 	p := domain.Principal{KeyID: "k1", Owner: "o1", Company: "c1"}
 	opts := api.Options{Auth: openapiAuth{p: p}}
-	f := &fakeKnowledge{bulk: []knowledge.BulkItem{{FileID: "a", Status: knowledge.ItemSucceeded}, {FileID: "b", Status: knowledge.ItemSucceeded}}}
+	f := &fakeKnowledge{bulk: []library.BulkItem{{FileID: "a", Status: library.ItemSucceeded}, {FileID: "b", Status: library.ItemSucceeded}}}
 	groups := map[string]http.Handler{
 		"/api/v1/files/":           api.NewFiles(f, opts),
 		"/api/v1/collections/":     api.NewCollections(f, opts),
@@ -196,13 +197,13 @@ func TestKnowledgeEdgeDecodes(t *testing.T) {
 // feature's to report, and are checked in its tests).
 func inputFields(in any) map[string]any {
 	switch v := in.(type) {
-	case knowledge.FileBulkInput:
+	case library.FileBulkInput:
 		return map[string]any{"Operation": v.Operation, "FileIDs": v.FileIDs, "Tags": v.Tags, "Status": v.Status}
-	case knowledge.CollectionInput:
+	case library.CollectionInput:
 		return map[string]any{"Name": v.Name, "Description": v.Description}
-	case knowledge.FileIDsInput:
+	case library.FileIDsInput:
 		return map[string]any{"FileIDs": v.FileIDs}
-	case knowledge.CollectionBulkInput:
+	case library.CollectionBulkInput:
 		return map[string]any{"Operation": v.Operation, "FileIDs": v.FileIDs}
 	case knowledge.KBInput:
 		return map[string]any{"Name": v.Name, "Collections": v.Collections, "Datasources": v.Datasources, "Embedding": v.Embedding, "Chunking": v.Chunking}

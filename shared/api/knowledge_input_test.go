@@ -12,7 +12,7 @@ import (
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/library"
 )
 
 // listLen returns the length of the bare array a list endpoint answers.
@@ -50,7 +50,7 @@ func TestKnowledgeBadInput(t *testing.T) {
 	const unknown = "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f"
 	noFileCT, noFileBody := form(t, formPart{name: "tags", data: []byte("a,b")})
 	emptyCT, emptyBody := form(t, formPart{name: "file", filename: "empty.txt", contentType: "text/plain"})
-	bigCT, bigBody := form(t, formPart{name: "file", filename: "big.txt", contentType: "text/plain", data: bytes.Repeat([]byte("a"), knowledge.MaxUploadBytes+1)})
+	bigCT, bigBody := form(t, formPart{name: "file", filename: "big.txt", contentType: "text/plain", data: bytes.Repeat([]byte("a"), library.MaxUploadBytes+1)})
 	okCT, okBody := form(t, formPart{name: "file", filename: "x.txt", data: []byte("hello")}, formPart{name: "collection_id", data: []byte(foreignColl)})
 	kbBody := func(extra map[string]any) map[string]any {
 		b := map[string]any{"name": "New KB", "processing_engine": "opensearch", "selected_collections": []any{collID}}

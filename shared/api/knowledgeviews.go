@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/library"
 )
 
 // The JSON views of the files, collections and knowledge-bases groups: the records the knowledge
@@ -215,23 +216,23 @@ func fileView(f *domain.File) *fileJSON {
 func fileViews(fs []*domain.File) []*fileJSON { return each(fs, fileView) }
 
 // pendingUploadView ignores tags: the view has the fields of the feature's answer.
-func pendingUploadView(u *knowledge.PendingUpload) *pendingUploadJSON {
+func pendingUploadView(u *library.PendingUpload) *pendingUploadJSON {
 	v := pendingUploadJSON(*u)
 	return &v
 }
 
 // collectionView shows a collection with the status, progress and counts its files make of it.
-func collectionView(c *knowledge.Collection) *collectionJSON {
+func collectionView(c *library.Collection) *collectionJSON {
 	sum := domain.SummarizeCollection(c.Files)
 	return &collectionJSON{ID: c.ID, Name: c.Name, Description: c.Description, Status: sum.Status, Progress: sum.Progress,
 		DataSourceCount: sum.Files, TotalSize: sum.Size, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
 
-func collectionViews(cs []*knowledge.Collection) []*collectionJSON { return each(cs, collectionView) }
+func collectionViews(cs []*library.Collection) []*collectionJSON { return each(cs, collectionView) }
 
 // collectionDetailView lists the collection's files as datasources; a file is in a collection
 // at most once, so its id names the datasource too.
-func collectionDetailView(c *knowledge.Collection) *collectionDetailJSON {
+func collectionDetailView(c *library.Collection) *collectionDetailJSON {
 	v := &collectionDetailJSON{collectionJSON: *collectionView(c), Datasources: []collectionSourceJSON{}}
 	for _, f := range c.Files {
 		v.Datasources = append(v.Datasources, collectionSourceJSON{ID: f.ID, DataSource: f.ID, DataSourceName: f.Name,
@@ -241,11 +242,11 @@ func collectionDetailView(c *knowledge.Collection) *collectionDetailJSON {
 }
 
 // bulkResultView counts the items: success when none failed, processed those that succeeded.
-func bulkResultView(items []knowledge.BulkItem) *bulkResultJSON {
+func bulkResultView(items []library.BulkItem) *bulkResultJSON {
 	v := &bulkResultJSON{Results: make([]bulkItemJSON, len(items))}
 	for i, it := range items {
 		v.Results[i] = bulkItemJSON(it)
-		if it.Status == knowledge.ItemSucceeded {
+		if it.Status == library.ItemSucceeded {
 			v.Processed++
 		} else {
 			v.Failed++
@@ -256,14 +257,14 @@ func bulkResultView(items []knowledge.BulkItem) *bulkResultJSON {
 }
 
 // addFilesResultView says "added" of the items that succeeded.
-func addFilesResultView(items []knowledge.BulkItem) *addFilesResultJSON {
+func addFilesResultView(items []library.BulkItem) *addFilesResultJSON {
 	v := &addFilesResultJSON{Results: make([]addFilesItemJSON, len(items))}
 	for i, it := range items {
 		v.Results[i] = addFilesItemJSON{FileID: it.FileID, Status: "added", Error: it.Error}
-		if it.Status == knowledge.ItemSucceeded {
+		if it.Status == library.ItemSucceeded {
 			v.Added++
 		} else {
-			v.Results[i].Status = knowledge.ItemFailed
+			v.Results[i].Status = library.ItemFailed
 			v.Failed++
 		}
 	}

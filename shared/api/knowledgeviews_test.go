@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/library"
 )
 
 var updateViews = flag.Bool("update-views", false, "rewrite testdata/knowledge_views.json")
@@ -31,7 +32,7 @@ func viewSamples() []any {
 	return []any{
 		&fileJSON{ID: "f", FileID: "f", OriginalFilename: "a.txt", FileType: "txt", MediaType: "text/plain", SizeBytes: 3, Status: "active", Tags: []string{}, ContentHash: "h", CreatedAt: now, UpdatedAt: now},
 		&fileJSON{ID: "f", Error: "e", Tags: []string{"a"}},
-		pendingUploadView(&knowledge.PendingUpload{FileID: "f", UploadURL: "u", Method: "PUT", Headers: map[string]string{"a": "b"}, ExpiresAt: now}),
+		pendingUploadView(&library.PendingUpload{FileID: "f", UploadURL: "u", Method: "PUT", Headers: map[string]string{"a": "b"}, ExpiresAt: now}),
 		&collectionJSON{ID: "c", Name: "n", Description: "d", Status: "pending", Progress: 1, DataSourceCount: 2, TotalSize: 3, CreatedAt: now, UpdatedAt: now},
 		&collectionDetailJSON{collectionJSON: collectionJSON{ID: "c"}, Datasources: []collectionSourceJSON{{ID: "s", DataSource: "s", DataSourceName: "n", DataSourceType: "t", DataSourceSize: 4, CreatedAt: now}}},
 		&collectionDetailJSON{Datasources: []collectionSourceJSON{}},
@@ -120,11 +121,11 @@ func TestKnowledgeViewsDerive(t *testing.T) {
 		DatasourceSnapshots: map[string]snapshotJSON{}}
 	files := []*domain.File{{ID: "f1", Name: "one.pdf", FileType: "document", Size: 10, Status: domain.FileActive, CreatedAt: now},
 		{ID: "f2", Name: "two.png", FileType: "image", Size: 5, Status: domain.FileUploading}}
-	coll := func(files ...*domain.File) *knowledge.Collection {
-		return &knowledge.Collection{Collection: &domain.Collection{ID: "c", Name: "n", CreatedAt: now}, Files: files}
+	coll := func(files ...*domain.File) *library.Collection {
+		return &library.Collection{Collection: &domain.Collection{ID: "c", Name: "n", CreatedAt: now}, Files: files}
 	}
 	failedFile := &domain.File{ID: "f3", Size: 1, Status: domain.FileError}
-	items := []knowledge.BulkItem{{FileID: "a", Status: knowledge.ItemSucceeded}, {FileID: "b", Status: knowledge.ItemFailed, Error: "file not found"}}
+	items := []library.BulkItem{{FileID: "a", Status: library.ItemSucceeded}, {FileID: "b", Status: library.ItemFailed, Error: "file not found"}}
 	tests := []struct {
 		name      string
 		got, want any

@@ -14,6 +14,7 @@ import (
 	"github.com/agentorch/agentorch/shared/embeddings"
 	"github.com/agentorch/agentorch/shared/embeddings/local"
 	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/library"
 	"github.com/agentorch/agentorch/shared/vectors"
 )
 
@@ -59,7 +60,7 @@ func BenchmarkIngestDevPath(b *testing.B) {
 		p := domain.Principal{Company: fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), i), Owner: "bench"}
 		var ids []string
 		for j, f := range files {
-			fv, err := k.Upload(ctx, p, knowledge.Upload{Name: fmt.Sprintf("part-%d.txt", j), Data: []byte(f)})
+			fv, err := k.Upload(ctx, p, library.Upload{Name: fmt.Sprintf("part-%d.txt", j), Data: []byte(f)})
 			if err != nil {
 				b.Fatal(err)
 			}

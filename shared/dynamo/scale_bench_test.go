@@ -15,6 +15,7 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/dynamo"
 	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/library"
 )
 
 // capacityClient sums the read requests, the items they return and the read capacity DynamoDB
@@ -146,7 +147,7 @@ func BenchmarkCompanyScale(b *testing.B) {
 				run  func() error
 			}{
 				{"list-files-page", func() error {
-					_, _, err := env.svc.ListFiles(ctx, p, knowledge.FileFilter{Limit: 20})
+					_, _, err := env.svc.ListFiles(ctx, p, library.FileFilter{Limit: 20})
 					return err
 				}},
 				{"list-kbs-page", func() error {

@@ -9,17 +9,18 @@ import (
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/library"
 )
 
 // TestCollectionCreate: a new collection is pending with zero counts; bad bodies are 400s
 // naming the field and store nothing.
 func TestCollectionCreate(t *testing.T) {
 	h := newTestService(t)
-	c, err := h.Svc.CreateCollection(ctx, alice, input[knowledge.CollectionInput](map[string]any{"name": "  Support ", "description": "customer support"}))
+	c, err := h.Svc.CreateCollection(ctx, alice, input[library.CollectionInput](map[string]any{"name": "  Support ", "description": "customer support"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &knowledge.Collection{Collection: &domain.Collection{ID: c.ID, Company: "acme", Owner: alice.Owner, Name: "Support",
+	want := &library.Collection{Collection: &domain.Collection{ID: c.ID, Company: "acme", Owner: alice.Owner, Name: "Support",
 		Description: "customer support", FileIDs: []string{}, CreatedAt: c.CreatedAt, UpdatedAt: c.CreatedAt}}
 	if d := cmp.Diff(want, c); d != "" || !domain.IsID(c.ID) || c.CreatedAt.IsZero() || summary(c).Status != domain.CollectionPending {
 		t.Errorf("collection (-want +got):\n%s", d)
@@ -35,14 +36,14 @@ func TestCollectionCreate(t *testing.T) {
 		{"name of spaces", map[string]any{"name": " \u200b "}, "name"},
 		{"name too long", map[string]any{"name": strings.Repeat("n", domain.MaxNameLength+1)}, "name"},
 		{"description an array", map[string]any{"name": "x", "description": []any{"a"}}, "description"},
-		{"description too long", map[string]any{"name": "x", "description": strings.Repeat("d", knowledge.MaxDescriptionLength+1)}, "description"},
+		{"description too long", map[string]any{"name": "x", "description": strings.Repeat("d", library.MaxDescriptionLength+1)}, "description"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := h.Svc.CreateCollection(ctx, alice, input[knowledge.CollectionInput](tt.body))
+			_, err := h.Svc.CreateCollection(ctx, alice, input[library.CollectionInput](tt.body))
 			wantErr(t, err, domain.KindInvalid, tt.field)
 		})
 	}
-	if _, err := h.Svc.CreateCollection(ctx, alice, input[knowledge.CollectionInput](map[string]any{"name": strings.Repeat("é", domain.MaxNameLength)})); err != nil {
+	if _, err := h.Svc.CreateCollection(ctx, alice, input[library.CollectionInput](map[string]any{"name": strings.Repeat("é", domain.MaxNameLength)})); err != nil {
 		t.Errorf("name of exactly the limit: %v", err)
 	}
 	if list, _, _ := h.Svc.ListCollections(ctx, alice, 0, 0); len(list) != 2 {
@@ -67,7 +68,7 @@ func TestCollectionStatus(t *testing.T) {
 	}
 	add := func(id string) {
 		t.Helper()
-		if res, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(id)})); err != nil || !allDone(res) {
+		if res, err := h.Svc.AddFiles(ctx, alice, c.ID, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(id)})); err != nil || !allDone(res) {
 			t.Fatalf("AddFiles = %+v, %v", res, err)
 		}
 	}
@@ -75,7 +76,7 @@ func TestCollectionStatus(t *testing.T) {
 	a := upload(t, h, alice, "a.txt", "alpha")
 	add(a.ID)
 	check("one active file", "completed", 100, 1, 5)
-	up, err := h.Svc.StartUpload(ctx, alice, knowledge.StartUpload{Name: "u.txt", Size: 3, CollectionID: c.ID})
+	up, err := h.Svc.StartUpload(ctx, alice, library.StartUpload{Name: "u.txt", Size: 3, CollectionID: c.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,16 +86,16 @@ func TestCollectionStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("upload completed", "completed", 100, 2, 8)
-	if _, err := h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "change_status", "file_ids": anyIDs(a.ID),
+	if _, err := h.Svc.BulkFiles(ctx, alice, input[library.FileBulkInput](map[string]any{"operation": "change_status", "file_ids": anyIDs(a.ID),
 		"parameters": map[string]any{"status": "archived"}})); err != nil {
 		t.Fatal(err)
 	}
 	check("one archived", "completed", 100, 2, 8)
-	late, err := h.Svc.StartUpload(ctx, alice, knowledge.StartUpload{Name: "late.txt", Size: 7, CollectionID: c.ID})
+	late, err := h.Svc.StartUpload(ctx, alice, library.StartUpload{Name: "late.txt", Size: 7, CollectionID: c.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.Clock.Advance(knowledge.PresignTTL)
+	h.Clock.Advance(library.PresignTTL)
 	if _, err := h.Svc.CompleteUpload(ctx, alice, late.FileID); err == nil {
 		t.Fatal("complete after expiry succeeded")
 	}
@@ -114,7 +115,7 @@ func TestCollectionGet(t *testing.T) {
 	a := upload(t, h, alice, "a.txt", "alpha")
 	b := upload(t, h, alice, "b.csv", "x,y\n1,2\n")
 	c := collection(t, h, alice, "c")
-	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(b.ID, a.ID)})); err != nil {
+	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(b.ID, a.ID)})); err != nil {
 		t.Fatal(err)
 	}
 	got, err := h.Svc.GetCollection(ctx, bob, c.ID)
@@ -147,7 +148,7 @@ func TestCollectionList(t *testing.T) {
 		files = append(files, upload(t, h, alice, "f"+strconv.Itoa(i)+".txt", "text").ID)
 	}
 	for _, id := range ids {
-		if _, err := h.Svc.AddFiles(ctx, alice, id, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(files...)})); err != nil {
+		if _, err := h.Svc.AddFiles(ctx, alice, id, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(files...)})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -187,7 +188,7 @@ func TestCollectionFiles(t *testing.T) {
 		ids = append(ids, upload(t, h, alice, "f"+strconv.Itoa(i)+".txt", "text").ID)
 	}
 	upload(t, h, alice, "outside.txt", "not in it")
-	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(ids[3], ids[0], ids[4], ids[1], ids[2])})); err != nil {
+	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(ids[3], ids[0], ids[4], ids[1], ids[2])})); err != nil {
 		t.Fatal(err)
 	}
 	order := []string{ids[3], ids[0], ids[4], ids[1], ids[2]}
@@ -220,15 +221,15 @@ func TestCollectionAddFiles(t *testing.T) {
 	a := upload(t, h, alice, "a.txt", "alpha")
 	b := upload(t, h, alice, "b.txt", "beta")
 	foreign := upload(t, h, eve, "e.txt", "globex")
-	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)})); err != nil {
+	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)})); err != nil {
 		t.Fatal(err)
 	}
 	h.Store.Reset()
-	got, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID, b.ID, foreign.ID, unknownID, "bad", b.ID)}))
+	got, err := h.Svc.AddFiles(ctx, alice, c.ID, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID, b.ID, foreign.ID, unknownID, "bad", b.ID)}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []knowledge.BulkItem{
+	want := []library.BulkItem{
 		{FileID: a.ID, Status: "success"}, {FileID: b.ID, Status: "success"},
 		{FileID: foreign.ID, Status: "failed", Error: "file not found"}, {FileID: unknownID, Status: "failed", Error: "file not found"},
 		{FileID: "bad", Status: "failed", Error: "not a file id"},
@@ -246,24 +247,24 @@ func TestCollectionAddFiles(t *testing.T) {
 
 	// Adding only what is in it already writes nothing.
 	h.Store.Reset()
-	if got, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(b.ID)})); err != nil || !cmp.Equal(got, []knowledge.BulkItem{{FileID: b.ID, Status: "success"}}) {
+	if got, err := h.Svc.AddFiles(ctx, alice, c.ID, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(b.ID)})); err != nil || !cmp.Equal(got, []library.BulkItem{{FileID: b.ID, Status: "success"}}) {
 		t.Errorf("re-add = %+v, %v", got, err)
 	}
 	if h.Store.Get("UpdateCollection") != 0 {
 		t.Error("a re-add wrote the collection")
 	}
 	// Another company cannot reach the collection, nor put its files into its own.
-	_, err = h.Svc.AddFiles(ctx, eve, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(foreign.ID)}))
+	_, err = h.Svc.AddFiles(ctx, eve, c.ID, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(foreign.ID)}))
 	wantErr(t, err, domain.KindNotFound, "")
 	theirs := collection(t, h, eve, "theirs")
-	if got, err := h.Svc.AddFiles(ctx, eve, theirs.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)})); err != nil || allDone(got) || got[0].Error != "file not found" {
+	if got, err := h.Svc.AddFiles(ctx, eve, theirs.ID, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)})); err != nil || allDone(got) || got[0].Error != "file not found" {
 		t.Errorf("foreign add = %+v, %v", got, err)
 	}
 	for _, body := range []map[string]any{{"file_ids": a.ID}, {"file_ids": []any{1}}, {}, {"file_ids": []any{}}} {
-		_, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](body))
+		_, err := h.Svc.AddFiles(ctx, alice, c.ID, input[library.FileIDsInput](body))
 		wantErr(t, err, domain.KindInvalid, "file_ids")
 	}
-	_, err = h.Svc.AddFiles(ctx, alice, "nope", input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)}))
+	_, err = h.Svc.AddFiles(ctx, alice, "nope", input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)}))
 	wantErr(t, err, domain.KindNotFound, "")
 }
 
@@ -276,18 +277,18 @@ func TestCollectionCapacity(t *testing.T) {
 	for i := range 5 {
 		ids = append(ids, upload(t, h, alice, "f"+strconv.Itoa(i)+".txt", "text").ID)
 	}
-	got, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(ids...)}))
+	got, err := h.Svc.AddFiles(ctx, alice, c.ID, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(ids...)}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ok, failed := tally(got); ok != 3 || failed != 2 || got[3].Status != "failed" || !strings.Contains(got[4].Error, "at most 3 files") {
 		t.Errorf("result = %+v", got)
 	}
-	_, err = h.Svc.Upload(ctx, alice, knowledge.Upload{Name: "x.txt", Data: []byte("x"), CollectionID: c.ID})
+	_, err = h.Svc.Upload(ctx, alice, library.Upload{Name: "x.txt", Data: []byte("x"), CollectionID: c.ID})
 	wantErr(t, err, domain.KindConflict, "", "3 files")
-	_, err = h.Svc.StartUpload(ctx, alice, knowledge.StartUpload{Name: "x.txt", Size: 1, CollectionID: c.ID})
+	_, err = h.Svc.StartUpload(ctx, alice, library.StartUpload{Name: "x.txt", Size: 1, CollectionID: c.ID})
 	wantErr(t, err, domain.KindConflict, "")
-	if l, _, _ := h.Svc.ListFiles(ctx, alice, knowledge.FileFilter{}); len(l) != 5 || len(h.Blobs.Keys()) != 5 {
+	if l, _, _ := h.Svc.ListFiles(ctx, alice, library.FileFilter{}); len(l) != 5 || len(h.Blobs.Keys()) != 5 {
 		t.Errorf("%d files, %d objects after refused uploads, want 5", len(l), len(h.Blobs.Keys()))
 	}
 }
@@ -301,10 +302,10 @@ func TestCollectionConcurrentAdd(t *testing.T) {
 	b := upload(t, h, alice, "b.txt", "beta")
 	hs.beforeUpdate = func(int, *domain.Collection) error {
 		hs.beforeUpdate = nil
-		_, err := h.Svc.AddFiles(ctx, bob, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(b.ID)}))
+		_, err := h.Svc.AddFiles(ctx, bob, c.ID, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(b.ID)}))
 		return err
 	}
-	if got, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)})); err != nil || !allDone(got) {
+	if got, err := h.Svc.AddFiles(ctx, alice, c.ID, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)})); err != nil || !allDone(got) {
 		t.Fatalf("add = %+v, %v", got, err)
 	}
 	files, _, _ := h.Svc.CollectionFiles(ctx, alice, c.ID, 0, 0)
@@ -321,21 +322,21 @@ func TestCollectionBulk(t *testing.T) {
 	a := upload(t, h, alice, "a.txt", "alpha")
 	b := upload(t, h, alice, "b.txt", "beta")
 	foreign := upload(t, h, eve, "e.txt", "globex")
-	got, err := h.Svc.BulkCollection(ctx, alice, c.ID, input[knowledge.CollectionBulkInput](map[string]any{"operation": "add_files", "file_ids": anyIDs(a.ID, b.ID, foreign.ID)}))
+	got, err := h.Svc.BulkCollection(ctx, alice, c.ID, input[library.CollectionBulkInput](map[string]any{"operation": "add_files", "file_ids": anyIDs(a.ID, b.ID, foreign.ID)}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []knowledge.BulkItem{
+	want := []library.BulkItem{
 		{FileID: a.ID, Status: "success"}, {FileID: b.ID, Status: "success"}, {FileID: foreign.ID, Status: "failed", Error: "file not found"}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("add_files (-want +got):\n%s", d)
 	}
 	h.Store.Reset()
-	got, err = h.Svc.BulkCollection(ctx, alice, c.ID, input[knowledge.CollectionBulkInput](map[string]any{"operation": "remove_files", "file_ids": anyIDs(a.ID, unknownID, a.ID, "x")}))
+	got, err = h.Svc.BulkCollection(ctx, alice, c.ID, input[library.CollectionBulkInput](map[string]any{"operation": "remove_files", "file_ids": anyIDs(a.ID, unknownID, a.ID, "x")}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []knowledge.BulkItem{
+	want = []library.BulkItem{
 		{FileID: a.ID, Status: "success"}, {FileID: unknownID, Status: "failed", Error: "file not in the collection"},
 		{FileID: a.ID, Status: "failed", Error: "duplicate: the id occurs earlier in this request"}, {FileID: "x", Status: "failed", Error: "not a file id"}}
 	if d := cmp.Diff(want, got); d != "" {
@@ -360,10 +361,10 @@ func TestCollectionBulk(t *testing.T) {
 		{map[string]any{"operation": "add_files", "file_ids": []any{1, 2}}, "file_ids"},
 		{map[string]any{"operation": "remove_files", "file_ids": "all"}, "file_ids"},
 	} {
-		_, err := h.Svc.BulkCollection(ctx, alice, c.ID, input[knowledge.CollectionBulkInput](tt.body))
+		_, err := h.Svc.BulkCollection(ctx, alice, c.ID, input[library.CollectionBulkInput](tt.body))
 		wantErr(t, err, domain.KindInvalid, tt.field)
 	}
-	_, err = h.Svc.BulkCollection(ctx, eve, c.ID, input[knowledge.CollectionBulkInput](map[string]any{"operation": "remove_files", "file_ids": anyIDs(b.ID)}))
+	_, err = h.Svc.BulkCollection(ctx, eve, c.ID, input[library.CollectionBulkInput](map[string]any{"operation": "remove_files", "file_ids": anyIDs(b.ID)}))
 	wantErr(t, err, domain.KindNotFound, "")
 	if files, _, _ := h.Svc.CollectionFiles(ctx, alice, c.ID, 0, 0); len(files) != 1 {
 		t.Errorf("collection after refused requests holds %d files", len(files))
@@ -376,7 +377,7 @@ func TestCollectionDelete(t *testing.T) {
 	h := newTestService(t)
 	c := collection(t, h, alice, "c")
 	a := upload(t, h, alice, "a.txt", "alpha")
-	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)})); err != nil {
+	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(a.ID)})); err != nil {
 		t.Fatal(err)
 	}
 	wantErr(t, h.Svc.DeleteCollection(ctx, eve, c.ID), domain.KindNotFound, "")

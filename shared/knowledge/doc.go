@@ -1,6 +1,11 @@
-// Package knowledge holds files, collections and knowledge bases. This part describes the
-// knowledge bases, their ingestion and their search (kbs.go, kbinput.go, jobs.go, ingest.go,
-// runs.go, tokens.go, search.go); ports.go names the interfaces the feature runs on.
+// Package knowledge holds the use cases of knowledge bases: built from a company's files and
+// collections (shared/library, the layer below: this package reads them there, and the library
+// tells it of a file's deletion first), ingested in the background (extract → chunk → embed →
+// index, one SQS job per file) and searched. The Service serves the library's use cases too, so
+// the composition root builds one. This part describes the knowledge bases, their ingestion and
+// their search (kbs.go, kbinput.go, jobs.go, ingest.go, runs.go, tokens.go, search.go); ports.go
+// names the interfaces the feature runs on, which the adapters (dynamo, s3, sqs, vectors,
+// embeddings) implement in domain terms.
 //
 // # States
 //

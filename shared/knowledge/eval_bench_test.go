@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/library"
 )
 
 // evalStrategies are the retrieval strategies the evaluation compares.
@@ -37,7 +38,7 @@ func BenchmarkRetrievalQuality(b *testing.B) {
 	k := newKBService(b, func(d *knowledge.Deps, _ *knowledge.Limits) { d.Embedders = providers })
 	var ids []any
 	for _, f := range files {
-		fv, err := k.Svc.Upload(ctx, alice, knowledge.Upload{Name: f.Name, Data: []byte(f.Text)})
+		fv, err := k.Svc.Upload(ctx, alice, library.Upload{Name: f.Name, Data: []byte(f.Text)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/library"
 )
 
 // hookStore is the in-memory store with a hook before UpdateCollection, to interleave a
@@ -69,7 +70,7 @@ func withHooks(t *testing.T, opt ...func(*knowledge.Deps, *knowledge.Limits)) (*
 // upload stores a file for p and fails the test on an error.
 func upload(t *testing.T, h *harness, p domain.Principal, name, data string, tags ...string) *domain.File {
 	t.Helper()
-	f, err := h.Svc.Upload(context.Background(), p, knowledge.Upload{Name: name, Data: []byte(data), Tags: tags})
+	f, err := h.Svc.Upload(context.Background(), p, library.Upload{Name: name, Data: []byte(data), Tags: tags})
 	if err != nil {
 		t.Fatalf("Upload(%s): %v", name, err)
 	}
@@ -77,9 +78,9 @@ func upload(t *testing.T, h *harness, p domain.Principal, name, data string, tag
 }
 
 // collection creates a collection for p and fails the test on an error.
-func collection(t *testing.T, h *harness, p domain.Principal, name string) *knowledge.Collection {
+func collection(t *testing.T, h *harness, p domain.Principal, name string) *library.Collection {
 	t.Helper()
-	c, err := h.Svc.CreateCollection(context.Background(), p, input[knowledge.CollectionInput](map[string]any{"name": name}))
+	c, err := h.Svc.CreateCollection(context.Background(), p, input[library.CollectionInput](map[string]any{"name": name}))
 	if err != nil {
 		t.Fatalf("CreateCollection(%s): %v", name, err)
 	}
@@ -137,14 +138,14 @@ func input[T any, P interface {
 }
 
 // summary is what a collection's files make of it (status, progress, counts).
-func summary(c *knowledge.Collection) domain.CollectionSummary {
+func summary(c *library.Collection) domain.CollectionSummary {
 	return domain.SummarizeCollection(c.Files)
 }
 
 // tally counts the items of a bulk or add-files result that succeeded and that failed.
-func tally(items []knowledge.BulkItem) (ok, failed int) {
+func tally(items []library.BulkItem) (ok, failed int) {
 	for _, it := range items {
-		if it.Status == knowledge.ItemSucceeded {
+		if it.Status == library.ItemSucceeded {
 			ok++
 		} else {
 			failed++
@@ -154,7 +155,7 @@ func tally(items []knowledge.BulkItem) (ok, failed int) {
 }
 
 // allDone reports whether every item of a bulk or add-files result succeeded.
-func allDone(items []knowledge.BulkItem) bool {
+func allDone(items []library.BulkItem) bool {
 	_, failed := tally(items)
 	return failed == 0
 }

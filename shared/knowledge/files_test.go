@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/library"
 )
 
 var ctx = context.Background()
@@ -31,7 +31,7 @@ func sha(b []byte) string {
 // cleaned tags; one Put and one CreateFile.
 func TestUpload(t *testing.T) {
 	h := newTestService(t)
-	f, err := h.Svc.Upload(ctx, alice, knowledge.Upload{Name: `../../etc/C:\docs\photo.txt`, Data: pngHead,
+	f, err := h.Svc.Upload(ctx, alice, library.Upload{Name: `../../etc/C:\docs\photo.txt`, Data: pngHead,
 		DeclaredType: "text/plain", Tags: []string{" manual ", "", "product", "manual"}})
 	if err != nil {
 		t.Fatal(err)
@@ -70,33 +70,33 @@ func TestUploadRejects(t *testing.T) {
 	mine := collection(t, h, alice, "mine")
 	theirs := collection(t, h, eve, "theirs")
 	data := []byte("hello")
-	long := strings.Repeat("é", knowledge.MaxFileNameLength+1) + ".txt"
-	manyTags := make([]string, knowledge.MaxTags+1)
+	long := strings.Repeat("é", library.MaxFileNameLength+1) + ".txt"
+	manyTags := make([]string, library.MaxTags+1)
 	for i := range manyTags {
 		manyTags[i] = "t" + strconv.Itoa(i)
 	}
 	tests := []struct {
 		name  string
-		in    knowledge.Upload
+		in    library.Upload
 		kind  domain.Kind
 		field string
 	}{
-		{"no data", knowledge.Upload{Name: "a.txt"}, domain.KindInvalid, "file"},
-		{"empty data", knowledge.Upload{Name: "a.txt", Data: []byte{}}, domain.KindInvalid, "file"},
-		{"too large", knowledge.Upload{Name: "a.txt", Data: bytes.Repeat([]byte("a"), knowledge.MaxUploadBytes+1)}, domain.KindTooLarge, ""},
-		{"no name", knowledge.Upload{Data: data}, domain.KindInvalid, "file"},
-		{"name of spaces", knowledge.Upload{Name: "  ", Data: data}, domain.KindInvalid, "file"},
-		{"name a directory", knowledge.Upload{Name: "docs/..", Data: data}, domain.KindInvalid, "file"},
-		{"name ending in a slash", knowledge.Upload{Name: "docs/", Data: data}, domain.KindInvalid, "file"},
-		{"name with a control character", knowledge.Upload{Name: "a\x00.txt", Data: data}, domain.KindInvalid, "file"},
-		{"name of invalid UTF-8", knowledge.Upload{Name: "a\xff.txt", Data: data}, domain.KindInvalid, "file"},
-		{"name too long", knowledge.Upload{Name: long, Data: data}, domain.KindInvalid, "file"},
-		{"too many tags", knowledge.Upload{Name: "a.txt", Data: data, Tags: manyTags}, domain.KindInvalid, "tags"},
-		{"tag too long", knowledge.Upload{Name: "a.txt", Data: data, Tags: []string{strings.Repeat("x", knowledge.MaxTagLength+1)}}, domain.KindInvalid, "tags"},
-		{"tag with a newline", knowledge.Upload{Name: "a.txt", Data: data, Tags: []string{"a\nb"}}, domain.KindInvalid, "tags"},
-		{"foreign collection", knowledge.Upload{Name: "a.txt", Data: data, CollectionID: theirs.ID}, domain.KindNotFound, ""},
-		{"unknown collection", knowledge.Upload{Name: "a.txt", Data: data, CollectionID: unknownID}, domain.KindNotFound, ""},
-		{"malformed collection id", knowledge.Upload{Name: "a.txt", Data: data, CollectionID: "coll-1"}, domain.KindNotFound, ""},
+		{"no data", library.Upload{Name: "a.txt"}, domain.KindInvalid, "file"},
+		{"empty data", library.Upload{Name: "a.txt", Data: []byte{}}, domain.KindInvalid, "file"},
+		{"too large", library.Upload{Name: "a.txt", Data: bytes.Repeat([]byte("a"), library.MaxUploadBytes+1)}, domain.KindTooLarge, ""},
+		{"no name", library.Upload{Data: data}, domain.KindInvalid, "file"},
+		{"name of spaces", library.Upload{Name: "  ", Data: data}, domain.KindInvalid, "file"},
+		{"name a directory", library.Upload{Name: "docs/..", Data: data}, domain.KindInvalid, "file"},
+		{"name ending in a slash", library.Upload{Name: "docs/", Data: data}, domain.KindInvalid, "file"},
+		{"name with a control character", library.Upload{Name: "a\x00.txt", Data: data}, domain.KindInvalid, "file"},
+		{"name of invalid UTF-8", library.Upload{Name: "a\xff.txt", Data: data}, domain.KindInvalid, "file"},
+		{"name too long", library.Upload{Name: long, Data: data}, domain.KindInvalid, "file"},
+		{"too many tags", library.Upload{Name: "a.txt", Data: data, Tags: manyTags}, domain.KindInvalid, "tags"},
+		{"tag too long", library.Upload{Name: "a.txt", Data: data, Tags: []string{strings.Repeat("x", library.MaxTagLength+1)}}, domain.KindInvalid, "tags"},
+		{"tag with a newline", library.Upload{Name: "a.txt", Data: data, Tags: []string{"a\nb"}}, domain.KindInvalid, "tags"},
+		{"foreign collection", library.Upload{Name: "a.txt", Data: data, CollectionID: theirs.ID}, domain.KindNotFound, ""},
+		{"unknown collection", library.Upload{Name: "a.txt", Data: data, CollectionID: unknownID}, domain.KindNotFound, ""},
+		{"malformed collection id", library.Upload{Name: "a.txt", Data: data, CollectionID: "coll-1"}, domain.KindNotFound, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,7 +105,7 @@ func TestUploadRejects(t *testing.T) {
 			if keys := h.Blobs.Keys(); len(keys) != 0 {
 				t.Errorf("stored %v", keys)
 			}
-			if files, _, _ := h.Svc.ListFiles(ctx, alice, knowledge.FileFilter{}); len(files) != 0 {
+			if files, _, _ := h.Svc.ListFiles(ctx, alice, library.FileFilter{}); len(files) != 0 {
 				t.Errorf("recorded %d files", len(files))
 			}
 		})
@@ -114,7 +114,7 @@ func TestUploadRejects(t *testing.T) {
 		t.Errorf("collection = %+v", got)
 	}
 	// The limit itself is allowed.
-	if _, err := h.Svc.Upload(ctx, alice, knowledge.Upload{Name: "max.txt", Data: bytes.Repeat([]byte("a"), knowledge.MaxUploadBytes)}); err != nil {
+	if _, err := h.Svc.Upload(ctx, alice, library.Upload{Name: "max.txt", Data: bytes.Repeat([]byte("a"), library.MaxUploadBytes)}); err != nil {
 		t.Errorf("upload of exactly the limit: %v", err)
 	}
 }
@@ -124,7 +124,7 @@ func TestUploadRejects(t *testing.T) {
 func TestUploadIntoCollection(t *testing.T) {
 	h, hs, _ := withHooks(t)
 	c := collection(t, h, alice, "docs")
-	f, err := h.Svc.Upload(ctx, alice, knowledge.Upload{Name: "a.txt", Data: []byte("alpha"), CollectionID: c.ID})
+	f, err := h.Svc.Upload(ctx, alice, library.Upload{Name: "a.txt", Data: []byte("alpha"), CollectionID: c.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,9 +136,9 @@ func TestUploadIntoCollection(t *testing.T) {
 	hs.beforeUpdate = func(int, *domain.Collection) error {
 		return h.Store.DeleteCollection(ctx, c.ID)
 	}
-	_, err = h.Svc.Upload(ctx, alice, knowledge.Upload{Name: "b.txt", Data: []byte("beta"), CollectionID: c.ID})
+	_, err = h.Svc.Upload(ctx, alice, library.Upload{Name: "b.txt", Data: []byte("beta"), CollectionID: c.ID})
 	wantErr(t, err, domain.KindNotFound, "")
-	files, _, _ := h.Svc.ListFiles(ctx, alice, knowledge.FileFilter{})
+	files, _, _ := h.Svc.ListFiles(ctx, alice, library.FileFilter{})
 	if len(files) != 1 || files[0].ID != f.ID {
 		t.Errorf("files after the refused upload = %+v", files)
 	}
@@ -151,7 +151,7 @@ func TestUploadIntoCollection(t *testing.T) {
 // the headers S3 signs; bad input is a 400 naming the field, or 413 naming the limit.
 func TestUploadPresigned(t *testing.T) {
 	h := newTestService(t)
-	up, err := h.Svc.StartUpload(ctx, alice, knowledge.StartUpload{Name: "big.pdf", Size: 1000, MediaType: "application/pdf", Tags: []string{"x"}})
+	up, err := h.Svc.StartUpload(ctx, alice, library.StartUpload{Name: "big.pdf", Size: 1000, MediaType: "application/pdf", Tags: []string{"x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,12 +162,12 @@ func TestUploadPresigned(t *testing.T) {
 	if f.Status != "uploading" || f.Size != 1000 || f.Name != "big.pdf" || f.ContentHash != "" || !cmp.Equal(f.Tags, []string{"x"}) {
 		t.Errorf("file = %+v", f)
 	}
-	want := &knowledge.PendingUpload{FileID: f.ID, Method: "PUT", UploadURL: "mem://uploads/acme/" + f.ID + "?size=1000&type=application/pdf",
-		Headers: map[string]string{"Content-Type": "application/pdf", "Content-Length": "1000"}, ExpiresAt: f.CreatedAt.Add(knowledge.PresignTTL)}
+	want := &library.PendingUpload{FileID: f.ID, Method: "PUT", UploadURL: "mem://uploads/acme/" + f.ID + "?size=1000&type=application/pdf",
+		Headers: map[string]string{"Content-Type": "application/pdf", "Content-Length": "1000"}, ExpiresAt: f.CreatedAt.Add(library.PresignTTL)}
 	if d := cmp.Diff(want, up); d != "" {
 		t.Errorf("pending upload (-want +got):\n%s", d)
 	}
-	if up2, err := h.Svc.StartUpload(ctx, alice, knowledge.StartUpload{Name: "blob", Size: knowledge.MaxPresignedBytes}); err != nil ||
+	if up2, err := h.Svc.StartUpload(ctx, alice, library.StartUpload{Name: "blob", Size: library.MaxPresignedBytes}); err != nil ||
 		up2.Headers["Content-Type"] != "application/octet-stream" {
 		t.Errorf("upload of the limit without a media type = %+v, %v", up2, err)
 	}
@@ -175,19 +175,19 @@ func TestUploadPresigned(t *testing.T) {
 	before := h.Store.Get("CreateFile")
 	for _, tt := range []struct {
 		name  string
-		in    knowledge.StartUpload
+		in    library.StartUpload
 		kind  domain.Kind
 		field string
 		msg   string
 	}{
-		{"no name", knowledge.StartUpload{Size: 10}, domain.KindInvalid, "name", ""},
-		{"size 0", knowledge.StartUpload{Name: "a", Size: 0}, domain.KindInvalid, "size", ""},
-		{"negative size", knowledge.StartUpload{Name: "a", Size: -5}, domain.KindInvalid, "size", ""},
-		{"over the limit", knowledge.StartUpload{Name: "a", Size: knowledge.MaxPresignedBytes + 1}, domain.KindTooLarge, "", strconv.Itoa(knowledge.MaxPresignedBytes)},
-		{"media type without a slash", knowledge.StartUpload{Name: "a", Size: 10, MediaType: "pdf"}, domain.KindInvalid, "media_type", ""},
-		{"media type malformed", knowledge.StartUpload{Name: "a", Size: 10, MediaType: "text/plain; charset"}, domain.KindInvalid, "media_type", ""},
-		{"tag too long", knowledge.StartUpload{Name: "a", Size: 10, Tags: []string{strings.Repeat("t", 65)}}, domain.KindInvalid, "tags", ""},
-		{"foreign collection", knowledge.StartUpload{Name: "a", Size: 10, CollectionID: collection(t, h, eve, "e").ID}, domain.KindNotFound, "", ""},
+		{"no name", library.StartUpload{Size: 10}, domain.KindInvalid, "name", ""},
+		{"size 0", library.StartUpload{Name: "a", Size: 0}, domain.KindInvalid, "size", ""},
+		{"negative size", library.StartUpload{Name: "a", Size: -5}, domain.KindInvalid, "size", ""},
+		{"over the limit", library.StartUpload{Name: "a", Size: library.MaxPresignedBytes + 1}, domain.KindTooLarge, "", strconv.Itoa(library.MaxPresignedBytes)},
+		{"media type without a slash", library.StartUpload{Name: "a", Size: 10, MediaType: "pdf"}, domain.KindInvalid, "media_type", ""},
+		{"media type malformed", library.StartUpload{Name: "a", Size: 10, MediaType: "text/plain; charset"}, domain.KindInvalid, "media_type", ""},
+		{"tag too long", library.StartUpload{Name: "a", Size: 10, Tags: []string{strings.Repeat("t", 65)}}, domain.KindInvalid, "tags", ""},
+		{"foreign collection", library.StartUpload{Name: "a", Size: 10, CollectionID: collection(t, h, eve, "e").ID}, domain.KindNotFound, "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := h.Svc.StartUpload(ctx, alice, tt.in)
@@ -204,7 +204,7 @@ func TestUploadPresigned(t *testing.T) {
 func TestUploadComplete(t *testing.T) {
 	h := newTestService(t)
 	data := []byte("%PDF-1.4\n" + strings.Repeat("stream of bytes\n", 50))
-	up, err := h.Svc.StartUpload(ctx, alice, knowledge.StartUpload{Name: "report.bin", Size: int64(len(data)), MediaType: "text/plain"})
+	up, err := h.Svc.StartUpload(ctx, alice, library.StartUpload{Name: "report.bin", Size: int64(len(data)), MediaType: "text/plain"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestUploadComplete(t *testing.T) {
 func TestUploadCompleteBeforePut(t *testing.T) {
 	h := newTestService(t)
 	c := collection(t, h, alice, "c")
-	up, err := h.Svc.StartUpload(ctx, alice, knowledge.StartUpload{Name: "a.txt", Size: 3, CollectionID: c.ID})
+	up, err := h.Svc.StartUpload(ctx, alice, library.StartUpload{Name: "a.txt", Size: 3, CollectionID: c.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestUploadCompleteBeforePut(t *testing.T) {
 		t.Errorf("collection while uploading = %+v", summary(got))
 	}
 
-	h.Clock.Advance(knowledge.PresignTTL)
+	h.Clock.Advance(library.PresignTTL)
 	_, err = h.Svc.CompleteUpload(ctx, alice, up.FileID)
 	wantErr(t, err, domain.KindConflict, "", "expired")
 	f, _ := h.Svc.GetFile(ctx, alice, up.FileID)
@@ -266,7 +266,7 @@ func TestUploadCompleteBeforePut(t *testing.T) {
 // a 400; the object is deleted and the file stays uploading, so the right bytes complete it.
 func TestUploadCompleteSizeMismatch(t *testing.T) {
 	h := newTestService(t)
-	up, err := h.Svc.StartUpload(ctx, alice, knowledge.StartUpload{Name: "a.txt", Size: 5, MediaType: "text/plain"})
+	up, err := h.Svc.StartUpload(ctx, alice, library.StartUpload{Name: "a.txt", Size: 5, MediaType: "text/plain"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestFileList(t *testing.T) {
 	a := upload(t, h, alice, "a.txt", "alpha", "policy")
 	b := upload(t, h, bob, "b.csv", "x,y\n1,2\n", "data", "policy")
 	c := upload(t, h, alice, "c.png", string(pngHead))
-	up, err := h.Svc.StartUpload(ctx, alice, knowledge.StartUpload{Name: "d.txt", Size: 10})
+	up, err := h.Svc.StartUpload(ctx, alice, library.StartUpload{Name: "d.txt", Size: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,19 +308,19 @@ func TestFileList(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name string
-		f    knowledge.FileFilter
+		f    library.FileFilter
 		want []string
 		more bool
 	}{
-		{"all", knowledge.FileFilter{}, []string{up.FileID, c.ID, b.ID, a.ID}, false},
-		{"tag", knowledge.FileFilter{Tag: "policy"}, []string{b.ID, a.ID}, false},
-		{"status", knowledge.FileFilter{Status: "uploading"}, []string{up.FileID}, false},
-		{"file_type", knowledge.FileFilter{FileType: "data"}, []string{b.ID}, false},
-		{"image", knowledge.FileFilter{FileType: "image", Status: "active"}, []string{c.ID}, false},
-		{"none archived", knowledge.FileFilter{Status: "archived"}, []string{}, false},
-		{"first page", knowledge.FileFilter{Limit: 3}, []string{up.FileID, c.ID, b.ID}, true},
-		{"second page", knowledge.FileFilter{Offset: 3, Limit: 3}, []string{a.ID}, false},
-		{"past the end", knowledge.FileFilter{Offset: 9, Limit: 3}, []string{}, false},
+		{"all", library.FileFilter{}, []string{up.FileID, c.ID, b.ID, a.ID}, false},
+		{"tag", library.FileFilter{Tag: "policy"}, []string{b.ID, a.ID}, false},
+		{"status", library.FileFilter{Status: "uploading"}, []string{up.FileID}, false},
+		{"file_type", library.FileFilter{FileType: "data"}, []string{b.ID}, false},
+		{"image", library.FileFilter{FileType: "image", Status: "active"}, []string{c.ID}, false},
+		{"none archived", library.FileFilter{Status: "archived"}, []string{}, false},
+		{"first page", library.FileFilter{Limit: 3}, []string{up.FileID, c.ID, b.ID}, true},
+		{"second page", library.FileFilter{Offset: 3, Limit: 3}, []string{a.ID}, false},
+		{"past the end", library.FileFilter{Offset: 9, Limit: 3}, []string{}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h.Store.Reset()
@@ -336,9 +336,9 @@ func TestFileList(t *testing.T) {
 			}
 		})
 	}
-	_, _, err = h.Svc.ListFiles(ctx, alice, knowledge.FileFilter{Status: "deleted"})
+	_, _, err = h.Svc.ListFiles(ctx, alice, library.FileFilter{Status: "deleted"})
 	wantErr(t, err, domain.KindInvalid, "status")
-	_, _, err = h.Svc.ListFiles(ctx, alice, knowledge.FileFilter{FileType: "spreadsheet"})
+	_, _, err = h.Svc.ListFiles(ctx, alice, library.FileFilter{FileType: "spreadsheet"})
 	wantErr(t, err, domain.KindInvalid, "file_type")
 }
 
@@ -366,18 +366,18 @@ func TestFileDelete(t *testing.T) {
 	late := upload(t, h, alice, "c.txt", "gamma")
 	c1, c2, c3 := collection(t, h, alice, "one"), collection(t, h, alice, "two"), collection(t, h, alice, "three")
 	for _, c := range []string{c1.ID, c2.ID} {
-		if _, err := h.Svc.AddFiles(ctx, alice, c, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(f.ID, keep.ID)})); err != nil {
+		if _, err := h.Svc.AddFiles(ctx, alice, c, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(f.ID, keep.ID)})); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := h.Svc.AddFiles(ctx, alice, c3.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(keep.ID)})); err != nil {
+	if _, err := h.Svc.AddFiles(ctx, alice, c3.ID, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(keep.ID)})); err != nil {
 		t.Fatal(err)
 	}
 	// Someone adds a file to c1 between our read and our write.
 	hs.beforeUpdate = func(_ int, c *domain.Collection) error {
 		if c.ID == c1.ID {
 			hs.beforeUpdate = nil
-			if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(late.ID)})); err != nil {
+			if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(late.ID)})); err != nil {
 				t.Error(err)
 			}
 		}
@@ -412,7 +412,7 @@ func TestFileDeleteFailure(t *testing.T) {
 	h, hs, fb := withHooks(t)
 	f := upload(t, h, alice, "a.txt", "alpha")
 	c := collection(t, h, alice, "one")
-	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(f.ID)})); err != nil {
+	if _, err := h.Svc.AddFiles(ctx, alice, c.ID, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(f.ID)})); err != nil {
 		t.Fatal(err)
 	}
 
@@ -449,16 +449,16 @@ func TestBulkFiles(t *testing.T) {
 	a := upload(t, h, alice, "a.txt", "alpha", "old")
 	b := upload(t, h, alice, "b.txt", "beta")
 	foreign := upload(t, h, eve, "e.txt", "globex")
-	up, err := h.Svc.StartUpload(ctx, alice, knowledge.StartUpload{Name: "u.txt", Size: 4})
+	up, err := h.Svc.StartUpload(ctx, alice, library.StartUpload{Name: "u.txt", Size: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ids := anyIDs(a.ID, unknownID, foreign.ID, "x", a.ID, b.ID, up.FileID)
-	failed := []knowledge.BulkItem{{FileID: unknownID, Status: "failed", Error: "file not found"},
+	failed := []library.BulkItem{{FileID: unknownID, Status: "failed", Error: "file not found"},
 		{FileID: foreign.ID, Status: "failed", Error: "file not found"}, {FileID: "x", Status: "failed", Error: "not a file id"},
 		{FileID: a.ID, Status: "failed", Error: "duplicate: the id occurs earlier in this request"}}
-	result := func(items ...knowledge.BulkItem) []knowledge.BulkItem { return items }
-	ok := func(id string) knowledge.BulkItem { return knowledge.BulkItem{FileID: id, Status: "success"} }
+	result := func(items ...library.BulkItem) []library.BulkItem { return items }
+	ok := func(id string) library.BulkItem { return library.BulkItem{FileID: id, Status: "success"} }
 	tags := func(id string) []string {
 		f, err := h.Svc.GetFile(ctx, alice, id)
 		if err != nil {
@@ -467,12 +467,12 @@ func TestBulkFiles(t *testing.T) {
 		return f.Tags
 	}
 
-	got, err := h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "update_tags", "file_ids": ids,
+	got, err := h.Svc.BulkFiles(ctx, alice, input[library.FileBulkInput](map[string]any{"operation": "update_tags", "file_ids": ids,
 		"parameters": map[string]any{"tags": []any{" new ", "new", "x"}}}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := result(append(append([]knowledge.BulkItem{ok(a.ID)}, failed...), ok(b.ID), ok(up.FileID))...)
+	want := result(append(append([]library.BulkItem{ok(a.ID)}, failed...), ok(b.ID), ok(up.FileID))...)
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("update_tags (-want +got):\n%s", d)
 	}
@@ -483,20 +483,20 @@ func TestBulkFiles(t *testing.T) {
 		t.Errorf("foreign file's tags changed: %v", f.Tags)
 	}
 
-	got, err = h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "change_status", "file_ids": ids,
+	got, err = h.Svc.BulkFiles(ctx, alice, input[library.FileBulkInput](map[string]any{"operation": "change_status", "file_ids": ids,
 		"parameters": map[string]any{"status": "archived"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = result(append(append([]knowledge.BulkItem{ok(a.ID)}, failed...), ok(b.ID),
-		knowledge.BulkItem{FileID: up.FileID, Status: "failed", Error: "only active or archived files change status; this one is uploading"})...)
+	want = result(append(append([]library.BulkItem{ok(a.ID)}, failed...), ok(b.ID),
+		library.BulkItem{FileID: up.FileID, Status: "failed", Error: "only active or archived files change status; this one is uploading"})...)
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("change_status (-want +got):\n%s", d)
 	}
-	if l, _, _ := h.Svc.ListFiles(ctx, alice, knowledge.FileFilter{Status: "archived"}); len(l) != 2 {
+	if l, _, _ := h.Svc.ListFiles(ctx, alice, library.FileFilter{Status: "archived"}); len(l) != 2 {
 		t.Errorf("%d archived files, want 2", len(l))
 	}
-	got, err = h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "change_status", "file_ids": anyIDs(a.ID),
+	got, err = h.Svc.BulkFiles(ctx, alice, input[library.FileBulkInput](map[string]any{"operation": "change_status", "file_ids": anyIDs(a.ID),
 		"parameters": map[string]any{"status": "active"}}))
 	if err != nil || !allDone(got) {
 		t.Errorf("back to active: %+v, %v", got, err)
@@ -505,15 +505,15 @@ func TestBulkFiles(t *testing.T) {
 		t.Errorf("file = %+v", f)
 	}
 
-	got, err = h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "delete", "file_ids": ids}))
+	got, err = h.Svc.BulkFiles(ctx, alice, input[library.FileBulkInput](map[string]any{"operation": "delete", "file_ids": ids}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = result(append(append([]knowledge.BulkItem{ok(a.ID)}, failed...), ok(b.ID), ok(up.FileID))...)
+	want = result(append(append([]library.BulkItem{ok(a.ID)}, failed...), ok(b.ID), ok(up.FileID))...)
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("delete (-want +got):\n%s", d)
 	}
-	if l, _, _ := h.Svc.ListFiles(ctx, alice, knowledge.FileFilter{}); len(l) != 0 {
+	if l, _, _ := h.Svc.ListFiles(ctx, alice, library.FileFilter{}); len(l) != 0 {
 		t.Errorf("files after delete: %+v", l)
 	}
 	if _, err := h.Svc.GetFile(ctx, eve, foreign.ID); err != nil {
@@ -525,7 +525,7 @@ func TestBulkFiles(t *testing.T) {
 func TestBulkFilesRejects(t *testing.T) {
 	h := newTestService(t)
 	f := upload(t, h, alice, "a.txt", "alpha", "keep")
-	many := make([]any, knowledge.MaxRequestIDs+1)
+	many := make([]any, library.MaxRequestIDs+1)
 	for i := range many {
 		many[i] = f.ID
 	}
@@ -550,7 +550,7 @@ func TestBulkFilesRejects(t *testing.T) {
 		{"change_status without status", map[string]any{"operation": "change_status", "file_ids": anyIDs(f.ID)}, "parameters.status"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](tt.body))
+			_, err := h.Svc.BulkFiles(ctx, alice, input[library.FileBulkInput](tt.body))
 			wantErr(t, err, domain.KindInvalid, tt.field)
 		})
 	}
@@ -572,7 +572,7 @@ func TestBulkFilesStoreCalls(t *testing.T) {
 		list, get, put, all int
 	}{{20, 1, 0, 20, 21}, {2, 1, 0, 2, 3}} {
 		h.Store.Reset()
-		res, err := h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "update_tags", "file_ids": anyIDs(ids[:tt.n]...),
+		res, err := h.Svc.BulkFiles(ctx, alice, input[library.FileBulkInput](map[string]any{"operation": "update_tags", "file_ids": anyIDs(ids[:tt.n]...),
 			"parameters": map[string]any{"tags": []any{"round" + strconv.Itoa(tt.n)}}}))
 		if ok, _ := tally(res); err != nil || !allDone(res) || ok != tt.n {
 			t.Fatalf("bulk = %+v, %v", res, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/library"
 )
 
 // TestCompletedBytesCannotChange: once an upload is complete, a PUT to its still-valid URL
@@ -17,7 +18,7 @@ import (
 func TestCompletedBytesCannotChange(t *testing.T) {
 	k := newKBService(t)
 	original := []byte("the returns policy: items go back within thirty days")
-	up, err := k.Svc.StartUpload(ctx, alice, knowledge.StartUpload{Name: "policy.txt", Size: int64(len(original)), MediaType: "text/plain"})
+	up, err := k.Svc.StartUpload(ctx, alice, library.StartUpload{Name: "policy.txt", Size: int64(len(original)), MediaType: "text/plain"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestCompletedBytesCannotChange(t *testing.T) {
 func TestCompleteRefusesUnsignedHeaders(t *testing.T) {
 	h := newTestService(t)
 	data := []byte("plain words")
-	up, err := h.Svc.StartUpload(ctx, alice, knowledge.StartUpload{Name: "a.txt", Size: int64(len(data)), MediaType: "text/plain"})
+	up, err := h.Svc.StartUpload(ctx, alice, library.StartUpload{Name: "a.txt", Size: int64(len(data)), MediaType: "text/plain"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestCompleteStreamsAndPinsBytes(t *testing.T) {
 		d.Blobs = sb
 	})
 	data := []byte("first version of the bytes")
-	up, err := h.Svc.StartUpload(ctx, alice, knowledge.StartUpload{Name: "a.txt", Size: int64(len(data)), MediaType: "text/plain"})
+	up, err := h.Svc.StartUpload(ctx, alice, library.StartUpload{Name: "a.txt", Size: int64(len(data)), MediaType: "text/plain"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,14 +142,14 @@ func TestTagChangeRacingDelete(t *testing.T) {
 func TestNamesRefuseFormatCharacters(t *testing.T) {
 	h := newTestService(t)
 	for _, name := range []string{"\u202etxt.exe", "invoice\u200b.pdf", "a\u2066b.txt", "\ufeffx.txt"} {
-		_, err := h.Svc.Upload(ctx, alice, knowledge.Upload{Name: name, Data: []byte("x")})
+		_, err := h.Svc.Upload(ctx, alice, library.Upload{Name: name, Data: []byte("x")})
 		wantErr(t, err, domain.KindInvalid, "file", "format characters")
-		_, err = h.Svc.StartUpload(ctx, alice, knowledge.StartUpload{Name: name, Size: 1})
+		_, err = h.Svc.StartUpload(ctx, alice, library.StartUpload{Name: name, Size: 1})
 		wantErr(t, err, domain.KindInvalid, "name")
 	}
-	_, err := h.Svc.Upload(ctx, alice, knowledge.Upload{Name: "a.txt", Data: []byte("x"), Tags: []string{"ok", "bad\u202e"}})
+	_, err := h.Svc.Upload(ctx, alice, library.Upload{Name: "a.txt", Data: []byte("x"), Tags: []string{"ok", "bad\u202e"}})
 	wantErr(t, err, domain.KindInvalid, "tags")
-	if f, err := h.Svc.Upload(ctx, alice, knowledge.Upload{Name: "résumé – 2026 (中文).txt", Data: []byte("x")}); err != nil || f.Name != "résumé – 2026 (中文).txt" {
+	if f, err := h.Svc.Upload(ctx, alice, library.Upload{Name: "résumé – 2026 (中文).txt", Data: []byte("x")}); err != nil || f.Name != "résumé – 2026 (中文).txt" {
 		t.Errorf("a name with accents, a dash and CJK = %+v, %v", f, err)
 	}
 }
@@ -165,35 +166,35 @@ func TestBulkRefusesUnknownFields(t *testing.T) {
 		field string
 	}{
 		{"top-level field", func() error {
-			_, err := h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "delete", "file_ids": anyIDs(f.ID), "dry_run": true}))
+			_, err := h.Svc.BulkFiles(ctx, alice, input[library.FileBulkInput](map[string]any{"operation": "delete", "file_ids": anyIDs(f.ID), "dry_run": true}))
 			return err
 		}, "dry_run"},
 		{"delete with parameters", func() error {
-			_, err := h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "delete", "file_ids": anyIDs(f.ID), "parameters": map[string]any{"force": true}}))
+			_, err := h.Svc.BulkFiles(ctx, alice, input[library.FileBulkInput](map[string]any{"operation": "delete", "file_ids": anyIDs(f.ID), "parameters": map[string]any{"force": true}}))
 			return err
 		}, "parameters.force"},
 		{"update_tags with a misspelt parameter", func() error {
-			_, err := h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "update_tags", "file_ids": anyIDs(f.ID), "parameters": map[string]any{"tags": []any{"a"}, "mode": "append"}}))
+			_, err := h.Svc.BulkFiles(ctx, alice, input[library.FileBulkInput](map[string]any{"operation": "update_tags", "file_ids": anyIDs(f.ID), "parameters": map[string]any{"tags": []any{"a"}, "mode": "append"}}))
 			return err
 		}, "parameters.mode"},
 		{"change_status with another parameter", func() error {
-			_, err := h.Svc.BulkFiles(ctx, alice, input[knowledge.FileBulkInput](map[string]any{"operation": "change_status", "file_ids": anyIDs(f.ID), "parameters": map[string]any{"status": "archived", "tags": []any{}}}))
+			_, err := h.Svc.BulkFiles(ctx, alice, input[library.FileBulkInput](map[string]any{"operation": "change_status", "file_ids": anyIDs(f.ID), "parameters": map[string]any{"status": "archived", "tags": []any{}}}))
 			return err
 		}, "parameters.tags"},
 		{"collection bulk parameters", func() error {
-			_, err := h.Svc.BulkCollection(ctx, alice, c.ID, input[knowledge.CollectionBulkInput](map[string]any{"operation": "add_files", "file_ids": anyIDs(f.ID), "parameters": map[string]any{"position": 0}}))
+			_, err := h.Svc.BulkCollection(ctx, alice, c.ID, input[library.CollectionBulkInput](map[string]any{"operation": "add_files", "file_ids": anyIDs(f.ID), "parameters": map[string]any{"position": 0}}))
 			return err
 		}, "parameters.position"},
 		{"collection bulk top-level field", func() error {
-			_, err := h.Svc.BulkCollection(ctx, alice, c.ID, input[knowledge.CollectionBulkInput](map[string]any{"operation": "add_files", "file_ids": anyIDs(f.ID), "company": "globex"}))
+			_, err := h.Svc.BulkCollection(ctx, alice, c.ID, input[library.CollectionBulkInput](map[string]any{"operation": "add_files", "file_ids": anyIDs(f.ID), "company": "globex"}))
 			return err
 		}, "company"},
 		{"add files", func() error {
-			_, err := h.Svc.AddFiles(ctx, alice, c.ID, input[knowledge.FileIDsInput](map[string]any{"file_ids": anyIDs(f.ID), "collection_id": c.ID}))
+			_, err := h.Svc.AddFiles(ctx, alice, c.ID, input[library.FileIDsInput](map[string]any{"file_ids": anyIDs(f.ID), "collection_id": c.ID}))
 			return err
 		}, "collection_id"},
 		{"collection create", func() error {
-			_, err := h.Svc.CreateCollection(ctx, alice, input[knowledge.CollectionInput](map[string]any{"name": "x", "owner": "mallory"}))
+			_, err := h.Svc.CreateCollection(ctx, alice, input[library.CollectionInput](map[string]any{"name": "x", "owner": "mallory"}))
 			return err
 		}, "owner"},
 	} {
@@ -221,7 +222,7 @@ func TestListsReadThePage(t *testing.T) {
 	h.Store.Read()
 	var got []string
 	for offset := 0; ; offset += 7 {
-		list, more, err := h.Svc.ListFiles(ctx, alice, knowledge.FileFilter{Offset: offset, Limit: 7})
+		list, more, err := h.Svc.ListFiles(ctx, alice, library.FileFilter{Offset: offset, Limit: 7})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +240,7 @@ func TestListsReadThePage(t *testing.T) {
 		t.Errorf("paged listing differs from the files newest first")
 	}
 	h.Store.Read()
-	if list, more, err := h.Svc.ListFiles(ctx, alice, knowledge.FileFilter{Limit: 5}); err != nil || len(list) != 5 || !more {
+	if list, more, err := h.Svc.ListFiles(ctx, alice, library.FileFilter{Limit: 5}); err != nil || len(list) != 5 || !more {
 		t.Errorf("first page = %d, %v, %v", len(list), more, err)
 	}
 	if read := h.Store.Read(); read != 6 {

@@ -178,7 +178,7 @@ func (s *Service) resolveSources(ctx context.Context, kb *domain.KnowledgeBase) 
 		colls = append(colls, cid)
 		candidates = append(candidates, c.FileIDs...)
 	}
-	files, err := s.files(ctx, kb.Company, append(candidates, kb.Files...))
+	files, err := s.FilesOf(ctx, kb.Company, append(candidates, kb.Files...))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentorch/agentorch/shared/embeddings"
 	"github.com/agentorch/agentorch/shared/embeddings/local"
 	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/library"
 	"github.com/agentorch/agentorch/shared/localembed"
 )
 
@@ -69,7 +70,7 @@ func BenchmarkUploadToSearchable(b *testing.B) {
 				began, cpu := time.Now(), cpuTime()
 				var ids []any
 				for j, f := range files {
-					fv, err := k.Svc.Upload(ctx, alice, knowledge.Upload{Name: fmt.Sprintf("part-%d.txt", j), Data: []byte(f)})
+					fv, err := k.Svc.Upload(ctx, alice, library.Upload{Name: fmt.Sprintf("part-%d.txt", j), Data: []byte(f)})
 					if err != nil {
 						b.Fatal(err)
 					}

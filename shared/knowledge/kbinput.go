@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentorch/agentorch/shared/chunk"
 	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/library"
 )
 
 // kbFields are the fields a knowledge base's body may have. save_as_collection (false only),
@@ -50,7 +51,7 @@ type KBInput struct {
 	// embeddingNotObject and chunkingNotObject are true when the body's embedding_config or
 	// chunking_strategy was not an object.
 	embeddingNotObject, chunkingNotObject bool
-	shape                                 shape
+	shape                                 library.Shape
 }
 
 // ChunkingInput is the chunking_strategy a body sets; a nil field takes the default that fits
@@ -98,7 +99,7 @@ func (in *kbInput) add(field, format string, args ...any) {
 // UnmarshalJSON reads the body of POST /knowledge-bases/: the types and shapes of its fields
 // (the values are checked by CreateKB).
 func (in *KBInput) UnmarshalJSON(b []byte) error {
-	body, err := decodeBody(b)
+	body, err := library.DecodeBody(b)
 	if err != nil {
 		return err
 	}
@@ -106,20 +107,20 @@ func (in *KBInput) UnmarshalJSON(b []byte) error {
 	d := &kbDecoder{s: &in.shape}
 	for _, k := range sortedKeys(body) {
 		if !slices.Contains(kbFields, k) {
-			d.s.add("", k, fmt.Sprintf("unknown field; a knowledge base has %s", strings.Join(kbFields[:8], ", ")))
+			d.s.Add("", k, fmt.Sprintf("unknown field; a knowledge base has %s", strings.Join(kbFields[:8], ", ")))
 		}
 	}
 	in.Name = d.str(body, "name", "name", true)
 	in.Description = d.str(body, "description", "description", false)
 	if v, ok := body["processing_engine"]; ok {
 		if e, isStr := v.(string); !isStr || e != domain.EngineOpenSearch {
-			d.s.add("processing_engine", "processing_engine", fmt.Sprintf("must be %q, the one engine offered (got %s)", domain.EngineOpenSearch, describe(v)))
+			d.s.Add("processing_engine", "processing_engine", fmt.Sprintf("must be %q, the one engine offered (got %s)", domain.EngineOpenSearch, describe(v)))
 		}
 	}
 	sel, alias := body["selected_collections"] != nil, body["collection_ids"] != nil
 	switch {
 	case sel && alias:
-		d.s.add("alias", "collection_ids", "give selected_collections or its alias collection_ids, not both")
+		d.s.Add("alias", "collection_ids", "give selected_collections or its alias collection_ids, not both")
 	case alias:
 		in.collField = "collection_ids"
 	}
@@ -127,21 +128,21 @@ func (in *KBInput) UnmarshalJSON(b []byte) error {
 	in.Datasources = d.ids(body["selected_datasources"], "selected_datasources")
 	if v, ok := body["save_as_collection"]; ok {
 		if b, isBool := v.(bool); !isBool {
-			d.s.add("compat", "save_as_collection", "must be a boolean")
+			d.s.Add("compat", "save_as_collection", "must be a boolean")
 		} else if b {
-			d.s.add("compat", "save_as_collection", "is not supported: create a collection with POST /api/v1/collections/ and select it")
+			d.s.Add("compat", "save_as_collection", "is not supported: create a collection with POST /api/v1/collections/ and select it")
 		}
 	}
 	for _, k := range []string{"new_collection_name", "new_collection_description"} {
 		if v, ok := body[k]; ok && v != nil {
 			if _, isStr := v.(string); !isStr {
-				d.s.add("compat", k, "must be a string")
+				d.s.Add("compat", k, "must be a string")
 			}
 		}
 	}
 	if v, ok := body["llm_config"]; ok && v != nil {
 		if _, isObj := v.(map[string]any); !isObj {
-			d.s.add("compat", "llm_config", "must be an object")
+			d.s.Add("compat", "llm_config", "must be an object")
 		}
 	}
 	in.Embedding, in.embeddingNotObject = d.embedding(body["embedding_config"])
@@ -151,20 +152,20 @@ func (in *KBInput) UnmarshalJSON(b []byte) error {
 
 // kbDecoder reads the fields of a knowledge base's body into a shape, each error under the key
 // CreateKB reports it at.
-type kbDecoder struct{ s *shape }
+type kbDecoder struct{ s *library.Shape }
 
 // str reads a string field (trimmed); key is the shape's key of its errors.
 func (d *kbDecoder) str(m map[string]any, key, field string, required bool) string {
 	v, ok := m[key]
 	if !ok || v == nil {
 		if required {
-			d.s.add(field, field, "is required")
+			d.s.Add(field, field, "is required")
 		}
 		return ""
 	}
 	s, isStr := v.(string)
 	if !isStr {
-		d.s.add(field, field, "must be a string, not "+domain.JSONType(v))
+		d.s.Add(field, field, "must be a string, not "+domain.JSONType(v))
 	}
 	return s
 }
@@ -176,7 +177,7 @@ func (d *kbDecoder) ids(v any, field string) []string {
 	}
 	list, ok := v.([]any)
 	if !ok {
-		d.s.add(field, field, "must be an array of ids, not "+domain.JSONType(v))
+		d.s.Add(field, field, "must be an array of ids, not "+domain.JSONType(v))
 		return nil
 	}
 	out := make([]string, len(list))
@@ -184,7 +185,7 @@ func (d *kbDecoder) ids(v any, field string) []string {
 		s, isStr := x.(string)
 		if !isStr {
 			f := fmt.Sprintf("%s.%d", field, i)
-			d.s.add(f, f, "must be an id (a non-empty string), not "+describe(x))
+			d.s.Add(f, f, "must be an id (a non-empty string), not "+describe(x))
 		}
 		out[i] = s
 	}
@@ -198,19 +199,19 @@ func (d *kbDecoder) embedding(v any) (e domain.Embedding, notObject bool) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		d.s.add("embedding_config", "embedding_config", "must be an object, not "+domain.JSONType(v))
+		d.s.Add("embedding_config", "embedding_config", "must be an object, not "+domain.JSONType(v))
 		return e, true
 	}
 	for _, k := range sortedKeys(m) {
 		if k != "provider" && k != "model" && k != "dimensions" {
-			d.s.add("embedding_config", "embedding_config."+k, "unknown field; embedding_config has provider, model and dimensions")
+			d.s.Add("embedding_config", "embedding_config."+k, "unknown field; embedding_config has provider, model and dimensions")
 		}
 	}
-	sub := &kbDecoder{s: &shape{}}
+	sub := &kbDecoder{s: &library.Shape{}}
 	e.Provider = strings.TrimSpace(sub.str(m, "provider", "embedding_config.provider", false))
 	e.Model = strings.TrimSpace(sub.str(m, "model", "embedding_config.model", false))
-	d.s.addAll("embedding_config", (*sub.s)["embedding_config.provider"])
-	d.s.addAll("embedding_config", (*sub.s)["embedding_config.model"])
+	d.s.AddAll("embedding_config", (*sub.s)["embedding_config.provider"])
+	d.s.AddAll("embedding_config", (*sub.s)["embedding_config.model"])
 	if n, ok := d.integer(m, "dimensions", "embedding_config", "embedding_config.dimensions"); ok {
 		e.Dimensions = n
 	}
@@ -225,13 +226,13 @@ func (d *kbDecoder) chunking(v any) (c ChunkingInput, notObject bool) {
 	const key = "chunking_strategy"
 	m, ok := v.(map[string]any)
 	if !ok {
-		d.s.add(key, key, "must be an object, not "+domain.JSONType(v))
+		d.s.Add(key, key, "must be an object, not "+domain.JSONType(v))
 		return c, true
 	}
 	known := []string{"strategy", "chunk_size", "chunk_overlap", "split_by", "recursive_separators"}
 	for _, k := range sortedKeys(m) {
 		if !slices.Contains(known, k) {
-			d.s.add(key, key+"."+k, "unknown field; chunking_strategy has "+strings.Join(known, ", "))
+			d.s.Add(key, key+"."+k, "unknown field; chunking_strategy has "+strings.Join(known, ", "))
 		}
 	}
 	for _, f := range []struct {
@@ -241,7 +242,7 @@ func (d *kbDecoder) chunking(v any) (c ChunkingInput, notObject bool) {
 		if x, ok := m[f.name]; ok {
 			s, isStr := x.(string)
 			if x != nil && !isStr {
-				d.s.add(key, key+"."+f.name, "must be a string, not "+domain.JSONType(x))
+				d.s.Add(key, key+"."+f.name, "must be a string, not "+domain.JSONType(x))
 			}
 			s = strings.TrimSpace(s)
 			*f.dst = &s
@@ -256,13 +257,13 @@ func (d *kbDecoder) chunking(v any) (c ChunkingInput, notObject bool) {
 	if x, ok := m["recursive_separators"]; ok {
 		list, isList := x.([]any)
 		if !isList {
-			d.s.add(key, key+".recursive_separators", "must be an array of strings, not "+domain.JSONType(x))
+			d.s.Add(key, key+".recursive_separators", "must be an array of strings, not "+domain.JSONType(x))
 		}
 		c.RecursiveSeparators = []string{}
 		for i, e := range list {
 			s, isStr := e.(string)
 			if !isStr {
-				d.s.add(key, fmt.Sprintf("%s.recursive_separators.%d", key, i), "must be a string, not "+domain.JSONType(e))
+				d.s.Add(key, fmt.Sprintf("%s.recursive_separators.%d", key, i), "must be a string, not "+domain.JSONType(e))
 				continue
 			}
 			c.RecursiveSeparators = append(c.RecursiveSeparators, s)
@@ -279,7 +280,7 @@ func (d *kbDecoder) integer(m map[string]any, name, key, field string) (int, boo
 	}
 	f, isNum := domain.Number(v)
 	if !isNum || f != math.Trunc(f) || math.Abs(f) > 1e9 {
-		d.s.add(key, field, "must be an integer, not "+describe(v))
+		d.s.Add(key, field, "must be an integer, not "+describe(v))
 		return 0, false
 	}
 	return int(f), true
@@ -343,7 +344,7 @@ func (in *kbInput) has(field string) bool {
 
 // ids checks a list of ids (deduplicated, in order; the errors of bad items are sh's under
 // field.N); max < 0 means no bound here.
-func (in *kbInput) ids(list []string, sh shape, field string, max int) []string {
+func (in *kbInput) ids(list []string, sh library.Shape, field string, max int) []string {
 	if e := sh[field]; len(e) > 0 {
 		in.addAll(e)
 		return nil

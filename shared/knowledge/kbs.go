@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/library"
 )
 
 // KBFilter selects knowledge bases of a list; empty fields select all. Status must be one of
@@ -38,7 +39,7 @@ func (s *Service) CreateKB(ctx context.Context, p domain.Principal, kbIn KBInput
 	var colls []*domain.Collection
 	candidates := slices.Clone(in.files)
 	for i, id := range in.collections {
-		c, err := s.collection(ctx, p, id)
+		c, err := s.Collection(ctx, p, id)
 		if errors.Is(err, domain.ErrNotFound) {
 			in.add(fmt.Sprintf("%s.%d", in.collField, i), "collection %s not found", domain.Clip(id, 40))
 			continue
@@ -49,7 +50,7 @@ func (s *Service) CreateKB(ctx context.Context, p domain.Principal, kbIn KBInput
 		colls = append(colls, c)
 		candidates = append(candidates, c.FileIDs...)
 	}
-	byID, err := s.files(ctx, p.Company, candidates)
+	byID, err := s.FilesOf(ctx, p.Company, candidates)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +196,7 @@ func (s *Service) ListKBs(ctx context.Context, p domain.Principal, f KBFilter) (
 	if len(bad) > 0 {
 		return nil, false, domain.Invalid(bad)
 	}
-	kbs, more, err := collect(ctx, func(ctx context.Context, after string, n int) ([]*domain.KnowledgeBase, string, error) {
+	kbs, more, err := library.Collect(ctx, func(ctx context.Context, after string, n int) ([]*domain.KnowledgeBase, string, error) {
 		return s.d.Store.ListKBs(ctx, p.Company, after, n)
 	}, func(kb *domain.KnowledgeBase) (bool, error) {
 		settled, err := s.settle(ctx, kb)

@@ -1,8 +1,7 @@
 package knowledge
 
-// The feature answers with domain records and the records they need to be read (the files a
-// collection or a knowledge base names); what a read derives from them is domain's
-// (domain.SummarizeCollection, KnowledgeBase.Progress, LiveSources …) and the JSON views are
+// The feature answers with domain records and the files they name; what a read derives from
+// them is domain's (KnowledgeBase.Progress, LiveSources, SourceStatus …) and the JSON views are
 // built in api.
 
 import "github.com/agentorch/agentorch/shared/domain"
@@ -21,24 +20,3 @@ type KBStatus struct {
 	KB      *KB
 	Updated bool
 }
-
-// Collection is a collection with those of its files that still exist, in the order they were
-// added.
-type Collection struct {
-	*domain.Collection
-	Files []*domain.File
-}
-
-// BulkItem is what a bulk or add-files operation did with one id of its request: Status
-// ItemSucceeded, or ItemFailed with Error, a reason a client may read.
-type BulkItem struct {
-	FileID string
-	Status string
-	Error  string
-}
-
-// Statuses of bulk items.
-const (
-	ItemSucceeded = "success"
-	ItemFailed    = "failed"
-)

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/library"
 )
 
 // Search bounds.
@@ -29,27 +30,27 @@ const (
 type SearchInput struct {
 	Query   string
 	Options domain.RetrievalConfig
-	shape   shape
+	shape   library.Shape
 }
 
 // UnmarshalJSON reads the body of POST /knowledge-bases/{id}/search/: query beside the
 // retrieval options (domain.ParseRetrieval, as an agent's retrieval_config).
 func (in *SearchInput) UnmarshalJSON(b []byte) error {
-	body, err := decodeBody(b)
+	body, err := library.DecodeBody(b)
 	if err != nil {
 		return err
 	}
 	*in = SearchInput{}
 	opts, errs := domain.ParseRetrieval(body, "", "query")
 	in.Options = opts
-	in.shape.addAll("options", errs)
+	in.shape.AddAll("options", errs)
 	switch v := body["query"].(type) {
 	case nil:
-		in.shape.add("query", "query", "is required: the text to search for")
+		in.shape.Add("query", "query", "is required: the text to search for")
 	case string:
 		in.Query = v
 	default:
-		in.shape.add("query", "query", "must be a string, not "+domain.JSONType(v))
+		in.shape.Add("query", "query", "must be a string, not "+domain.JSONType(v))
 	}
 	return nil
 }

@@ -6,19 +6,7 @@ import (
 	"time"
 
 	"github.com/agentorch/agentorch/shared/domain"
-)
-
-// Upload limits.
-const (
-	// MaxUploadBytes is the largest file part of a multipart POST /api/v1/files/: API Gateway
-	// and Lambda carry at most 6 MB of request payload, which a binary body base64-encodes to
-	// (4/3 of its size) together with the multipart framing; 4 MB of file leave room for both.
-	MaxUploadBytes = 4 << 20
-	// MaxPresignedBytes is the largest file of a presigned upload (POST /api/v1/files/uploads/):
-	// the bytes go to S3 directly, so only what one ingestion may read bounds them.
-	MaxPresignedBytes = 512 << 20
-	// PresignTTL is how long a presigned upload URL stays valid.
-	PresignTTL = 15 * time.Minute
+	"github.com/agentorch/agentorch/shared/library"
 )
 
 // Splitter cuts a text into chunks (shared/chunk plugged in by the composition root).
@@ -79,7 +67,7 @@ func (l Limits) withDefaults() Limits {
 		l.RunDeadline = time.Hour
 	}
 	if l.MaxExtractBytes <= 0 {
-		l.MaxExtractBytes = MaxPresignedBytes
+		l.MaxExtractBytes = library.MaxPresignedBytes
 	}
 	if l.ChunksPerJob <= 0 {
 		l.ChunksPerJob = 2000
@@ -99,8 +87,11 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// Service holds the use cases of files, collections and knowledge bases.
+// Service holds the use cases of knowledge bases, and serves those of the files and collections
+// they are built from (the embedded library.Service, which tells this one of a file's deletion
+// first).
 type Service struct {
+	*library.Service
 	d Deps
 	l Limits
 }
@@ -110,40 +101,16 @@ func New(d Deps, l Limits) *Service {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &Service{d: d, l: l.withDefaults()}
+	s := &Service{d: d, l: l.withDefaults()}
+	s.Service = library.New(library.Deps{Store: d.Store, Blobs: d.Blobs, Drop: s.dropFile, Now: d.Now},
+		library.Limits{MaxCollectionFiles: s.l.MaxCollectionFiles})
+	return s
 }
 
 func (s *Service) now() time.Time { return s.d.Now().UTC() }
 
 // notFound is the answer for an id that does not exist or belongs to another company.
-func notFound(what string) error {
-	return domain.Errorf(domain.KindNotFound, "%s not found", what)
-}
-
-// file loads a file of the principal's company; malformed, unknown and foreign ids are 404.
-func (s *Service) file(ctx context.Context, p domain.Principal, id string) (*domain.File, error) {
-	if !domain.IsID(id) {
-		return nil, notFound("File")
-	}
-	f, err := s.d.Store.GetFile(ctx, id)
-	if errors.Is(err, domain.ErrNotFound) || (err == nil && f.Company != p.Company) {
-		return nil, notFound("File")
-	}
-	return f, err
-}
-
-// collection loads a collection of the principal's company; malformed, unknown and foreign ids
-// are 404.
-func (s *Service) collection(ctx context.Context, p domain.Principal, id string) (*domain.Collection, error) {
-	if !domain.IsID(id) {
-		return nil, notFound("Collection")
-	}
-	c, err := s.d.Store.GetCollection(ctx, id)
-	if errors.Is(err, domain.ErrNotFound) || (err == nil && c.Company != p.Company) {
-		return nil, notFound("Collection")
-	}
-	return c, err
-}
+func notFound(what string) error { return library.NotFound(what) }
 
 // kb loads a knowledge base of the principal's company; malformed, unknown and foreign ids are
 // 404.
@@ -156,16 +123,4 @@ func (s *Service) kb(ctx context.Context, p domain.Principal, id string) (*domai
 		return nil, notFound("Knowledge base")
 	}
 	return kb, err
-}
-
-// page cuts one page of a list: items [offset, offset+limit) and whether more follow.
-func page[T any](items []T, offset, limit int) ([]T, bool) {
-	if offset >= len(items) {
-		return []T{}, false
-	}
-	items = items[offset:]
-	if limit > 0 && len(items) > limit {
-		return items[:limit], true
-	}
-	return items, false
 }

@@ -1,4 +1,4 @@
-package knowledge
+package library
 
 import (
 	"context"
@@ -306,7 +306,7 @@ func (s *Service) ListFiles(ctx context.Context, p domain.Principal, f FileFilte
 				(tag == "" || slices.Contains(file.Tags, tag)), nil
 		}
 	}
-	files, more, err := collect(ctx, func(ctx context.Context, after string, n int) ([]*domain.File, string, error) {
+	files, more, err := Collect(ctx, func(ctx context.Context, after string, n int) ([]*domain.File, string, error) {
 		return s.d.Store.ListFiles(ctx, p.Company, after, n)
 	}, keep, f.Offset, f.Limit)
 	if err != nil {
@@ -345,7 +345,7 @@ func (s *Service) deleteFiles(ctx context.Context, company string, files []*doma
 	failed := map[string]error{}
 	dropped := map[string]bool{}
 	for _, f := range files {
-		if err := s.dropFile(ctx, f); err != nil {
+		if err := s.d.Drop(ctx, f); err != nil {
 			failed[f.ID] = fmt.Errorf("drop file %s from its knowledge bases: %w", f.ID, err)
 			continue
 		}

@@ -1,4 +1,4 @@
-package knowledge
+package library
 
 import (
 	"bytes"
@@ -10,38 +10,38 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-// shape is what decoding a request body found wrong with its JSON shape (unknown fields,
+// Shape is what decoding a request body found wrong with its JSON shape (unknown fields,
 // missing values, values of the wrong JSON type), by key. The feature's validation reports these
 // with the errors of values, field by field in the order the API has always listed them; an
 // input built in Go has none.
-type shape map[string][]domain.FieldError
+type Shape map[string][]domain.FieldError
 
-// add records a field error of field under key.
-func (s *shape) add(key, field, msg string) {
+// Add records a field error of field under key.
+func (s *Shape) Add(key, field, msg string) {
 	if *s == nil {
-		*s = shape{}
+		*s = Shape{}
 	}
 	(*s)[key] = append((*s)[key], domain.FieldError{Field: field, Message: msg})
 }
 
-// addAll records field errors under key.
-func (s *shape) addAll(key string, errs []domain.FieldError) {
+// AddAll records field errors under key.
+func (s *Shape) AddAll(key string, errs []domain.FieldError) {
 	for _, e := range errs {
-		s.add(key, e.Field, e.Message)
+		s.Add(key, e.Field, e.Message)
 	}
 }
 
-// first is the first error under key, or nil.
-func (s shape) first(key string) *domain.FieldError {
+// First is the first error under key, or nil.
+func (s Shape) First(key string) *domain.FieldError {
 	if e := s[key]; len(e) > 0 {
 		return &e[0]
 	}
 	return nil
 }
 
-// decodeBody reads a request body (a JSON object) for an input's UnmarshalJSON. Numbers stay
+// DecodeBody reads a request body (a JSON object) for an input's UnmarshalJSON. Numbers stay
 // json.Number, as the API's decoder leaves them.
-func decodeBody(b []byte) (map[string]any, error) {
+func DecodeBody(b []byte) (map[string]any, error) {
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
@@ -53,21 +53,21 @@ func decodeBody(b []byte) (map[string]any, error) {
 
 // decodeOperation reads a bulk request's operation; a missing one or one not a string is a
 // shape error naming ops.
-func decodeOperation(body map[string]any, s *shape, ops ...string) string {
+func decodeOperation(body map[string]any, s *Shape, ops ...string) string {
 	switch v := body["operation"].(type) {
 	case string:
 		return v
 	case nil:
-		s.add("operation", "operation", fmt.Sprintf("must be one of %s (got none)", strings.Join(ops, ", ")))
+		s.Add("operation", "operation", fmt.Sprintf("must be one of %s (got none)", strings.Join(ops, ", ")))
 	default:
-		s.add("operation", "operation", fmt.Sprintf("must be one of %s (got %s)", strings.Join(ops, ", "), domain.JSONType(v)))
+		s.Add("operation", "operation", fmt.Sprintf("must be one of %s (got %s)", strings.Join(ops, ", "), domain.JSONType(v)))
 	}
 	return ""
 }
 
 // checkOperation validates a bulk request's operation, one of ops.
-func checkOperation(op string, s shape, ops ...string) (string, *domain.FieldError) {
-	if e := s.first("operation"); e != nil {
+func checkOperation(op string, s Shape, ops ...string) (string, *domain.FieldError) {
+	if e := s.First("operation"); e != nil {
 		return "", e
 	}
 	if !slices.Contains(ops, op) {
@@ -77,21 +77,21 @@ func checkOperation(op string, s shape, ops ...string) (string, *domain.FieldErr
 }
 
 // decodeIDs reads file_ids: an array of strings.
-func decodeIDs(body map[string]any, s *shape) []string {
+func decodeIDs(body map[string]any, s *Shape) []string {
 	v := body["file_ids"]
 	list, ok := v.([]any)
 	switch {
 	case v == nil:
-		s.add("file_ids", "file_ids", "is required: an array of file ids")
+		s.Add("file_ids", "file_ids", "is required: an array of file ids")
 		return nil
 	case !ok:
-		s.add("file_ids", "file_ids", fmt.Sprintf("must be an array of strings (file ids), got %s", domain.JSONType(v)))
+		s.Add("file_ids", "file_ids", fmt.Sprintf("must be an array of strings (file ids), got %s", domain.JSONType(v)))
 		return nil
 	}
 	ids := make([]string, len(list))
 	for i, x := range list {
 		if ids[i], ok = x.(string); !ok {
-			s.add("file_ids[]", "file_ids", fmt.Sprintf("must be an array of strings (file ids): item %d is %s", i, domain.JSONType(x)))
+			s.Add("file_ids[]", "file_ids", fmt.Sprintf("must be an array of strings (file ids): item %d is %s", i, domain.JSONType(x)))
 			break
 		}
 	}
@@ -99,8 +99,8 @@ func decodeIDs(body map[string]any, s *shape) []string {
 }
 
 // checkIDs validates file_ids: 1..MaxRequestIDs ids.
-func checkIDs(ids []string, s shape) *domain.FieldError {
-	if e := s.first("file_ids"); e != nil {
+func checkIDs(ids []string, s Shape) *domain.FieldError {
+	if e := s.First("file_ids"); e != nil {
 		return e
 	}
 	bad := func(format string, args ...any) *domain.FieldError {
@@ -112,14 +112,14 @@ func checkIDs(ids []string, s shape) *domain.FieldError {
 	case len(ids) > MaxRequestIDs:
 		return bad("holds %d ids; send at most %d per request", len(ids), MaxRequestIDs)
 	}
-	return s.first("file_ids[]")
+	return s.First("file_ids[]")
 }
 
 // decodeParams reads a bulk request's parameters object (nil if absent or not an object).
-func decodeParams(body map[string]any, s *shape) map[string]any {
+func decodeParams(body map[string]any, s *Shape) map[string]any {
 	params, ok := body["parameters"].(map[string]any)
 	if !ok && body["parameters"] != nil {
-		s.add("parameters", "parameters", "must be an object, got "+domain.JSONType(body["parameters"]))
+		s.Add("parameters", "parameters", "must be an object, got "+domain.JSONType(body["parameters"]))
 	}
 	return params
 }

@@ -1,4 +1,4 @@
-package knowledge
+package library
 
 import (
 	"context"
@@ -38,31 +38,31 @@ const updateAttempts = 5
 type CollectionInput struct {
 	Name        string
 	Description string
-	shape       shape
+	shape       Shape
 }
 
 // UnmarshalJSON reads the body of POST /collections/ ({name, description?}).
 func (in *CollectionInput) UnmarshalJSON(b []byte) error {
-	body, err := decodeBody(b)
+	body, err := DecodeBody(b)
 	if err != nil {
 		return err
 	}
 	*in = CollectionInput{}
-	in.shape.addAll("", unknownKeys(body, "", "a collection has name and description", "name", "description"))
+	in.shape.AddAll("", unknownKeys(body, "", "a collection has name and description", "name", "description"))
 	switch v := body["name"].(type) {
 	case nil:
-		in.shape.add("name", "name", "is required")
+		in.shape.Add("name", "name", "is required")
 	case string:
 		in.Name = v
 	default:
-		in.shape.add("name", "name", "must be a string, got "+domain.JSONType(v))
+		in.shape.Add("name", "name", "must be a string, got "+domain.JSONType(v))
 	}
 	switch v := body["description"].(type) {
 	case nil:
 	case string:
 		in.Description = v
 	default:
-		in.shape.add("description", "description", "must be a string, got "+domain.JSONType(v))
+		in.shape.Add("description", "description", "must be a string, got "+domain.JSONType(v))
 	}
 	return nil
 }
@@ -103,7 +103,7 @@ func (s *Service) CreateCollection(ctx context.Context, p domain.Principal, in C
 // ListCollections lists the company's collections with their files, newest first, a page at a
 // time.
 func (s *Service) ListCollections(ctx context.Context, p domain.Principal, offset, limit int) ([]*Collection, bool, error) {
-	colls, more, err := collect(ctx, func(ctx context.Context, after string, n int) ([]*domain.Collection, string, error) {
+	colls, more, err := Collect(ctx, func(ctx context.Context, after string, n int) ([]*domain.Collection, string, error) {
 		return s.d.Store.ListCollections(ctx, p.Company, after, n)
 	}, nil, offset, limit)
 	if err != nil {
@@ -113,7 +113,7 @@ func (s *Service) ListCollections(ctx context.Context, p domain.Principal, offse
 	for _, c := range colls {
 		ids = append(ids, c.FileIDs...)
 	}
-	files, err := s.files(ctx, p.Company, ids)
+	files, err := s.FilesOf(ctx, p.Company, ids)
 	if err != nil {
 		return nil, false, err
 	}
@@ -126,11 +126,11 @@ func (s *Service) ListCollections(ctx context.Context, p domain.Principal, offse
 
 // GetCollection reads a collection with its files, in the order they were added.
 func (s *Service) GetCollection(ctx context.Context, p domain.Principal, id string) (*Collection, error) {
-	c, err := s.collection(ctx, p, id)
+	c, err := s.Collection(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
-	files, err := s.files(ctx, p.Company, c.FileIDs)
+	files, err := s.FilesOf(ctx, p.Company, c.FileIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -139,12 +139,12 @@ func (s *Service) GetCollection(ctx context.Context, p domain.Principal, id stri
 
 // CollectionFiles lists a collection's files in the order they were added, a page at a time.
 func (s *Service) CollectionFiles(ctx context.Context, p domain.Principal, id string, offset, limit int) ([]*domain.File, bool, error) {
-	c, err := s.collection(ctx, p, id)
+	c, err := s.Collection(ctx, p, id)
 	if err != nil {
 		return nil, false, err
 	}
 	ids, more := page(c.FileIDs, offset, limit)
-	files, err := s.files(ctx, p.Company, ids)
+	files, err := s.FilesOf(ctx, p.Company, ids)
 	if err != nil {
 		return nil, false, err
 	}
@@ -160,18 +160,18 @@ func (s *Service) CollectionFiles(ctx context.Context, p domain.Principal, id st
 // FileIDsInput names the files to add to a collection.
 type FileIDsInput struct {
 	FileIDs []string
-	shape   shape
+	shape   Shape
 }
 
 // UnmarshalJSON reads the body of POST /collections/{id}/files/ ({file_ids}).
 func (in *FileIDsInput) UnmarshalJSON(b []byte) error {
-	body, err := decodeBody(b)
+	body, err := DecodeBody(b)
 	if err != nil {
 		return err
 	}
 	*in = FileIDsInput{}
 	in.FileIDs = decodeIDs(body, &in.shape)
-	in.shape.addAll("", unknownKeys(body, "", "adding files takes file_ids", "file_ids"))
+	in.shape.AddAll("", unknownKeys(body, "", "adding files takes file_ids", "file_ids"))
 	return nil
 }
 
@@ -183,7 +183,7 @@ func (s *Service) AddFiles(ctx context.Context, p domain.Principal, id string, i
 	if idsErr := checkIDs(ids, in.shape); idsErr != nil || len(in.shape[""]) > 0 {
 		return nil, joinInvalid(append([]domain.FieldError{derefField(idsErr)}, in.shape[""]...)...)
 	}
-	c, err := s.collection(ctx, p, id)
+	c, err := s.Collection(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
@@ -195,23 +195,23 @@ func (s *Service) AddFiles(ctx context.Context, p domain.Principal, id string, i
 type CollectionBulkInput struct {
 	Operation string
 	FileIDs   []string
-	shape     shape
+	shape     Shape
 }
 
 // UnmarshalJSON reads the body of POST /collections/{id}/bulk/ ({operation, file_ids,
 // parameters}; neither operation takes parameters).
 func (in *CollectionBulkInput) UnmarshalJSON(b []byte) error {
-	body, err := decodeBody(b)
+	body, err := DecodeBody(b)
 	if err != nil {
 		return err
 	}
 	*in = CollectionBulkInput{}
 	in.Operation = decodeOperation(body, &in.shape, opAddFiles, opRemoveFiles)
 	in.FileIDs = decodeIDs(body, &in.shape)
-	in.shape.addAll("", unknownKeys(body, "", "a collection's bulk request has operation, file_ids and parameters", "operation", "file_ids", "parameters"))
+	in.shape.AddAll("", unknownKeys(body, "", "a collection's bulk request has operation, file_ids and parameters", "operation", "file_ids", "parameters"))
 	params := decodeParams(body, &in.shape)
 	op, _ := checkOperation(in.Operation, in.shape, opAddFiles, opRemoveFiles)
-	in.shape.addAll("parameters.", unknownKeys(params, "parameters.", op+" takes no parameters"))
+	in.shape.AddAll("parameters.", unknownKeys(params, "parameters.", op+" takes no parameters"))
 	return nil
 }
 
@@ -225,7 +225,7 @@ func (s *Service) BulkCollection(ctx context.Context, p domain.Principal, id str
 	if opErr != nil || idsErr != nil || len(extra) > 0 {
 		return nil, joinInvalid(append([]domain.FieldError{derefField(opErr), derefField(idsErr)}, extra...)...)
 	}
-	c, err := s.collection(ctx, p, id)
+	c, err := s.Collection(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +244,7 @@ func (s *Service) BulkCollection(ctx context.Context, p domain.Principal, id str
 // DeleteCollection removes a collection; its files remain, and so do knowledge bases built
 // from it (they keep what they ingested).
 func (s *Service) DeleteCollection(ctx context.Context, p domain.Principal, id string) error {
-	c, err := s.collection(ctx, p, id)
+	c, err := s.Collection(ctx, p, id)
 	if err != nil {
 		return err
 	}
@@ -259,7 +259,7 @@ func (s *Service) DeleteCollection(ctx context.Context, p domain.Principal, id s
 // it already).
 func (s *Service) addToCollection(ctx context.Context, p domain.Principal, c *domain.Collection, ids []string) ([]BulkItem, error) {
 	items, valid := screenIDs(ids)
-	files, err := s.files(ctx, p.Company, valid)
+	files, err := s.FilesOf(ctx, p.Company, valid)
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +328,7 @@ func (s *Service) targetCollection(ctx context.Context, p domain.Principal, id s
 	if id == "" {
 		return nil, nil
 	}
-	c, err := s.collection(ctx, p, id)
+	c, err := s.Collection(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +361,7 @@ func (s *Service) joinCollection(ctx context.Context, c *domain.Collection, f *d
 	case err == nil && !full:
 		return nil
 	case errors.Is(err, domain.ErrNotFound):
-		err = notFound("Collection") // deleted meanwhile
+		err = NotFound("Collection") // deleted meanwhile
 	case err == nil:
 		err = s.fullError()
 	}
@@ -392,7 +392,7 @@ func (s *Service) changeCollection(ctx context.Context, c *domain.Collection, ch
 		case err == nil:
 			return &next, nil
 		case errors.Is(err, domain.ErrNotFound):
-			return nil, notFound("Collection")
+			return nil, NotFound("Collection")
 		case !errors.Is(err, domain.ErrConflict):
 			return nil, fmt.Errorf("update collection %s: %w", c.ID, err)
 		case attempt == updateAttempts:
@@ -400,7 +400,7 @@ func (s *Service) changeCollection(ctx context.Context, c *domain.Collection, ch
 		}
 		fresh, err := s.d.Store.GetCollection(ctx, c.ID)
 		if errors.Is(err, domain.ErrNotFound) {
-			return nil, notFound("Collection")
+			return nil, NotFound("Collection")
 		}
 		if err != nil {
 			return nil, fmt.Errorf("read collection %s: %w", c.ID, err)

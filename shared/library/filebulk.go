@@ -1,4 +1,4 @@
-package knowledge
+package library
 
 import (
 	"context"
@@ -32,32 +32,32 @@ type FileBulkInput struct {
 	FileIDs   []string
 	Tags      []string
 	Status    string
-	shape     shape
+	shape     Shape
 }
 
 // UnmarshalJSON reads the body of POST /files/bulk/ ({operation, file_ids, parameters}):
 // update_tags takes parameters.tags, change_status parameters.status, delete nothing.
 func (in *FileBulkInput) UnmarshalJSON(b []byte) error {
-	body, err := decodeBody(b)
+	body, err := DecodeBody(b)
 	if err != nil {
 		return err
 	}
 	*in = FileBulkInput{}
 	in.Operation = decodeOperation(body, &in.shape, opDelete, opUpdateTags, opChangeStatus)
 	in.FileIDs = decodeIDs(body, &in.shape)
-	in.shape.addAll("params", unknownKeys(body, "", "a bulk request has operation, file_ids and parameters", "operation", "file_ids", "parameters"))
+	in.shape.AddAll("params", unknownKeys(body, "", "a bulk request has operation, file_ids and parameters", "operation", "file_ids", "parameters"))
 	params := decodeParams(body, &in.shape)
-	in.shape.addAll("params", in.shape["parameters"])
+	in.shape.AddAll("params", in.shape["parameters"])
 	op, _ := checkOperation(in.Operation, in.shape, opDelete, opUpdateTags, opChangeStatus)
 	switch op {
 	case opUpdateTags:
 		in.Tags = decodeTags(params, &in.shape)
-		in.shape.addAll("parameters.", unknownKeys(params, "parameters.", "update_tags takes parameters.tags", "tags"))
+		in.shape.AddAll("parameters.", unknownKeys(params, "parameters.", "update_tags takes parameters.tags", "tags"))
 	case opDelete:
-		in.shape.addAll("parameters.", unknownKeys(params, "parameters.", "the delete operation takes no parameters"))
+		in.shape.AddAll("parameters.", unknownKeys(params, "parameters.", "the delete operation takes no parameters"))
 	case opChangeStatus:
 		in.Status, _ = params["status"].(string)
-		in.shape.addAll("parameters.", unknownKeys(params, "parameters.", "change_status takes parameters.status", "status"))
+		in.shape.AddAll("parameters.", unknownKeys(params, "parameters.", "change_status takes parameters.status", "status"))
 	}
 	return nil
 }
@@ -98,7 +98,7 @@ func (s *Service) BulkFiles(ctx context.Context, p domain.Principal, in FileBulk
 	}
 
 	items, valid := screenIDs(ids)
-	files, err := s.files(ctx, p.Company, valid)
+	files, err := s.FilesOf(ctx, p.Company, valid)
 	if err != nil {
 		return nil, err
 	}
@@ -149,16 +149,16 @@ func (s *Service) BulkFiles(ctx context.Context, p domain.Principal, in FileBulk
 }
 
 // decodeTags reads parameters.tags of update_tags.
-func decodeTags(params map[string]any, s *shape) []string {
+func decodeTags(params map[string]any, s *Shape) []string {
 	list, ok := params["tags"].([]any)
 	if !ok {
-		s.add("tags", "parameters.tags", "is required: an array of strings (the tags that replace the files' tags)")
+		s.Add("tags", "parameters.tags", "is required: an array of strings (the tags that replace the files' tags)")
 		return nil
 	}
 	tags := make([]string, len(list))
 	for i, v := range list {
 		if tags[i], ok = v.(string); !ok {
-			s.add("tags", "parameters.tags", fmt.Sprintf("must be an array of strings: item %d is %s", i, domain.JSONType(v)))
+			s.Add("tags", "parameters.tags", fmt.Sprintf("must be an array of strings: item %d is %s", i, domain.JSONType(v)))
 			return nil
 		}
 	}
