@@ -161,7 +161,8 @@ func openapiError(req *http.Request, reqBody []byte, status int, header http.Hea
 // decoded from its JSON. It refuses what the service never sends and a client could not rely
 // on: a message without exactly one event line and one data line, other fields, data that is
 // not one line of JSON, an unterminated last message, and a stream that does not end with its
-// one result or error message.
+// one ending message: the result, the result of a run that paused (requires_action) or the
+// error (failed). What each ending's data holds is the document's to say (StreamMessage).
 func decodeEventStream(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
 	b, err := io.ReadAll(body)
 	if err != nil {
@@ -198,17 +199,19 @@ func decodeEventStream(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ o
 		out = append(out, map[string]any{"event": name, "data": v})
 		names = append(names, name)
 	}
-	last := names[len(names)-1]
-	if last != "result" && last != "failed" {
-		return nil, fmt.Errorf("event stream: ends with %q, want result or failed", last)
+	if last := names[len(names)-1]; !streamEndings[last] {
+		return nil, fmt.Errorf("event stream: ends with %q, want result, requires_action or failed", last)
 	}
 	for i, n := range names[:len(names)-1] {
-		if n == "result" || n == "failed" {
+		if streamEndings[n] {
 			return nil, fmt.Errorf("event stream: %s at message %d is not the last", n, i)
 		}
 	}
 	return out, nil
 }
+
+// streamEndings are the messages that end an event stream, exactly one of them and last.
+var streamEndings = map[string]bool{"result": true, "requires_action": true, "failed": true}
 
 // openapiMatch is one path of the document that matches a request path.
 type openapiMatch struct {
