@@ -23,6 +23,7 @@ import (
 	"github.com/agentorch/agentorch/shared/chunk"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/library/librarytest"
 	"github.com/agentorch/agentorch/shared/vectors"
 )
 
@@ -152,7 +153,7 @@ func (p testEmbedders) Embedder(_ context.Context, cfg domain.Embedding) (knowle
 // countingIndex is a knowledge.Index that counts calls, records what Put stored and may run a
 // hook before each Put (to interleave a delete with an ingestion).
 type countingIndex struct {
-	counts
+	librarytest.Counts
 	next knowledge.Index
 
 	mu        sync.Mutex
@@ -161,12 +162,12 @@ type countingIndex struct {
 }
 
 func (c *countingIndex) EnsureIndex(ctx context.Context, model string, dims int) (string, error) {
-	c.add("EnsureIndex")
+	c.Add("EnsureIndex")
 	return c.next.EnsureIndex(ctx, model, dims)
 }
 
 func (c *countingIndex) Put(ctx context.Context, index string, chunks []domain.Chunk) error {
-	c.add("Put")
+	c.Add("Put")
 	c.mu.Lock()
 	hook := c.beforePut
 	c.put = append(c.put, chunks...)
@@ -178,22 +179,22 @@ func (c *countingIndex) Put(ctx context.Context, index string, chunks []domain.C
 }
 
 func (c *countingIndex) Refresh(ctx context.Context, index string) error {
-	c.add("Refresh")
+	c.Add("Refresh")
 	return c.next.Refresh(ctx, index)
 }
 
 func (c *countingIndex) DeleteFile(ctx context.Context, index, company, kbID, fileID string) (int, error) {
-	c.add("DeleteFile")
+	c.Add("DeleteFile")
 	return c.next.DeleteFile(ctx, index, company, kbID, fileID)
 }
 
 func (c *countingIndex) DeleteKB(ctx context.Context, index, company, kbID string) (int, error) {
-	c.add("DeleteKB")
+	c.Add("DeleteKB")
 	return c.next.DeleteKB(ctx, index, company, kbID)
 }
 
 func (c *countingIndex) Search(ctx context.Context, index string, q domain.VectorQuery) ([]domain.Hit, error) {
-	c.add("Search")
+	c.Add("Search")
 	return c.next.Search(ctx, index, q)
 }
 

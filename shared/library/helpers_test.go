@@ -1,24 +1,23 @@
-package knowledge_test
+package library_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/knowledge"
 	"github.com/agentorch/agentorch/shared/library"
+	"github.com/agentorch/agentorch/shared/library/librarytest"
 )
 
 // hookStore is the in-memory store with a hook before UpdateCollection, to interleave a
 // concurrent writer or make the write fail.
 type hookStore struct {
-	*memStore
+	*librarytest.MemStore
 	mu sync.Mutex
 	// beforeUpdate runs before each UpdateCollection (n counts them from 1); a non-nil error is
 	// returned instead of writing.
@@ -33,35 +32,35 @@ func (h *hookStore) UpdateCollection(ctx context.Context, c *domain.Collection, 
 	h.mu.Unlock()
 	if hook != nil {
 		if err := hook(n, c); err != nil {
-			h.add("UpdateCollection")
+			h.Add("UpdateCollection")
 			return err
 		}
 	}
-	return h.memStore.UpdateCollection(ctx, c, prev)
+	return h.MemStore.UpdateCollection(ctx, c, prev)
 }
 
 // failBlobs is the in-memory blob store whose Delete fails while DeleteErr is set.
 type failBlobs struct {
-	*memBlobs
+	*librarytest.MemBlobs
 	DeleteErr error
 }
 
 func (b *failBlobs) Delete(ctx context.Context, key string) error {
 	if b.DeleteErr != nil {
-		b.add("Delete")
+		b.Add("Delete")
 		return b.DeleteErr
 	}
-	return b.memBlobs.Delete(ctx, key)
+	return b.MemBlobs.Delete(ctx, key)
 }
 
 // withHooks builds a service whose store is a hookStore and whose blobs are failBlobs.
-func withHooks(t *testing.T, opt ...func(*knowledge.Deps, *knowledge.Limits)) (*harness, *hookStore, *failBlobs) {
+func withHooks(t *testing.T, opt ...func(*library.Deps, *library.Limits)) (*harness, *hookStore, *failBlobs) {
 	t.Helper()
 	var hs *hookStore
 	var fb *failBlobs
-	h := newTestService(t, append([]func(*knowledge.Deps, *knowledge.Limits){func(d *knowledge.Deps, _ *knowledge.Limits) {
-		hs = &hookStore{memStore: d.Store.(*memStore)}
-		fb = &failBlobs{memBlobs: d.Blobs.(*memBlobs)}
+	h := newTestService(t, append([]func(*library.Deps, *library.Limits){func(d *library.Deps, _ *library.Limits) {
+		hs = &hookStore{MemStore: d.Store.(*librarytest.MemStore)}
+		fb = &failBlobs{MemBlobs: d.Blobs.(*librarytest.MemBlobs)}
 		d.Store, d.Blobs = hs, fb
 	}}, opt...)...)
 	return h, hs, fb
@@ -120,22 +119,40 @@ func anyIDs(ids ...string) []any {
 // unknownID is a well-formed id that names nothing.
 const unknownID = "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f"
 
-// input decodes a request body into a feature's input as the API does (the JSON of m read by the
-// input's UnmarshalJSON), so that tests of the body's field errors send the JSON a client sends.
+// input decodes a request body into a feature's input as the API does (librarytest.Input).
 func input[T any, P interface {
 	*T
 	json.Unmarshaler
 }](m map[string]any) T {
-	var in T
-	b, err := json.Marshal(m)
-	if err == nil {
-		err = P(&in).UnmarshalJSON(b)
-	}
-	if err != nil {
-		panic(fmt.Sprintf("body %v: %v", m, err))
-	}
-	return in
+	return librarytest.Input[T, P](m)
 }
+
+// harness is a service over the fakes.
+type harness struct {
+	Svc   *library.Service
+	Store *librarytest.MemStore
+	Blobs *librarytest.MemBlobs
+	Clock *librarytest.Clock
+	Deps  library.Deps
+}
+
+// newTestService builds the service over fresh fakes; opt (if any) changes the dependencies and
+// limits before it is built.
+func newTestService(t testing.TB, opt ...func(*library.Deps, *library.Limits)) *harness {
+	t.Helper()
+	h := &harness{Store: librarytest.NewMemStore(), Blobs: librarytest.NewMemBlobs(),
+		Clock: librarytest.NewClock(time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC))}
+	h.Deps = library.Deps{Store: h.Store, Blobs: h.Blobs, Now: h.Clock.Now}
+	var l library.Limits
+	for _, o := range opt {
+		o(&h.Deps, &l)
+	}
+	h.Svc = library.New(h.Deps, l)
+	return h
+}
+
+// Principals of two companies: alice and bob of acme, eve of globex.
+var alice, bob, eve = librarytest.Alice, librarytest.Bob, librarytest.Eve
 
 // summary is what a collection's files make of it (status, progress, counts).
 func summary(c *library.Collection) domain.CollectionSummary {

@@ -1,4 +1,4 @@
-package knowledge_test
+package library_test
 
 import (
 	"strconv"
@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/knowledge"
 	"github.com/agentorch/agentorch/shared/library"
 )
 
@@ -271,7 +270,7 @@ func TestCollectionAddFiles(t *testing.T) {
 // TestCollectionCapacity: a collection holds at most MaxCollectionFiles; ids beyond fail, and
 // an upload into a full collection is a 409 that stores nothing.
 func TestCollectionCapacity(t *testing.T) {
-	h := newTestService(t, func(_ *knowledge.Deps, l *knowledge.Limits) { l.MaxCollectionFiles = 3 })
+	h := newTestService(t, func(_ *library.Deps, l *library.Limits) { l.MaxCollectionFiles = 3 })
 	c := collection(t, h, alice, "c")
 	var ids []string
 	for i := range 5 {

@@ -1,4 +1,4 @@
-package knowledge_test
+package library_test
 
 import (
 	"bytes"
@@ -55,8 +55,8 @@ func TestUpload(t *testing.T) {
 	if got, err := h.Svc.GetFile(ctx, bob, f.ID); err != nil || !cmp.Equal(got, f) {
 		t.Errorf("GetFile by a colleague = %+v, %v", got, err)
 	}
-	if h.Store.Get("CreateFile") != 1 || h.Blobs.counts.Get("Put") != 1 {
-		t.Errorf("CreateFile %d, Put %d, want 1 each", h.Store.Get("CreateFile"), h.Blobs.counts.Get("Put"))
+	if h.Store.Get("CreateFile") != 1 || h.Blobs.Counts.Get("Put") != 1 {
+		t.Errorf("CreateFile %d, Put %d, want 1 each", h.Store.Get("CreateFile"), h.Blobs.Counts.Get("Put"))
 	}
 	text := upload(t, h, alice, "notes.md", "# Notes\n\nplain words\n")
 	if text.MediaType != "text/markdown" || text.FileType != "document" {
@@ -403,6 +403,36 @@ func TestFileDelete(t *testing.T) {
 		if !cmp.Equal(got, want) {
 			t.Errorf("collection %s holds %v, want %v", c, got, want)
 		}
+	}
+}
+
+// TestFileDeleteDropsFirst: a file is taken out of what is built from it (Deps.Drop) while its
+// record and bytes still exist; when that fails the file stays whole and the delete says why.
+func TestFileDeleteDropsFirst(t *testing.T) {
+	var dropped []string
+	var h *harness
+	h = newTestService(t, func(d *library.Deps, _ *library.Limits) {
+		d.Drop = func(ctx context.Context, f *domain.File) error {
+			if _, err := h.Store.GetFile(ctx, f.ID); err != nil || !slices.Contains(h.Blobs.Keys(), f.ObjectKey) {
+				t.Errorf("drop of %s after its record or bytes went: %v", f.Name, err)
+			}
+			dropped = append(dropped, f.Name)
+			if f.Name == "held.txt" {
+				return domain.Errorf(domain.KindOverloaded, "busy")
+			}
+			return nil
+		}
+	})
+	gone, held := upload(t, h, alice, "gone.txt", "alpha"), upload(t, h, alice, "held.txt", "beta")
+	if err := h.Svc.DeleteFile(ctx, alice, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, h.Svc.DeleteFile(ctx, alice, held.ID), domain.KindOverloaded, "")
+	if _, err := h.Svc.GetFile(ctx, alice, held.ID); err != nil || !slices.Contains(h.Blobs.Keys(), held.ObjectKey) {
+		t.Errorf("the file whose drop failed: %v, keys %v", err, h.Blobs.Keys())
+	}
+	if !cmp.Equal(dropped, []string{"gone.txt", "held.txt"}) {
+		t.Errorf("dropped %v", dropped)
 	}
 }
 
