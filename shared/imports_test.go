@@ -16,13 +16,15 @@ var layer = map[string]string{
 	"domain": "domain",
 	// Leaf libraries of pure logic: they know the domain's types at most.
 	"backoff": "lib", "chunk": "lib", "extract": "lib", "filelock": "lib", "localembed": "lib",
+	"netguard": "lib", "netguard/netguardtest": "lib", "seal": "lib",
 	// Features: the use cases. They define the interfaces the adapters implement.
 	"agents": "feature", "auth": "feature", "sessions": "feature", "engine": "feature",
-	"tools": "feature", "images": "feature", "knowledge": "feature",
+	"tools": "feature", "images": "feature", "knowledge": "feature", "library": "feature",
+	"library/librarytest": "feature", "mcpservers": "feature",
 	// Adapters: outside services (and the offline model), behind the features' interfaces.
 	"dynamo": "adapter", "s3": "adapter", "sqs": "adapter", "bedrock": "adapter", "openai": "adapter",
 	"localmodel": "adapter", "vectors": "adapter", "platform": "adapter", "embeddings": "adapter",
-	"embeddings/local": "adapter",
+	"embeddings/local": "adapter", "mcp": "adapter",
 	// The HTTP layer and the composition root.
 	"api": "api", "app": "app",
 }

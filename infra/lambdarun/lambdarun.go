@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentorch/agentorch/shared/platform"
@@ -69,6 +70,8 @@ func LocalEnv() []string {
 		"TABLE_NAME=" + platform.LocalTable,
 		"BUCKET_NAME=" + platform.LocalBucket,
 		"TOKEN_SECRET=" + platform.LocalTokenSecret,
+		"CREDENTIALS_KEY=" + platform.LocalCredentialsKey,
+		"MCP_ALLOWED_HOSTS=" + platform.LocalMCPAllowedHosts,
 		"AWS_ACCESS_KEY_ID=test",
 		"AWS_SECRET_ACCESS_KEY=test",
 		"AWS_REGION=us-east-1",
@@ -95,6 +98,9 @@ func ConfigEnv(cfg platform.Config) []string {
 		"EXECUTION_QUEUE_URL=" + cfg.ExecQueueURL,
 		"TOKEN_SECRET=" + cfg.TokenSecret,
 		"TOKEN_SECRET_ARN=" + cfg.TokenSecretARN,
+		"CREDENTIALS_KEY=" + cfg.CredentialsKey,
+		"CREDENTIALS_KEY_ARN=" + cfg.CredentialsKeyARN,
+		"MCP_ALLOWED_HOSTS=" + strings.Join(cfg.MCPAllowedHosts, ","),
 		"MODEL_PROVIDER=" + cfg.ModelProvider,
 		"EMBEDDING_PROVIDER=" + cfg.EmbeddingProvider,
 		"LOCALEMBED_DIR=" + cfg.LocalEmbedDir,

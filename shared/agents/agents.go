@@ -43,7 +43,15 @@ const maxKeyAttempts = 10
 type Service struct {
 	store Store
 	tools domain.ToolCatalog
+	mcp   domain.MCPResolver // nil: no MCP server is known
 	now   func() time.Time
+}
+
+// WithMCP returns a copy of s that checks MCP bindings against the company's servers from r.
+func (s *Service) WithMCP(r domain.MCPResolver) *Service {
+	cp := *s
+	cp.mcp = r
+	return &cp
 }
 
 // NewService builds the agents service.
@@ -85,6 +93,9 @@ func (s *Service) Validate(ctx context.Context, p domain.Principal, cfg domain.C
 	}
 	if err := g.Permit(p); err != nil {
 		return nil, err
+	}
+	if errs, err := g.CheckToolsFor(ctx, s.mcp, p.Company); err != nil || len(errs) > 0 {
+		return errs, err
 	}
 	refs := g.KnowledgeBaseRefs()
 	if len(refs) == 0 {

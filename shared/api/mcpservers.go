@@ -30,7 +30,9 @@ func NewMCPServers(svc MCPServerService, opts Options) *Group {
 func (g *Group) WithMCPServers(svc MCPServerService) *Group {
 	h := &mcpHandlers{svc: svc, g: g}
 	// Closures rather than method values, so a group is built (its routes listed) without a service.
-	get := func(ctx context.Context, p domain.Principal, id string) (*domain.MCPServer, error) { return svc.Get(ctx, p, id) }
+	get := func(ctx context.Context, p domain.Principal, id string) (*domain.MCPServer, error) {
+		return svc.Get(ctx, p, id)
+	}
 	del := func(ctx context.Context, p domain.Principal, id string) error { return svc.Delete(ctx, p, id) }
 	g.handle(http.MethodPost, "/api/v1/mcp-servers/", false, h.create)
 	g.handle(http.MethodGet, "/api/v1/mcp-servers/", false, listPage(domain.ScopeAgentsRead, func(r *http.Request, offset, limit int) ([]mcpServerJSON, bool, error) {

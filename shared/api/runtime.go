@@ -53,6 +53,9 @@ type executeBody struct {
 	ResponseFormat string         `json:"response_format"`
 	Stream         bool           `json:"stream"`
 	Async          bool           `json:"async"`
+	// tool_results and approvals continue a paused execution (readAnswer).
+	ToolResults any `json:"tool_results"`
+	Approvals   any `json:"approvals"`
 }
 
 func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error {
@@ -77,6 +80,10 @@ func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error 
 	if err := decodeInto(body, &b); err != nil {
 		return err
 	}
+	answer, err := readAnswer(body)
+	if err != nil {
+		return err
+	}
 	q := r.URL.Query()
 	async, err := boolParam(q, "async")
 	if err != nil {
@@ -90,7 +97,7 @@ func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error 
 	if format != "session" && format != "message" {
 		return domain.Invalid([]domain.FieldError{{Field: "response_format", Message: `must be "session" (default) or "message"`}})
 	}
-	req := sessions.ExecuteRequest{Content: b.Content, CorrelationID: b.CorrelationID, Inputs: b.Inputs}
+	req := sessions.ExecuteRequest{Content: b.Content, CorrelationID: b.CorrelationID, Inputs: b.Inputs, Answer: answer}
 	sid := r.PathValue("session_id")
 	switch {
 	case b.Async || async || strings.Contains(r.Header.Get("Prefer"), "respond-async"):
@@ -126,6 +133,19 @@ type messageView struct {
 	// Citations: absent when the message's agent retrieved nothing, [] when it searched and
 	// found nothing (domain.Message.Citations).
 	Citations []domain.Citation `json:"citations,omitzero"`
+	// ToolCalls: the calls a paused execution's assistant turn asked for.
+	ToolCalls []map[string]any `json:"tool_calls,omitempty"`
+}
+
+func toolCallViews(calls []domain.PendingToolCall) []map[string]any {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]map[string]any, len(calls))
+	for i, c := range calls {
+		out[i] = toolCallView(c)
+	}
+	return out
 }
 
 // resultView is the execute result in the requested shape.
@@ -137,9 +157,12 @@ func resultView(res *sessions.Result, format string) any {
 		if n := len(res.Messages); n > 0 {
 			id, content, cites = res.Messages[n-1].ID, res.Messages[n-1].Content, res.Messages[n-1].Citations
 		}
-		calls := res.ToolCalls
-		if calls == nil {
+		var calls any = res.ToolCalls
+		if res.ToolCalls == nil {
 			calls = []sessions.ToolCall{}
+		}
+		if res.Pending != nil {
+			calls = requiredActionView(res.Pending)["tool_calls"] // what the client must answer
 		}
 		// The contract's message shape has a string correlation_id: the request's, or empty.
 		corr := ""
@@ -150,17 +173,22 @@ func resultView(res *sessions.Result, format string) any {
 		if cites != nil {
 			resp["citations"] = cites
 		}
-		return map[string]any{"success": true, "message_id": id, "response": resp, "correlation_id": corr}
+		v := map[string]any{"success": true, "message_id": id, "response": resp, "correlation_id": corr}
+		if res.Pending != nil {
+			v["status"], v["required_action"] = e.Status, requiredActionView(res.Pending)
+		}
+		return v
 	}
 	msgs := make([]messageView, len(res.Messages))
 	for i, m := range res.Messages {
-		msgs[i] = messageView{ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: m.CreatedAt.Unix(), Citations: m.Citations}
+		msgs[i] = messageView{ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: m.CreatedAt.Unix(), Citations: m.Citations,
+			ToolCalls: toolCallViews(m.ToolCalls)}
 	}
 	completed := e.CreatedAt.Unix()
 	if e.CompletedAt != nil {
 		completed = e.CompletedAt.Unix()
 	}
-	return map[string]any{
+	v := map[string]any{
 		"id": res.Session.ID, "object": "agent.session", "status": e.Status,
 		"created_at": e.CreatedAt.Unix(), "completed_at": completed, "config": res.Session.Config,
 		"messages": msgs, "execution_time": e.DurationMS,
@@ -169,6 +197,10 @@ func resultView(res *sessions.Result, format string) any {
 			"usage": map[string]int{"input_tokens": e.InputTokens, "output_tokens": e.OutputTokens},
 		},
 	}
+	if res.Pending != nil {
+		v["required_action"] = requiredActionView(res.Pending)
+	}
+	return v
 }
 
 // executionView is an execution as the poll endpoint shows it, with its result once completed.
@@ -186,6 +218,9 @@ func executionView(e *domain.Execution, sess *domain.Session, msgs []domain.Mess
 			typ = domain.KindInternal.Type() // recorded before executions kept the type
 		}
 		v["error"] = errorDetail{Type: typ, Message: e.Error}
+	}
+	if e.Pending != nil {
+		v["required_action"] = requiredActionView(e.Pending)
 	}
 	if e.Status == domain.ExecCompleted && sess != nil {
 		v["result"] = resultView(&sessions.Result{Session: sess, Execution: e, Messages: msgs}, "session")
@@ -227,6 +262,9 @@ func (h *runtimeHandlers) messages(w http.ResponseWriter, r *http.Request) error
 		out[i] = map[string]any{"id": m.ID, "role": m.Role, "content": m.Content, "timestamp": m.CreatedAt.UTC().Format(time.RFC3339)}
 		if m.Citations != nil {
 			out[i]["citations"] = m.Citations
+		}
+		if len(m.ToolCalls) > 0 {
+			out[i]["tool_calls"] = toolCallViews(m.ToolCalls)
 		}
 	}
 	// Stored messages reach 350,000 bytes each: a full page is cut to what a Lambda response holds.

@@ -49,6 +49,8 @@ type sessionView struct {
 	Executions   int            `json:"execution_count"`
 	CreatedAt    time.Time      `json:"created_at"`
 	UpdatedAt    time.Time      `json:"updated_at"`
+	// RequiredAction is what a paused execution of the session waits for.
+	RequiredAction map[string]any `json:"required_action,omitempty"`
 }
 
 func viewSession(s *domain.Session) sessionView {
@@ -59,6 +61,9 @@ func viewSession(s *domain.Session) sessionView {
 	}
 	if v.Variables == nil {
 		v.Variables = map[string]any{}
+	}
+	if s.Pending != nil {
+		v.RequiredAction = requiredActionView(s.Pending)
 	}
 	return v
 }

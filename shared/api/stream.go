@@ -18,6 +18,9 @@ import (
 const (
 	// StreamResult carries the execute result in the requested format.
 	StreamResult = "result"
+	// StreamRequiresAction ends the stream of a run that paused, with the execute result
+	// (status requires_action and its required_action) in the requested format.
+	StreamRequiresAction = "requires_action"
 	// StreamFailed carries the error envelope of a run that failed after the stream began. It
 	// differs from the runtime's "error" events (a failed tool or node), which do not end it.
 	StreamFailed = "failed"
@@ -42,8 +45,12 @@ func (h *runtimeHandlers) stream(w http.ResponseWriter, r *http.Request, sid str
 	defer cancel()
 	q := &sseQueue{ready: make(chan struct{}, 1)}
 	obs := sessions.Observer{
-		OnEvent: func(e engine.Event) { q.push(e.Type, e) },
-		OnText:  func(node, delta string) { q.push("text", map[string]string{"node": node, "delta": delta}) },
+		OnEvent: func(e engine.Event) {
+			if e.Type != engine.EventRequiresAction { // the stream ends with it, carrying the result
+				q.push(e.Type, e)
+			}
+		},
+		OnText: func(node, delta string) { q.push("text", map[string]string{"node": node, "delta": delta}) },
 	}
 	type outcome struct {
 		res *sessions.Result
@@ -76,6 +83,8 @@ func (h *runtimeHandlers) stream(w http.ResponseWriter, r *http.Request, sid str
 			if out.err != nil {
 				_, body := envelope(r, h.g.opts.Log, out.err)
 				sw.send([]sseEvent{event(StreamFailed, body)})
+			} else if out.res.Pending != nil {
+				sw.send([]sseEvent{event(StreamRequiresAction, resultView(out.res, format))})
 			} else {
 				sw.send([]sseEvent{event(StreamResult, resultView(out.res, format))})
 			}

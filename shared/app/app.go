@@ -27,7 +27,9 @@ import (
 	"github.com/agentorch/agentorch/shared/images"
 	"github.com/agentorch/agentorch/shared/knowledge"
 	"github.com/agentorch/agentorch/shared/localmodel"
+	"github.com/agentorch/agentorch/shared/mcp"
 	"github.com/agentorch/agentorch/shared/mcpservers"
+	"github.com/agentorch/agentorch/shared/netguard"
 	"github.com/agentorch/agentorch/shared/openai"
 	"github.com/agentorch/agentorch/shared/platform"
 	"github.com/agentorch/agentorch/shared/s3"
@@ -141,7 +143,7 @@ func NewWithAWS(awsCfg aws.Config, cfg platform.Config, log *slog.Logger, extra 
 	// One tool registry: agent validation and session creation check tool names against it,
 	// and the engine binds each node's built-in tools from it.
 	a.tools = tools.NewRegistry(tools.Builtins(tools.Options{})...)
-	a.Agents = agents.NewService(store, a.tools)
+	a.Agents = agents.NewService(store, a.tools).WithMCP(mcpRuns{a})
 	a.awsCfg = awsCfg
 	a.knowledge = sync.OnceValues(a.buildKnowledge)
 	return a
@@ -153,7 +155,7 @@ func (a *App) Sessions() *sessions.Service {
 	a.sessionsOnce.Do(func() {
 		engine := engine.NewEngine(models(a.awsCfg, a.Config), a.tools, engine.Limits{}).WithRetriever(retriever{a})
 		d := sessions.Deps{Store: a.Store, Agents: a.Agents, Engine: engine, Tools: a.tools,
-			Fetch: tools.NewURLFetcher(tools.Options{}), Images: a.images(), KnowledgeBases: a.Store}
+			Fetch: tools.NewURLFetcher(tools.Options{}), Images: a.images(), KnowledgeBases: a.Store, MCP: mcpRuns{a}}
 		if a.Config.ExecQueueURL != "" {
 			d.Queue = sqs.NewQueue(platform.SQSClient(a.awsCfg, a.Config), a.Config.ExecQueueURL)
 		}
@@ -263,12 +265,10 @@ func (a *App) options() api.Options {
 // Meta builds the meta group (health, OpenAPI document).
 func Meta(a *App) (*api.Group, error) { return api.NewMeta(a.options()), nil }
 
-// Agents builds the agents group.
-//
-// TODO(mcp routes): serve the MCP servers here too,
-// api.NewAgents(a.Agents, a.options()).WithMCPServers(a.MCPServers()), together with their
-// template.yaml routes and events/ (see /tmp/h/mcp18-routes.patch), once the connector is wired.
-func Agents(a *App) (*api.Group, error) { return api.NewAgents(a.Agents, a.options()), nil }
+// Agents builds the agents group, with the MCP servers their configurations bind.
+func Agents(a *App) (*api.Group, error) {
+	return api.NewAgents(a.Agents, a.options()).WithMCPServers(a.MCPServers()), nil
+}
 
 // MCPServers is the MCP-servers feature: the company's registered servers on DynamoDB, their
 // headers sealed under the credentials key (read on first use: CREDENTIALS_KEY locally, the
@@ -294,24 +294,22 @@ func credentialsKey(awsCfg aws.Config, cfg platform.Config) seal.KeySource {
 	}
 }
 
-// mcpConnector is the MCP client adapter.
-//
-// TODO(lead): replace with shared/mcp's connector once it is committed:
-//
-//	mcp.NewConnector(mcp.Options{Guard: netguard.Policy{AllowHosts: cfg.MCPAllowedHosts}})
-//
-// Until then every connection fails as an unusable server (a 400 on registration).
-func mcpConnector(platform.Config) domain.MCPConnector { return noMCPClient{} }
-
-// noMCPClient stands in for the MCP client adapter until it is wired (see mcpConnector).
-type noMCPClient struct{}
-
-func (noMCPClient) ListTools(context.Context, domain.MCPEndpoint) ([]domain.MCPTool, error) {
-	return nil, &domain.MCPError{Reason: "this build has no MCP client"}
+// mcpConnector is the MCP client adapter, through the address guard with the operator's
+// allowed hosts (MCP_ALLOWED_HOSTS: loopback locally, none on AWS).
+func mcpConnector(cfg platform.Config) domain.MCPConnector {
+	return mcp.NewConnector(mcp.Options{Guard: netguard.Policy{AllowHosts: cfg.MCPAllowedHosts}})
 }
 
-func (noMCPClient) Connect(context.Context, domain.MCPEndpoint) (domain.MCPSession, error) {
-	return nil, &domain.MCPError{Reason: "this build has no MCP client"}
+// mcpRuns is the company's MCP servers as sessions uses them: a read of them to check
+// configurations, and each run's binder of their tools. The feature is built on first use.
+type mcpRuns struct{ a *App }
+
+func (m mcpRuns) Resolve(ctx context.Context, company string) (domain.MCPServers, error) {
+	return m.a.MCPServers().Resolve(ctx, company)
+}
+
+func (m mcpRuns) NewRun() sessions.RunTools {
+	return tools.NewMCPRun(m.a.MCPServers(), mcpConnector(m.a.Config))
 }
 
 // Auth builds the auth group (tokens, API keys).

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/agentorch/agentorch/infra/localstack"
+	"github.com/agentorch/agentorch/infra/mcptest"
 	"github.com/agentorch/agentorch/infra/sam"
 	"github.com/agentorch/agentorch/shared/app"
 	"github.com/agentorch/agentorch/shared/auth"
@@ -46,6 +47,8 @@ const (
 	placeholderColl      = "{{COLLECTION_ID}}"
 	placeholderKB        = "{{KB_ID}}"
 	placeholderRun       = "{{RUN_ID}}" // of an ingestion job (checked for shape, not replayed)
+	placeholderMCPURL    = "{{MCP_URL}}"
+	placeholderMCPServer = "{{MCP_SERVER_ID}}"
 )
 
 // mediaRoute serves an uploaded image's bytes rather than JSON.
@@ -321,6 +324,12 @@ func (r *replayer) fill(t *testing.T, raw []byte, secret string, route sam.Route
 	if has(placeholderKB) {
 		vars[placeholderKB] = r.newKB(t, secret, vars[placeholderFile])
 	}
+	if has(placeholderMCPURL) || has(placeholderMCPServer) {
+		vars[placeholderMCPURL] = r.mcpURL(t)
+	}
+	if has(placeholderMCPServer) {
+		vars[placeholderMCPServer] = r.newMCPServer(t, secret, vars[placeholderMCPURL])
+	}
 	if has(placeholderSession) || has(placeholderMessage) || has(placeholderExecution) {
 		vars[placeholderSession] = r.newSession(t, secret)
 		if has(placeholderMessage) || has(placeholderExecution) || route.Method != http.MethodPost {
@@ -530,4 +539,29 @@ func (r *replayer) replay(t *testing.T, dir string, raw []byte, vars map[string]
 		}
 	}
 	return resp.StatusCode, header, body
+}
+
+// mcpURL is the address of an MCP server for the events (infra/mcptest, started once per test).
+// Its host is loopback, which the local configuration allows (MCP_ALLOWED_HOSTS).
+func (r *replayer) mcpURL(t *testing.T) string {
+	t.Helper()
+	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return base + mcptest.PathMCP
+}
+
+// newMCPServer registers an MCP server by replaying the create event and returns its id.
+func (r *replayer) newMCPServer(t *testing.T, secret, url string) string {
+	t.Helper()
+	var out struct {
+		ID string `json:"id"`
+	}
+	r.replayJSON(t, "agents-create-mcp-server.json", map[string]string{placeholderKey: secret, placeholderMCPURL: url}, http.StatusCreated, &out)
+	if out.ID == "" {
+		t.Fatalf("registered MCP server without id: %+v", out)
+	}
+	return out.ID
 }

@@ -71,12 +71,15 @@ type KnowledgeBaseRef struct {
 // ScopesNeeded lists the scopes a caller needs to name what the node refers to, beyond the
 // scope of the operation itself: naming a resource in a configuration reaches it as reading it
 // does (an agent retrieves from its knowledge bases), so it needs the scope that reads it.
-// knowledge_bases entries need ScopeKnowledgeRead, enabled or not. A resource a configuration
+// knowledge_bases entries need ScopeKnowledgeRead, enabled or not; MCP bindings ScopeAgentsRead. A resource a configuration
 // may name in future adds its scope here, and every check follows.
 func (n *NodeConfig) ScopesNeeded() []string {
 	var out []string
 	if len(n.KnowledgeBases) > 0 {
 		out = append(out, ScopeKnowledgeRead)
+	}
+	if len(n.MCP) > 0 {
+		out = append(out, ScopeAgentsRead) // MCP servers are read with agents:read
 	}
 	return out
 }

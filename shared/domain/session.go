@@ -19,6 +19,36 @@ type Session struct {
 	Executions   int            `json:"execution_count"`
 	CreatedAt    time.Time      `json:"created_at"`
 	UpdatedAt    time.Time      `json:"updated_at"`
+	// Pending is what a paused execution waits for; nil when the session is not waiting.
+	Pending *PendingAction `json:"pending,omitempty"`
+}
+
+// Kinds of PendingAction.
+const (
+	PendingToolCalls = "tool_calls" // function tools: the client sends tool_results
+	PendingApproval  = "approval"   // MCP calls that need approval: the client sends approvals
+)
+
+// PendingAction is what a paused execution waits for: the results of calls of the client's
+// function tools, or a person's approval of MCP calls.
+type PendingAction struct {
+	Type        string            `json:"type"` // PendingToolCalls or PendingApproval
+	ExecutionID string            `json:"execution_id"`
+	ToolCalls   []PendingToolCall `json:"tool_calls"`
+	// Input is the text of the user message the paused execution answers.
+	Input     string    `json:"input"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// PendingToolCall is one tool call a paused execution waits on (and, once made, part of the
+// assistant message that asked for it).
+type PendingToolCall struct {
+	ID        string         `json:"id"`
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments"`
+	Node      string         `json:"node,omitempty"`
+	Kind      string         `json:"kind,omitempty"`   // ToolKindFunction or ToolKindMCP
+	Server    string         `json:"server,omitempty"` // an MCP call's server
 }
 
 // CanAccess reports whether p may use the session: sessions belong to the key owner that made them.
@@ -39,6 +69,8 @@ type Message struct {
 	// Citations are the passages an assistant message drew on: nil (no field) when its agent
 	// retrieved nothing, empty when it searched and found nothing.
 	Citations []Citation `json:"citations,omitzero"`
+	// ToolCalls are the calls an assistant message asked for when its execution paused.
+	ToolCalls []PendingToolCall `json:"tool_calls,omitempty"`
 }
 
 // Execution statuses.
@@ -47,6 +79,8 @@ const (
 	ExecRunning   = "running"
 	ExecCompleted = "completed"
 	ExecFailed    = "failed"
+	// ExecRequiresAction: the execution paused; Pending says for what.
+	ExecRequiresAction = "requires_action"
 )
 
 // Execution is the record of one execute call: its status, events and result.
@@ -71,6 +105,10 @@ type Execution struct {
 	// execution, kept with Request: the worker runs it with them, not with the session owner's
 	// widest rights.
 	Scopes []string `json:"scopes,omitempty"`
+	// Pending and Checkpoint are set while the execution waits (ExecRequiresAction): what for,
+	// and the engine's state to continue from.
+	Pending    *PendingAction `json:"pending,omitempty"`
+	Checkpoint []byte         `json:"checkpoint,omitempty"`
 }
 
 // Feedback is one caller's rating of one message; giving it again updates it.

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -205,6 +206,24 @@ func parseToolEntry(n *NodeConfig, x any, path string, tools ToolCatalog, errs *
 // MCPServers finds a company's MCP servers by name or id, for the checks of a configuration's
 // bindings (the mcpservers feature implements it from one read of the company's servers).
 type MCPServers func(ref string) (*MCPServer, bool)
+
+// MCPResolver reads a company's MCP servers at once (the mcpservers feature).
+type MCPResolver interface {
+	Resolve(ctx context.Context, company string) (MCPServers, error)
+}
+
+// CheckToolsFor is CheckTools with company's servers, read (once) only when a node binds one;
+// r nil knows no server.
+func (c *AgentConfig) CheckToolsFor(ctx context.Context, r MCPResolver, company string) ([]FieldError, error) {
+	var find MCPServers
+	if c.HasMCP() && r != nil {
+		var err error
+		if find, err = r.Resolve(ctx, company); err != nil {
+			return nil, fmt.Errorf("check MCP servers: %w", err)
+		}
+	}
+	return c.CheckTools(find), nil
+}
 
 // HasMCP reports whether a node of c binds an MCP server.
 func (c *AgentConfig) HasMCP() bool {

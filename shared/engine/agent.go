@@ -237,8 +237,12 @@ func (c *call) advance(ctx context.Context, o *outcome, st *nodeState, ans *Answ
 	}
 	st.Waiting = map[string]string{}
 	for i, u := range uses {
-		if st.Results[i] == nil && c.meta(u.Name).NeedsApproval && !st.Approved[u.ID] {
+		if meta := c.meta(u.Name); st.Results[i] == nil && meta.NeedsApproval && !st.Approved[u.ID] {
 			st.Waiting[u.ID] = PauseApproval
+			if st.Servers == nil {
+				st.Servers = map[string]string{}
+			}
+			st.Servers[u.ID] = meta.Server
 		}
 	}
 	if len(st.Waiting) > 0 {

@@ -289,7 +289,7 @@ func (e *Engine) pause(res *Result, outs []*outcome, frontier []string, runs int
 			}
 			pc := PendingCall{ID: u.ID, Name: u.Name, Arguments: u.Input, Node: name, Kind: domain.ToolKindFunction}
 			if kind == PauseApproval {
-				pc.Kind = domain.ToolKindMCP
+				pc.Kind, pc.Server = domain.ToolKindMCP, o.paused.Servers[u.ID]
 				approvals = append(approvals, pc)
 			} else {
 				calls = append(calls, pc)

@@ -16,8 +16,8 @@ import (
 
 // Kinds of pause (required_action.type).
 const (
-	PauseToolCalls = "tool_calls" // function tools: the client runs them and sends tool_results
-	PauseApproval  = "approval"   // MCP calls that need approval: the client sends approvals
+	PauseToolCalls = domain.PendingToolCalls // function tools: the client runs them
+	PauseApproval  = domain.PendingApproval  // MCP calls that need a person's approval
 )
 
 // EventRequiresAction ends the events of a run that paused; EventApproval records a person's
@@ -38,14 +38,7 @@ type Pending struct {
 }
 
 // PendingCall is one tool call a paused run waits on.
-type PendingCall struct {
-	ID        string         `json:"id"`
-	Name      string         `json:"name"`
-	Arguments map[string]any `json:"arguments"`
-	Node      string         `json:"node"`
-	Kind      string         `json:"kind"` // domain.ToolKindFunction or domain.ToolKindMCP
-	Server    string         `json:"server,omitempty"`
-}
+type PendingCall = domain.PendingToolCall
 
 // Answers continue a paused run: a result for each function call, a decision for each approval.
 type Answers struct {
@@ -101,6 +94,7 @@ type nodeState struct {
 	Checked   []bool               `json:"checked"`   // tool_call events sent, arguments checked
 	Approved  map[string]bool      `json:"approved"`  // approvals given so far
 	Waiting   map[string]string    `json:"waiting"`   // call id → PauseToolCalls or PauseApproval
+	Servers   map[string]string    `json:"servers,omitempty"` // call id → MCP server, for approvals
 	Iteration int                  `json:"iteration"` // the model call that asked
 	Last      string               `json:"last"`      // the last text the model wrote
 	Usage     domain.Usage         `json:"usage"`

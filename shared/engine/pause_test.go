@@ -121,7 +121,7 @@ func TestApprovalsComeFirstAndDenialsReachTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := res.Pending; p == nil || p.Type != PauseApproval || len(p.Calls) != 2 || p.Calls[0].Kind != domain.ToolKindMCP || calls.Load() != 0 {
+	if p := res.Pending; p == nil || p.Type != PauseApproval || len(p.Calls) != 2 || p.Calls[0].Kind != domain.ToolKindMCP || p.Calls[0].Server != "srv" || calls.Load() != 0 {
 		t.Fatalf("pending %+v, calls made %d", res.Pending, calls.Load())
 	}
 	res, err = e.Resume(context.Background(), run, res.Pending.Checkpoint, Answers{Approvals: map[string]Decision{

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/agentorch/agentorch/shared/domain"
@@ -16,6 +17,9 @@ const MaxAsyncBodyBytes = 300_000
 // with GetExecution. The request is validated now, so a bad request fails at once with 400; its
 // content and inputs wait in the execution's record until the worker runs it.
 func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID string, req ExecuteRequest) (*domain.Execution, error) {
+	if req.Answer != nil {
+		return nil, field(answerField(req.Answer), "answers to pending tool calls are sent without async (plain or ?stream=true): the run continues at once")
+	}
 	if s.queue == nil {
 		return nil, domain.Errorf(domain.KindInvalid, "Asynchronous execution is not available in this deployment")
 	}
@@ -90,7 +94,7 @@ func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error
 		p.Scopes = []string{domain.ScopeSessionsWrite}
 	}
 	if _, err := s.execute(ctx, p, sessionID, execID, req, Observer{}); err != nil {
-		if domain.KindOf(err) == domain.KindConflict {
+		if domain.KindOf(err) == domain.KindConflict && !errors.Is(err, errPending) {
 			// The session is busy with another execution: leave this one queued and let the
 			// queue deliver it again later.
 			e.Status = domain.ExecQueued

@@ -24,6 +24,9 @@ type ExecuteRequest struct {
 	Content       any
 	CorrelationID *string
 	Inputs        map[string]any // nil when the body had none
+	// Answer continues a paused execution instead of sending a new message (Content is then
+	// absent); nil for a new message.
+	Answer *Answer
 }
 
 // Observer receives an execution's events and text as they happen (for streaming). The run's
@@ -49,6 +52,8 @@ type Result struct {
 	Execution *domain.Execution
 	Messages  []domain.Message // the new assistant messages the client may see
 	ToolCalls []ToolCall
+	// Pending is what the execution waits for when it paused (status requires_action).
+	Pending *domain.PendingAction
 }
 
 // Execute runs one user message in a session: take the session's lease together with its
@@ -65,16 +70,32 @@ func (s *Service) execute(ctx context.Context, p domain.Principal, sessionID, ex
 	if req.CorrelationID != nil && len(*req.CorrelationID) > 256 {
 		return nil, field("correlation_id", "must be at most 256 characters")
 	}
-	parts, userText, err := s.parseContent(ctx, req.Content)
-	if err != nil {
+	var parts []domain.Part
+	var userText string
+	if req.Answer == nil {
+		var err error
+		if parts, userText, err = s.parseContent(ctx, req.Content); err != nil {
+			return nil, err
+		}
+	} else if err := req.Answer.check(); err != nil {
 		return nil, err
 	}
 	leaseID := uuid.NewString()
-	sess, err := s.acquire(ctx, p, sessionID, leaseID)
+	// An answer does not wait for the lease: a second answer racing the first is a conflict,
+	// never a second run.
+	sess, err := s.acquire(ctx, p, sessionID, leaseID, req.Answer == nil)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.run(ctx, p, sess, leaseID, execID, parts, userText, req, obs)
+	var res *Result
+	switch {
+	case req.Answer != nil:
+		res, err = s.resume(ctx, p, sess, leaseID, req, obs)
+	case sess.Pending != nil:
+		err = pendingConflict(sess.Pending)
+	default:
+		res, err = s.run(ctx, p, sess, leaseID, execID, parts, userText, req, obs)
+	}
 	if err != nil {
 		// The lease is released on every failure so the session stays usable; a background
 		// context, because ctx may be the one that ran out.
@@ -87,7 +108,7 @@ func (s *Service) execute(ctx context.Context, p domain.Principal, sessionID, ex
 }
 
 // acquire takes the lease, waiting up to LeaseWait for a running execution to finish.
-func (s *Service) acquire(ctx context.Context, p domain.Principal, id, leaseID string) (*domain.Session, error) {
+func (s *Service) acquire(ctx context.Context, p domain.Principal, id, leaseID string, wait bool) (*domain.Session, error) {
 	deadline := s.now().Add(s.limits.LeaseWait)
 	delay := 50 * time.Millisecond
 	for {
@@ -104,7 +125,7 @@ func (s *Service) acquire(ctx context.Context, p domain.Principal, id, leaseID s
 			return sess, nil
 		case errors.Is(err, domain.ErrNotFound):
 			return nil, domain.Errorf(domain.KindNotFound, "Session %s not found", id)
-		case domain.KindOf(err) != domain.KindConflict || s.now().Add(delay).After(deadline):
+		case domain.KindOf(err) != domain.KindConflict || !wait || s.now().Add(delay).After(deadline):
 			return nil, err
 		}
 		select {
@@ -130,7 +151,7 @@ func (s *Service) run(ctx context.Context, p domain.Principal, sess *domain.Sess
 			vars[k] = v
 		}
 		var err error
-		if history, err = s.history(ctx, sess.ID, engine.HistoryBudget(g)); err != nil {
+		if history, err = s.history(ctx, sess.ID, engine.HistoryBudget(g), ""); err != nil {
 			return nil, err
 		}
 	}
@@ -152,65 +173,131 @@ func (s *Service) run(ctx context.Context, p domain.Principal, sess *domain.Sess
 	if !async {
 		execID = newExecutionID()
 	}
-	start := s.now().UTC()
-	var events []map[string]any
-	var calls []ToolCall
-	run := engine.Run{
-		Graph: g, Principal: domain.Principal{Company: sess.Company, Owner: sess.Owner, Scopes: p.Scopes},
-		History: history, Input: parts, Variables: vars,
+	t := &turn{sess: sess, g: g, leaseID: leaseID, vars: vars, req: req, start: s.now().UTC(),
+		exec: &domain.Execution{ID: execID, SessionID: sess.ID, CorrelationID: req.CorrelationID, CreatedAt: s.now().UTC()},
+		user: &domain.Message{ID: uuid.NewString(), Role: domain.RoleUser, Content: userText, Visible: true, ExecutionID: execID}, async: async}
+	t.user.CreatedAt = t.start
+	run := t.engineRun(p, history, parts, obs)
+	tools := s.runTools(g)
+	if tools != nil {
+		run.Tools = tools
+		defer func() { _ = tools.Close() }()
+	}
+	out, err := s.engine.Run(ctx, run)
+	if err != nil {
+		return nil, engineError(err)
+	}
+	return s.finish(ctx, t, out)
+}
+
+// turn is one part of an execution: a new message's run up to its end or its first pause, or
+// the run from a pause to the next.
+type turn struct {
+	sess    *domain.Session
+	g       *domain.AgentConfig
+	leaseID string
+	vars    map[string]any
+	req     ExecuteRequest
+	start   time.Time
+	exec    *domain.Execution // the record so far (a resumed execution's, with its events)
+	user    *domain.Message   // the new user message; nil when resuming
+	async   bool
+	events  []map[string]any
+	calls   []ToolCall
+	prior   time.Duration // time the execution ran before this part
+}
+
+// engineRun is the engine's run of t, recording events and tool calls as they happen.
+func (t *turn) engineRun(p domain.Principal, history []engine.Message, parts []domain.Part, obs Observer) engine.Run {
+	t.events = t.exec.Events
+	return engine.Run{
+		Graph: t.g, Principal: domain.Principal{Company: t.sess.Company, Owner: t.sess.Owner, Scopes: p.Scopes},
+		History: history, Input: parts, Variables: t.vars,
 		Emit: func(e engine.Event) {
-			events = append(events, eventRecord(e, execID, req.CorrelationID, len(events)))
-			calls = collectToolCall(calls, e)
+			t.events = append(t.events, eventRecord(e, t.exec.ID, t.req.CorrelationID, len(t.events)))
+			t.calls = collectToolCall(t.calls, e)
 			if obs.OnEvent != nil {
 				obs.OnEvent(e)
 			}
 		},
 		OnText: obs.OnText,
 	}
-	out, err := s.engine.Run(ctx, run)
-	if err != nil {
-		return nil, engineError(err)
-	}
-	done := s.now().UTC()
+}
 
-	user := domain.Message{ID: uuid.NewString(), Role: domain.RoleUser, Content: userText, Visible: true, ExecutionID: execID, CreatedAt: start}
-	msgs := []domain.Message{user}
-	for _, m := range out.Messages {
-		dm := domain.Message{ID: m.ID, Role: m.Role, Node: m.Node, Content: m.Content, Visible: m.Visible, ExecutionID: execID, CreatedAt: done,
+// finish commits what the engine produced: the new messages, the execution record and the
+// session's checkpoint, in one transaction that releases the lease. A paused run also stores
+// the assistant's tool-call turns and what it waits for.
+func (s *Service) finish(ctx context.Context, t *turn, out *engine.Result) (*Result, error) {
+	done := s.now().UTC()
+	g, sess, exec := t.g, t.sess, t.exec
+	var msgs []domain.Message
+	if t.user != nil {
+		msgs = append(msgs, *t.user)
+	}
+	for _, m := range out.Messages[out.Resumed:] {
+		dm := domain.Message{ID: m.ID, Role: m.Role, Node: m.Node, Content: m.Content, Visible: m.Visible, ExecutionID: exec.ID, CreatedAt: done,
 			Citations: m.Citations}
 		if dm.ID == "" {
 			dm.ID = uuid.NewString()
 		}
 		msgs = append(msgs, dm)
 	}
+	var pending *domain.PendingAction
+	if p := out.Pending; p != nil {
+		input := ""
+		if t.user != nil {
+			input = t.user.Content
+		} else if sess.Pending != nil {
+			input = sess.Pending.Input
+		}
+		pending = &domain.PendingAction{Type: p.Type, ExecutionID: exec.ID, ToolCalls: p.Calls, Input: input, CreatedAt: done}
+		msgs = append(msgs, toolCallMessages(g, p, exec.ID, done)...)
+	}
+	newMsgs := msgs
+	if t.user != nil {
+		newMsgs = msgs[1:]
+	}
 	if g.SaveMessages {
 		// What is stored is what the result shows, and the history and the poll show later.
-		clipStored(msgs[1:], MaxStoredRunBytes-len(user.Content))
+		userBytes := 0
+		if t.user != nil {
+			userBytes = len(t.user.Content)
+		}
+		clipStored(newMsgs, MaxStoredRunBytes-userBytes)
 	}
 	var visible []domain.Message
-	for _, m := range msgs[1:] {
+	for _, m := range newMsgs {
 		if m.Visible {
 			visible = append(visible, m)
 		}
 	}
-	events = capEvents(events, MaxEventsBytes)
-	exec := &domain.Execution{
-		ID: execID, SessionID: sess.ID, CorrelationID: req.CorrelationID, Status: domain.ExecCompleted, StopReason: out.StopReason,
-		Events: events, InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens,
-		DurationMS: done.Sub(start).Milliseconds(), CreatedAt: start, CompletedAt: &done,
+	exec.Events = capEvents(t.events, MaxEventsBytes-len(exec.Checkpoint))
+	exec.Status, exec.StopReason = domain.ExecCompleted, out.StopReason
+	exec.InputTokens, exec.OutputTokens = out.Usage.InputTokens, out.Usage.OutputTokens
+	exec.DurationMS = (t.prior + done.Sub(t.start)).Milliseconds()
+	exec.CompletedAt, exec.Pending, exec.Checkpoint = &done, nil, nil
+	if pending != nil {
+		exec.Status, exec.StopReason, exec.CompletedAt = domain.ExecRequiresAction, "", nil
+		exec.Pending, exec.Checkpoint = pending, out.Pending.Checkpoint
+		exec.Events = capEvents(t.events, MaxEventsBytes-len(exec.Checkpoint))
 	}
+	exec.Request, exec.Scopes = nil, nil
 	for _, m := range visible {
 		exec.MessageIDs = append(exec.MessageIDs, m.ID)
 	}
 
 	next := *sess
 	next.UpdatedAt = done
-	next.Executions++
-	commit := domain.Commit{Session: &next, LeaseID: leaseID}
-	if g.PersistentState {
-		next.Variables = vars
+	next.Pending = pending
+	if t.user != nil {
+		next.Executions++
 	}
-	if g.SaveMessages {
+	commit := domain.Commit{Session: &next, LeaseID: t.leaseID}
+	if g.PersistentState {
+		next.Variables = t.vars
+	}
+	switch {
+	case g.SaveMessages:
 		for i := range msgs {
 			next.MessageCount++
 			msgs[i].Seq = next.MessageCount
@@ -219,8 +306,9 @@ func (s *Service) run(ctx context.Context, p domain.Principal, sess *domain.Sess
 			}
 		}
 		commit.Messages, commit.Execution = msgs, exec
-	} else if async {
-		// Nothing of the conversation is kept, but the poller must learn that the run finished.
+	case t.async || pending != nil || t.user == nil:
+		// Nothing of the conversation is kept, but the poller must learn that the run finished,
+		// and a paused run must find its checkpoint.
 		bare := *exec
 		bare.Events, bare.MessageIDs = []map[string]any{}, nil
 		commit.Execution = &bare
@@ -228,7 +316,8 @@ func (s *Service) run(ctx context.Context, p domain.Principal, sess *domain.Sess
 	if err := s.store.Commit(ctx, commit); err != nil {
 		return nil, err
 	}
-	return &Result{Session: &next, Execution: exec, Messages: visible, ToolCalls: calls}, nil
+	// The result shows this part's messages; a resumed execution's record lists them all.
+	return &Result{Session: &next, Execution: exec, Messages: visible, ToolCalls: t.calls, Pending: pending}, nil
 }
 
 // capEvents keeps an execution's events under limit bytes of JSON by dropping the data of the

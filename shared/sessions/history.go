@@ -26,15 +26,22 @@ const (
 // history reads the most recent stored messages whose estimated tokens fit budget: whole
 // messages, the oldest dropped first, starting with a user message because providers refuse a
 // conversation that opens with an assistant turn. Reading stops at the first message that does
-// not fit, so a long session costs no more than its budget.
-func (s *Service) history(ctx context.Context, sessionID string, budget int) ([]engine.Message, error) {
+// not fit, so a long session costs no more than its budget. The messages of the execution skip
+// (a paused one, whose checkpoint holds them; "" for none) are left out.
+func (s *Service) history(ctx context.Context, sessionID string, budget int, skip string) ([]engine.Message, error) {
 	used := 0
 	msgs, err := s.store.History(ctx, sessionID, func(m domain.Message) bool {
+		if skip != "" && m.ExecutionID == skip {
+			return true
+		}
 		used += engine.EstimateTokens(m.Content)
 		return used <= budget
 	})
 	if err != nil {
 		return nil, fmt.Errorf("history of %s: %w", sessionID, err)
+	}
+	if skip != "" {
+		msgs = slices.DeleteFunc(msgs, func(m domain.Message) bool { return m.ExecutionID == skip })
 	}
 	for len(msgs) > 0 && msgs[0].Role != domain.RoleUser {
 		msgs = msgs[1:]

@@ -120,7 +120,7 @@ func TestHistoryBudget(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			st := &historyStore{msgs: msgs}
 			s := &Service{store: st}
-			got, err := s.history(context.Background(), "sid", tt.budget)
+			got, err := s.history(context.Background(), "sid", tt.budget, "")
 			if err != nil {
 				t.Fatal(err)
 			}

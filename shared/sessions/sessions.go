@@ -72,6 +72,7 @@ type Service struct {
 	queue   Queue
 	images  Images
 	kbs     KnowledgeBases
+	mcp     MCP
 	limits  Limits
 	now     func() time.Time
 }
@@ -88,6 +89,8 @@ type Deps struct {
 	Images Images
 	// KnowledgeBases checks the knowledge_bases of new sessions; nil refuses every one.
 	KnowledgeBases KnowledgeBases
+	// MCP is the company's MCP servers; nil knows none (a configuration binding one is refused).
+	MCP MCP
 }
 
 // New builds the sessions service.
@@ -99,7 +102,7 @@ func New(d Deps, limits Limits) *Service {
 		limits.LeaseWait = 2 * time.Second
 	}
 	return &Service{store: d.Store, agents: d.Agents, engine: d.Engine, tools: d.Tools, fetch: d.Fetch, queue: d.Queue,
-		images: d.Images, kbs: d.KnowledgeBases, limits: limits, now: time.Now}
+		images: d.Images, kbs: d.KnowledgeBases, mcp: d.MCP, limits: limits, now: time.Now}
 }
 
 // Images opens uploaded images by name.
@@ -123,6 +126,9 @@ func (s *Service) Create(ctx context.Context, p domain.Principal, in CreateInput
 		return nil, err
 	}
 	if err := s.checkKnowledgeBases(ctx, p, g, false); err != nil {
+		return nil, err
+	}
+	if err := s.checkTools(ctx, p, g); err != nil {
 		return nil, err
 	}
 	sess := s.newSession(p, in.Config.Object())
@@ -150,6 +156,9 @@ func (s *Service) FromAgent(ctx context.Context, p domain.Principal, agentKey st
 	// its retrieval reports the gap); another company's — a public agent of another company —
 	// is refused.
 	if err := s.checkKnowledgeBases(ctx, p, g, true); err != nil {
+		return nil, nil, err
+	}
+	if err := s.checkTools(ctx, p, g); err != nil {
 		return nil, nil, err
 	}
 	sess := s.newSession(p, a.SystemConfig)

@@ -1,0 +1,173 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentorch/agentorch/infra/localstack"
+	"github.com/agentorch/agentorch/infra/mcpnpm"
+	"github.com/agentorch/agentorch/infra/mcptest"
+)
+
+// everything is the real server-everything from npm, started once for the package's tests.
+var everything struct {
+	once sync.Once
+	url  string
+	err  error
+}
+
+func everythingURL(t *testing.T) string {
+	t.Helper()
+	everything.once.Do(func() {
+		root, err := localstack.RepoRoot()
+		if err == nil {
+			err = mcpnpm.EnsureDeps(context.Background(), root, os.Stderr)
+		}
+		if err == nil {
+			// Stopped when the test process ends (its process group is the test's child).
+			everything.url, _, err = mcpnpm.StartEverything(context.Background(), root)
+		}
+		everything.err = err
+	})
+	if errors.Is(everything.err, mcpnpm.ErrNoNPM) {
+		t.Skip("npm is not installed")
+	}
+	if everything.err != nil {
+		t.Fatal(everything.err)
+	}
+	return everything.url
+}
+
+func (s *stack) mcpServer(key, name, url string) map[string]any {
+	s.t.Helper()
+	r := s.do(req{method: "POST", path: "/api/v1/mcp-servers/", key: key,
+		body: `{"name":"` + name + `","url":"` + url + `","headers":{"Authorization":"Bearer s3cret-token"}}`})
+	if r.status != 201 {
+		s.t.Fatalf("register %s: %d %s", name, r.status, r.body)
+	}
+	return r.json(s.t)
+}
+
+func TestMCPToolsEndToEnd(t *testing.T) {
+	url := everythingURL(t)
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	srv := s.mcpServer(key, "everything", url)
+	if strings.Contains(string(s.ok("GET", "/api/v1/mcp-servers/"+srv["id"].(string)+"/", key, nil).body), "s3cret") {
+		t.Fatal("a header value was shown")
+	}
+	tools := s.ok("GET", "/api/v1/mcp-servers/"+srv["id"].(string)+"/tools/", key, nil).json(t)["tools"].([]any)
+	var names []string
+	for _, x := range tools {
+		names = append(names, x.(map[string]any)["name"].(string))
+	}
+	if !strings.Contains(strings.Join(names, ","), "get-sum") {
+		t.Fatalf("tools = %v", names)
+	}
+
+	// Bad bindings are 400s naming the field; another company's server is unknown all the same.
+	for body, field := range map[string]string{
+		`{"name":"x","agent_type":"react_agent","tools":[{"type":"mcp","server":"nope"}]}`:                                                                  "tools.0.server",
+		`{"name":"x","agent_type":"react_agent","tools":[{"type":"mcp","server":"everything","allowed_tools":["zzz"]}]}`:                                    "tools.0.allowed_tools.0",
+		`{"name":"x","agent_type":"react_agent","tools":[{"type":"mcp","server":"everything","allowed_tools":["echo"]},{"type":"function","name":"echo"}]}`: "tools.1",
+	} {
+		r := s.do(req{method: "POST", path: "/api/v1/sessions/", key: key, body: body})
+		if r.status != 400 || !strings.Contains(string(r.body), field) {
+			t.Errorf("%s: %d %s", body, r.status, r.body)
+		}
+	}
+	other := s.key("mallory", "evil")
+	if r := s.do(req{method: "POST", path: "/api/v1/sessions/", key: other,
+		body: `{"name":"x","agent_type":"react_agent","tools":[{"type":"mcp","server":"` + srv["id"].(string) + `"}]}`}); r.status != 400 {
+		t.Fatalf("another company's server: %d %s", r.status, r.body)
+	}
+
+	// A react agent calls get-sum, with no approval asked.
+	sid := s.session(key, `{"name":"Math","agent_type":"react_agent","system_prompt":"Use tools.","llm_config":{"provider":"local","model":"dev"},
+		"tools":[{"type":"mcp","server":"everything","allowed_tools":["get-sum","echo"],"require_approval":{"always":["echo"]}}]}`)
+	out := s.execute(key, sid, `{"content":"get-sum {\"a\": 2, \"b\": 40}"}`)
+	if got := reply(t, out); !strings.Contains(got, "42") {
+		t.Fatalf("reply = %q", got)
+	}
+	evs := s.sessionEvents(key, sid)
+	res := eventsOf(evs, "tool_result")
+	if len(res) != 1 || res[0]["data"].(map[string]any)["kind"] != "mcp" || res[0]["data"].(map[string]any)["server"] != "everything" {
+		t.Fatalf("tool_result events = %v", res)
+	}
+
+	// echo needs approval: the run waits, a denial reaches the model, an approval runs it.
+	out = s.execute(key, sid, `{"content":"echo {\"message\": \"hi\"}"}`)
+	typ, calls := requiredAction(t, out)
+	if typ != "approval" || calls[0]["name"] != "echo" || calls[0]["server"] != "everything" {
+		t.Fatalf("required_action = %s %v", typ, calls)
+	}
+	out = s.execute(key, sid, `{"approvals":[{"tool_call_id":"`+calls[0]["id"].(string)+`","approve":false,"reason":"not now"}]}`)
+	if got := reply(t, out); !strings.Contains(got, "not now") || out["status"] != "completed" {
+		t.Fatalf("denied reply = %q", got)
+	}
+	out = s.execute(key, sid, `{"content":"echo {\"message\": \"hello there\"}"}`)
+	_, calls = requiredAction(t, out)
+	out = s.execute(key, sid, `{"approvals":[{"tool_call_id":"`+calls[0]["id"].(string)+`","approve":true}]}`)
+	if got := reply(t, out); !strings.Contains(got, "Echo: hello there") {
+		t.Fatalf("approved reply = %q", got)
+	}
+	if evs := eventsOf(s.sessionEvents(key, sid), "approval"); len(evs) != 2 {
+		t.Fatalf("approval events = %v", evs)
+	}
+	for _, e := range s.sessionEvents(key, sid) {
+		if strings.Contains(toJSON(t, e), "s3cret") {
+			t.Fatalf("a header value reached an event: %v", e)
+		}
+	}
+}
+
+func TestMCPFailuresAreToolErrors(t *testing.T) {
+	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	s.mcpServer(key, "flaky", base+mcptest.PathMCP)
+	// A graph whose second node has its own tools; the server then goes away.
+	sid := s.session(key, `{"name":"g","agents":[
+		{"name":"first","agent_type":"llm_agent","llm_config":{"provider":"local","model":"dev"}},
+		{"name":"second","agent_type":"react_agent","llm_config":{"provider":"local","model":"dev"},"tools":[{"type":"mcp","server":"flaky","allowed_tools":["fail","echo"]}]}],
+		"edges":[{"from":"__start__","to":"first"},{"from":"first","to":"second"},{"from":"second","to":"__end__"}]}`)
+	out := s.execute(key, sid, `{"content":"fail {}"}`)
+	if out["status"] != "completed" {
+		t.Fatalf("status %v", out)
+	}
+	if r := eventsOf(s.sessionEvents(key, sid), "tool_result"); len(r) != 1 || r[0]["data"].(map[string]any)["is_error"] != true {
+		t.Fatalf("fail: %v", r)
+	}
+	stop()
+	out = s.execute(key, sid, `{"content":"echo {\"message\":\"x\"}"}`)
+	if out["status"] != "completed" {
+		t.Fatalf("status with the server down: %v", out)
+	}
+	errs := eventsOf(s.sessionEvents(key, sid), "error")
+	if len(errs) == 0 || !strings.Contains(toJSON(t, errs[len(errs)-1]), "mcp:") {
+		t.Fatalf("error events = %v", errs)
+	}
+	// A server that does not speak MCP is refused at registration, and so is an internal address.
+	for _, u := range []string{base + mcptest.PathHTML, "http://169.254.169.254/latest/", "ftp://example.com/"} {
+		if r := s.do(req{method: "POST", path: "/api/v1/mcp-servers/", key: key, body: `{"name":"bad","url":"` + u + `"}`}); r.status != 400 {
+			t.Errorf("%s: %d %s", u, r.status, r.body)
+		}
+	}
+}
+
+func toJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,272 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/engine"
+)
+
+// MaxToolOutputBytes bounds one client result of a function tool.
+const MaxToolOutputBytes = 64 << 10
+
+// MCP is what sessions needs of the company's MCP servers: a read of them for checking
+// configurations, and each run's binder of their tools.
+type MCP interface {
+	domain.MCPResolver
+	// NewRun returns the binder of one run's MCP tools; Close ends its connections.
+	NewRun() RunTools
+}
+
+// RunTools binds tools for one run and is closed when the run ends.
+type RunTools interface {
+	engine.ToolBinder
+	Close() error
+}
+
+// runTools is the run's MCP binder, or nil when the configuration binds no MCP server.
+func (s *Service) runTools(g *domain.AgentConfig) RunTools {
+	if s.mcp == nil || !g.HasMCP() {
+		return nil
+	}
+	return s.mcp.NewRun()
+}
+
+// checkTools refuses a configuration whose tool entries name what the company lacks.
+func (s *Service) checkTools(ctx context.Context, p domain.Principal, g *domain.AgentConfig) error {
+	var r domain.MCPResolver
+	if s.mcp != nil {
+		r = s.mcp
+	}
+	errs, err := g.CheckToolsFor(ctx, r, p.Company)
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return domain.Invalid(errs)
+	}
+	return nil
+}
+
+// Answer continues a paused execution: the client's results of its function calls, or a
+// person's decisions on its MCP calls. Exactly one of the two lists is given.
+type Answer struct {
+	ToolResults []ToolResultInput
+	Approvals   []ApprovalInput
+	// HasResults and HasApprovals say which field the body carried (an empty list counts).
+	HasResults, HasApprovals bool
+}
+
+// ToolResultInput is one tool_results entry.
+type ToolResultInput struct {
+	ToolCallID string
+	Output     string
+	IsError    bool
+}
+
+// ApprovalInput is one approvals entry.
+type ApprovalInput struct {
+	ToolCallID string
+	Approve    bool
+	Reason     string
+}
+
+// check validates the answer on its own (against the pending calls: matches).
+func (a *Answer) check() error {
+	var errs []domain.FieldError
+	add := func(f, m string) { errs = append(errs, domain.FieldError{Field: f, Message: m}) }
+	if a.HasResults && a.HasApprovals {
+		add("approvals", "send either tool_results or approvals, not both")
+	}
+	seen := map[string]bool{}
+	for i, r := range a.ToolResults {
+		f := fmt.Sprintf("tool_results.%d", i)
+		switch {
+		case r.ToolCallID == "":
+			add(f+".tool_call_id", "is required")
+		case seen[r.ToolCallID]:
+			add(f+".tool_call_id", fmt.Sprintf("answers %q a second time", domain.Clip(r.ToolCallID, 64)))
+		}
+		seen[r.ToolCallID] = true
+		if len(r.Output) > MaxToolOutputBytes {
+			add(f+".output", fmt.Sprintf("must be at most %d bytes", MaxToolOutputBytes))
+		}
+	}
+	for i, ap := range a.Approvals {
+		f := fmt.Sprintf("approvals.%d", i)
+		switch {
+		case ap.ToolCallID == "":
+			add(f+".tool_call_id", "is required")
+		case seen[ap.ToolCallID]:
+			add(f+".tool_call_id", fmt.Sprintf("answers %q a second time", domain.Clip(ap.ToolCallID, 64)))
+		}
+		seen[ap.ToolCallID] = true
+		if len(ap.Reason) > 2000 {
+			add(f+".reason", "must be at most 2000 characters")
+		}
+	}
+	if len(errs) > 0 {
+		return domain.Invalid(errs)
+	}
+	return nil
+}
+
+// match checks the answer against what the session waits for: the right list, every pending
+// call answered, nothing else.
+func (a *Answer) match(p *domain.PendingAction) error {
+	list, ids := "tool_results", make([]string, 0, len(a.ToolResults)+len(a.Approvals))
+	for _, r := range a.ToolResults {
+		ids = append(ids, r.ToolCallID)
+	}
+	if a.HasApprovals {
+		list = "approvals"
+		for _, ap := range a.Approvals {
+			ids = append(ids, ap.ToolCallID)
+		}
+	}
+	want := "tool_results"
+	if p.Type == domain.PendingApproval {
+		want = "approvals"
+	}
+	if list != want {
+		return field(list, fmt.Sprintf("the execution waits for %s, not %s", want, list))
+	}
+	pending := make([]string, len(p.ToolCalls))
+	for i, c := range p.ToolCalls {
+		pending[i] = c.ID
+	}
+	var errs []domain.FieldError
+	for i, id := range ids {
+		if !slices.Contains(pending, id) {
+			errs = append(errs, domain.FieldError{Field: fmt.Sprintf("%s.%d.tool_call_id", list, i),
+				Message: fmt.Sprintf("no pending tool call %q (pending: %s)", domain.Clip(id, 64), strings.Join(pending, ", "))})
+		}
+	}
+	var missing []string
+	for _, id := range pending {
+		if !slices.Contains(ids, id) {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		errs = append(errs, domain.FieldError{Field: list, Message: "must answer every pending tool call; missing: " + strings.Join(missing, ", ")})
+	}
+	if len(errs) > 0 {
+		return domain.Invalid(errs)
+	}
+	return nil
+}
+
+func (a *Answer) engineAnswers() engine.Answers {
+	ans := engine.Answers{Results: map[string]domain.ToolResult{}, Approvals: map[string]engine.Decision{}}
+	for _, r := range a.ToolResults {
+		ans.Results[r.ToolCallID] = domain.ToolResult{ToolUseID: r.ToolCallID, Content: r.Output, IsError: r.IsError}
+	}
+	for _, ap := range a.Approvals {
+		ans.Approvals[ap.ToolCallID] = engine.Decision{Approve: ap.Approve, Reason: ap.Reason}
+	}
+	return ans
+}
+
+// errPending marks a new message refused because the session waits for answers.
+var errPending = errors.New("the session waits for answers to pending tool calls")
+
+// pendingConflict is the 409 of a new message while the session waits.
+func pendingConflict(p *domain.PendingAction) error {
+	ids := make([]string, len(p.ToolCalls))
+	for i, c := range p.ToolCalls {
+		ids[i] = c.ID
+	}
+	how := "tool_results"
+	if p.Type == domain.PendingApproval {
+		how = "approvals"
+	}
+	return &domain.Error{Kind: domain.KindConflict, Err: errPending, Message: fmt.Sprintf(
+		"The session is waiting for %s of execution %s (tool calls: %s); answer them with %q before sending a new message",
+		p.Type, p.ExecutionID, strings.Join(ids, ", "), how)}
+}
+
+// resume continues the session's paused execution with the answer.
+func (s *Service) resume(ctx context.Context, p domain.Principal, sess *domain.Session, leaseID string, req ExecuteRequest, obs Observer) (*Result, error) {
+	pend := sess.Pending
+	if pend == nil {
+		return nil, field(answerField(req.Answer), "the session has no pending tool calls (they may have been answered already)")
+	}
+	if err := req.Answer.match(pend); err != nil {
+		return nil, err
+	}
+	g, err := s.parsed(sess)
+	if err != nil {
+		return nil, err
+	}
+	exec, err := s.store.GetExecution(ctx, sess.ID, pend.ExecutionID)
+	if err != nil {
+		return nil, fmt.Errorf("paused execution %s: %w", pend.ExecutionID, err)
+	}
+	if len(exec.Checkpoint) == 0 {
+		return nil, fmt.Errorf("paused execution %s has no checkpoint", exec.ID)
+	}
+	vars := map[string]any{}
+	var history []engine.Message
+	if g.PersistentState {
+		for k, v := range sess.Variables {
+			vars[k] = v
+		}
+		// The messages the paused execution stored are in its checkpoint.
+		if history, err = s.history(ctx, sess.ID, engine.HistoryBudget(g), exec.ID); err != nil {
+			return nil, err
+		}
+	}
+	req.CorrelationID = exec.CorrelationID
+	t := &turn{sess: sess, g: g, leaseID: leaseID, vars: vars, req: req, start: s.now().UTC(), exec: exec,
+		prior: time.Duration(exec.DurationMS) * time.Millisecond}
+	run := t.engineRun(p, history, []domain.Part{{Type: domain.PartText, Text: pend.Input}}, obs)
+	tools := s.runTools(g)
+	if tools != nil {
+		run.Tools = tools
+		defer func() { _ = tools.Close() }()
+	}
+	out, err := s.engine.Resume(ctx, run, exec.Checkpoint, req.Answer.engineAnswers())
+	if err != nil {
+		return nil, engineError(err)
+	}
+	return s.finish(ctx, t, out)
+}
+
+func answerField(a *Answer) string {
+	if a.HasApprovals {
+		return "approvals"
+	}
+	return "tool_results"
+}
+
+// toolCallMessages are the assistant turns of a paused run's nodes: the text before the calls
+// and the calls, stored so that history shows what the run waits for.
+func toolCallMessages(g *domain.AgentConfig, p *engine.Pending, execID string, at time.Time) []domain.Message {
+	var out []domain.Message
+	for _, name := range g.Order {
+		var calls []domain.PendingToolCall
+		for _, c := range p.Calls {
+			if c.Node == name {
+				calls = append(calls, c)
+			}
+		}
+		if len(calls) == 0 {
+			continue
+		}
+		visible := true
+		if n := g.Nodes[name]; n != nil {
+			visible = n.ShowOutput
+		}
+		out = append(out, domain.Message{ID: uuid.NewString(), Role: domain.RoleAssistant, Node: name, Content: p.Text[name],
+			Visible: visible, ExecutionID: execID, CreatedAt: at, ToolCalls: calls})
+	}
+	return out
+}

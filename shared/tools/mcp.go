@@ -1,0 +1,180 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// MCPDirectory finds a company's MCP servers and opens their headers (the mcpservers feature).
+type MCPDirectory interface {
+	// Resolve reads the company's servers once; the result finds one by name or id.
+	Resolve(ctx context.Context, company string) (domain.MCPServers, error)
+	// Endpoint is how to reach a server, its headers in clear.
+	Endpoint(ctx context.Context, srv *domain.MCPServer) (domain.MCPEndpoint, error)
+}
+
+// mcpConnectTimeout bounds opening a connection to a server (initialize).
+const mcpConnectTimeout = 15 * time.Second
+
+// MCPRun binds the MCP tools of one run's nodes (engine.ToolBinder): it reads the company's
+// servers once, on the first node that binds one, and keeps one connection per server for all
+// the run's calls. Close ends the connections; a run that binds none costs nothing.
+type MCPRun struct {
+	dir  MCPDirectory
+	conn domain.MCPConnector
+
+	mu      sync.Mutex
+	servers domain.MCPServers
+	open    map[string]*mcpConn // by server id
+}
+
+type mcpConn struct {
+	once sync.Once
+	sess domain.MCPSession
+	err  error
+}
+
+// NewMCPRun returns the binder of one run.
+func NewMCPRun(dir MCPDirectory, conn domain.MCPConnector) *MCPRun {
+	return &MCPRun{dir: dir, conn: conn, open: map[string]*mcpConn{}}
+}
+
+// Bind returns the tools of the node's MCP bindings: each server's tools (the allowed ones),
+// as the server describes them in its record's last tools/list. A server deleted since the
+// configuration was checked is an invalid-request error.
+func (r *MCPRun) Bind(ctx context.Context, p domain.Principal, node *domain.NodeConfig) ([]domain.Tool, error) {
+	if len(node.MCP) == 0 {
+		return nil, nil
+	}
+	find, err := r.resolve(ctx, p.Company)
+	if err != nil {
+		return nil, err
+	}
+	var out []domain.Tool
+	for i := range node.MCP {
+		b := &node.MCP[i]
+		srv, ok := find(b.Server)
+		if !ok {
+			return nil, domain.Errorf(domain.KindInvalid, "The MCP server %q of %s no longer exists", domain.Clip(b.Server, 64), b.Path)
+		}
+		for _, t := range srv.Tools {
+			if !b.Allows(t.Name) || !domain.ValidToolName(t.Name) {
+				continue
+			}
+			schema := t.InputSchema
+			if schema == nil {
+				schema = map[string]any{"type": "object"}
+			}
+			mt := &mcpTool{run: r, srv: srv, name: t.Name, approval: b.Approval.Needs(t.Name),
+				spec: domain.ToolSpec{Name: t.Name, Description: t.Description, Schema: schema}}
+			if s, err := CompileSchema(schema); err == nil {
+				mt.schema = s // a schema the server got wrong is left for the server to apply
+			}
+			out = append(out, mt)
+		}
+	}
+	return out, nil
+}
+
+func (r *MCPRun) resolve(ctx context.Context, company string) (domain.MCPServers, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.servers != nil {
+		return r.servers, nil
+	}
+	find, err := r.dir.Resolve(ctx, company)
+	if err != nil {
+		return nil, err
+	}
+	r.servers = find
+	return find, nil
+}
+
+// session is the run's connection to srv, opened on its first call.
+func (r *MCPRun) session(ctx context.Context, srv *domain.MCPServer) (domain.MCPSession, error) {
+	r.mu.Lock()
+	c := r.open[srv.ID]
+	if c == nil {
+		c = &mcpConn{}
+		r.open[srv.ID] = c
+	}
+	r.mu.Unlock()
+	c.once.Do(func() {
+		ep, err := r.dir.Endpoint(ctx, srv)
+		if err != nil {
+			c.err = &domain.MCPError{Reason: "its credentials could not be opened", Err: err}
+			return
+		}
+		// The connection serves the whole run, not only the call that opened it.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mcpConnectTimeout)
+		defer cancel()
+		c.sess, c.err = r.conn.Connect(cctx, ep)
+	})
+	return c.sess, c.err
+}
+
+// Close ends the run's connections.
+func (r *MCPRun) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for _, c := range r.open {
+		if c.sess != nil {
+			errs = append(errs, c.sess.Close())
+		}
+	}
+	r.open = map[string]*mcpConn{}
+	return errors.Join(errs...)
+}
+
+// mcpTool is one tool of a server, bound for one run.
+type mcpTool struct {
+	run      *MCPRun
+	srv      *domain.MCPServer
+	name     string
+	spec     domain.ToolSpec
+	schema   *Schema
+	approval bool
+}
+
+func (t *mcpTool) Spec() domain.ToolSpec { return t.spec }
+
+func (t *mcpTool) Meta() domain.ToolMeta {
+	m := domain.ToolMeta{Kind: domain.ToolKindMCP, Server: t.srv.Name, NeedsApproval: t.approval}
+	if t.schema != nil {
+		m.Check = t.schema.Check
+	}
+	return m
+}
+
+// Call checks the arguments against the tool's schema, then calls the server. A result the
+// server marks isError is an error result for the model, with the server's text.
+func (t *mcpTool) Call(ctx context.Context, input map[string]any) (string, error) {
+	if t.schema != nil {
+		if err := t.schema.Check(input); err != nil {
+			return "", err
+		}
+	}
+	sess, err := t.run.session(ctx, t.srv)
+	if err != nil {
+		return "", fmt.Errorf("MCP server %q: %w", t.srv.Name, err)
+	}
+	res, err := sess.CallTool(ctx, t.name, input)
+	if err != nil {
+		return "", fmt.Errorf("MCP server %q: %w", t.srv.Name, err)
+	}
+	if res.IsError {
+		return "", &toolError{text: res.Text}
+	}
+	return res.Text, nil
+}
+
+// toolError is a tool's own error text, given to the model as it is.
+type toolError struct{ text string }
+
+func (e *toolError) Error() string { return e.text }
