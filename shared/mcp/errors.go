@@ -25,7 +25,7 @@ const maxServerMessage = 200
 // ctx is the caller's context, callCtx the one bounded by the endpoint's timeout, pr what the
 // server answered on the wire. err is kept for logs only.
 func classify(ctx, callCtx context.Context, timeout time.Duration, pr *probe, err error) error {
-	wireErr, status, contentType := pr.seen()
+	status, contentType, wireErr := pr.seen()
 	reason := func() string {
 		switch {
 		case errors.Is(err, netguard.ErrForbiddenDestination) || errors.Is(wireErr, netguard.ErrForbiddenDestination):

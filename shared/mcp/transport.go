@@ -95,10 +95,10 @@ func (p *probe) answered(resp *http.Response) {
 }
 
 // seen returns what the probe recorded.
-func (p *probe) seen() (err error, status int, contentType string) {
+func (p *probe) seen() (status int, contentType string, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.err, p.status, p.contentType
+	return p.status, p.contentType, p.err
 }
 
 // legacyHint reports a first answer that may come from a server of the older HTTP+SSE
