@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/infra/mcpnpm"
@@ -170,4 +171,58 @@ func toJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestMCPExecuteRoundTrips: an execute that binds an MCP server costs today's three DynamoDB
+// calls (the lease, the history, the commit) and one Query of the company's servers, however
+// many calls of how many of its tools the run makes; the connection is opened once per run.
+func TestMCPExecuteRoundTrips(t *testing.T) {
+	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	meter := &ddbMeter{}
+	s := newStack(t, meter.option)
+	key := s.key("alice", "acme")
+	s.mcpServer(key, "local", base+mcptest.PathMCP)
+	sid := s.session(key, `{"name":"m","agent_type":"react_agent","llm_config":{"provider":"local","model":"dev"},"tools":[{"type":"mcp","server":"local","allowed_tools":["echo"]}]}`)
+	meter.reset()
+	out := s.execute(key, sid, `{"content":"echo {\"message\":\"one\"} echo {\"message\":\"two\"}"}`)
+	if got := reply(t, out); !strings.Contains(got, "one") || !strings.Contains(got, "two") {
+		t.Fatalf("reply = %q", got)
+	}
+	if got := meter.calls.Load(); got != 4 {
+		t.Errorf("an execute binding an MCP server made %d DynamoDB calls, want 4", got)
+	}
+}
+
+// TestAsyncPauseShowsInThePoll: a queued execution that pauses is requires_action in its poll,
+// and a synchronous answer completes it under the same execution id.
+func TestAsyncPauseShowsInThePoll(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	sid := s.session(key, functionAgent)
+	r := s.do(req{method: "POST", path: "/api/v1/runtime/" + sid + "/execute/?async=true", key: key, body: `{"content":"lookup {\"word\":\"x\"}"}`})
+	if r.status != 202 {
+		t.Fatalf("enqueue: %d %s", r.status, r.body)
+	}
+	poll := "/api/v1/runtime/" + sid + "/executions/" + r.json(t)["id"].(string) + "/"
+	var v map[string]any
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		v = s.ok("GET", poll, key, nil).json(t)
+		if v["status"] != "queued" && v["status"] != "running" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if v["status"] != "requires_action" {
+		t.Fatalf("poll = %v", v)
+	}
+	_, calls := requiredAction(t, v)
+	s.execute(key, sid, `{"tool_results":[{"tool_call_id":"`+calls[0]["id"].(string)+`","output":"X"}]}`)
+	if v = s.ok("GET", poll, key, nil).json(t); v["status"] != "completed" || v["required_action"] != nil {
+		t.Fatalf("poll after the answer = %v", v)
+	}
 }
