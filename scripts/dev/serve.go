@@ -16,6 +16,7 @@ import (
 	"github.com/agentorch/agentorch/shared/app"
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/localembed"
+	"github.com/agentorch/agentorch/shared/mcp"
 	"github.com/agentorch/agentorch/shared/platform"
 )
 
@@ -115,6 +116,7 @@ func serve(ctx context.Context, port string) error {
 	if err != nil {
 		return err
 	}
+	a.UseMCP(mcp.ForPolicy)
 	router, err := newRouter(tmpl, a)
 	if err != nil {
 		return err

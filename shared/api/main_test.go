@@ -22,6 +22,7 @@ import (
 	"github.com/agentorch/agentorch/shared/app"
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/mcp"
 )
 
 // The tests come in two layers. Handler tests run the real handlers over in-memory fakes of the
@@ -90,6 +91,7 @@ func newStack(t testing.TB, extra ...func(*dynamodb.Options)) *stack {
 	t.Helper()
 	env := testEnv(t)
 	a := app.NewWithAWS(env.AWS, env.Config, slog.New(slog.DiscardHandler), extra...)
+	a.UseMCP(mcp.ForPolicy)
 	// Routed by template.yaml, as the dev server routes; queued work reaches the worker through
 	// the event source mapping stand-in, as on AWS.
 	mux, err := sam.NewRouter(env.Template, func(dir, _ string) (http.Handler, error) { return a.Handler(dir) })

@@ -27,7 +27,6 @@ import (
 	"github.com/agentorch/agentorch/shared/images"
 	"github.com/agentorch/agentorch/shared/knowledge"
 	"github.com/agentorch/agentorch/shared/localmodel"
-	"github.com/agentorch/agentorch/shared/mcp"
 	"github.com/agentorch/agentorch/shared/mcpservers"
 	"github.com/agentorch/agentorch/shared/netguard"
 	"github.com/agentorch/agentorch/shared/openai"
@@ -48,6 +47,8 @@ type Function struct {
 	Dir  string
 	HTTP Builder
 	SQS  SQSBuilder
+	// MCP: the function connects to MCP servers, so its main passes app.WithMCP(mcp.ForPolicy).
+	MCP bool
 }
 
 // SQSBuilder builds the message processor of a queue function, or says why it cannot.
@@ -56,15 +57,15 @@ type SQSBuilder func(a *App) (func(ctx context.Context, body string) error, erro
 // Functions is the one table of functions.
 var Functions = []Function{
 	{Dir: "meta", HTTP: Meta},
-	{Dir: "agents", HTTP: Agents},
+	{Dir: "agents", HTTP: Agents, MCP: true},
 	{Dir: "auth", HTTP: Auth},
 	{Dir: "sessions", HTTP: Sessions},
-	{Dir: "runtime", HTTP: Runtime},
+	{Dir: "runtime", HTTP: Runtime, MCP: true},
 	{Dir: "images", HTTP: Images},
 	{Dir: "files", HTTP: Files},
 	{Dir: "collections", HTTP: Collections},
 	{Dir: "knowledge", HTTP: Knowledge},
-	{Dir: "worker", SQS: Worker},
+	{Dir: "worker", SQS: Worker, MCP: true},
 	{Dir: "ingest", SQS: Ingest},
 	{Dir: "ingestfailed", SQS: IngestFailed},
 }
@@ -120,6 +121,7 @@ type App struct {
 
 	mcpOnce    sync.Once
 	mcpServers *mcpservers.Service
+	mcpConn    domain.MCPConnector // set by UseMCP
 }
 
 // New builds the application from configuration. It makes no network call.
@@ -276,7 +278,7 @@ func Agents(a *App) (*api.Group, error) {
 // no network call.
 func (a *App) MCPServers() *mcpservers.Service {
 	a.mcpOnce.Do(func() {
-		a.mcpServers = mcpservers.New(a.Store, mcpConnector(a.Config), seal.New(credentialsKey(a.awsCfg, a.Config)))
+		a.mcpServers = mcpservers.New(a.Store, a.mcpConnector(), seal.New(credentialsKey(a.awsCfg, a.Config)))
 	})
 	return a.mcpServers
 }
@@ -294,10 +296,39 @@ func credentialsKey(awsCfg aws.Config, cfg platform.Config) seal.KeySource {
 	}
 }
 
-// mcpConnector is the MCP client adapter, through the address guard with the operator's
-// allowed hosts (MCP_ALLOWED_HOSTS: loopback locally, none on AWS).
-func mcpConnector(cfg platform.Config) domain.MCPConnector {
-	return mcp.NewConnector(mcp.Options{Guard: netguard.Policy{AllowHosts: cfg.MCPAllowedHosts}})
+// MCPConnect makes the MCP client adapter for an address guard (shared/mcp's ForPolicy).
+type MCPConnect func(netguard.Policy) domain.MCPConnector
+
+// UseMCP gives the application the MCP client adapter, through the address guard with the
+// operator's allowed hosts (MCP_ALLOWED_HOSTS: loopback locally, none on AWS). The mains of the
+// functions that connect to MCP servers pass it (agents registers them, runtime and worker run
+// their tools), and so do the dev server and the tests: app itself does not import the MCP SDK,
+// so that the other functions' binaries do not link it (about 3 MB each).
+func (a *App) UseMCP(connect MCPConnect) {
+	a.mcpConn = connect(netguard.Policy{AllowHosts: a.Config.MCPAllowedHosts})
+}
+
+// WithMCP is UseMCP as an option of MainHTTP and MainSQS.
+func WithMCP(connect MCPConnect) func(*App) { return func(a *App) { a.UseMCP(connect) } }
+
+// mcpConnector is the MCP client adapter UseMCP gave, or one that refuses to connect in a
+// function that never does.
+func (a *App) mcpConnector() domain.MCPConnector {
+	if a.mcpConn == nil {
+		return noMCP{}
+	}
+	return a.mcpConn
+}
+
+// noMCP is the connector of functions that do not connect to MCP servers.
+type noMCP struct{}
+
+func (noMCP) ListTools(context.Context, domain.MCPEndpoint) ([]domain.MCPTool, error) {
+	return nil, &domain.MCPError{Reason: "this function does not connect to MCP servers"}
+}
+
+func (noMCP) Connect(context.Context, domain.MCPEndpoint) (domain.MCPSession, error) {
+	return nil, &domain.MCPError{Reason: "this function does not connect to MCP servers"}
 }
 
 // mcpRuns is the company's MCP servers as sessions uses them: a read of them to check
@@ -309,7 +340,7 @@ func (m mcpRuns) Resolve(ctx context.Context, company string) (domain.MCPServers
 }
 
 func (m mcpRuns) NewRun() sessions.RunTools {
-	return tools.NewMCPRun(m.a.MCPServers(), mcpConnector(m.a.Config))
+	return tools.NewMCPRun(m.a.MCPServers(), m.a.mcpConnector())
 }
 
 // Auth builds the auth group (tokens, API keys).
@@ -365,7 +396,9 @@ func Knowledge(a *App) (*api.Group, error) {
 }
 
 // Runtime builds the runtime group.
-func Runtime(a *App) (*api.Group, error) { return api.NewRuntime(a.Sessions(), a.options()), nil }
+func Runtime(a *App) (*api.Group, error) {
+	return api.NewRuntime(a.Sessions(), a.options()), nil
+}
 
 // Handler builds the handler of an HTTP function by its directory name (dev server, tests).
 func (a *App) Handler(dir string) (*api.Group, error) {
@@ -398,11 +431,14 @@ func secretsManagerSource(awsCfg aws.Config, arn string) auth.SecretSource {
 
 // MainHTTP is the whole main of an HTTP function: build the application and the group's handler
 // once at init (no network calls) and serve it to Lambda.
-func MainHTTP(build Builder) {
+func MainHTTP(build Builder, opts ...func(*App)) {
 	platform.MainHTTP(func(ctx context.Context, cfg platform.Config, log *slog.Logger) (http.Handler, error) {
 		a, err := New(ctx, cfg, log)
 		if err != nil {
 			return nil, err
+		}
+		for _, o := range opts {
+			o(a)
 		}
 		return build(a)
 	})
@@ -410,11 +446,14 @@ func MainHTTP(build Builder) {
 
 // MainSQS is the whole main of a queue function: build the application and the processor once
 // at init (no network calls) and serve SQS events with partial batch responses.
-func MainSQS(build SQSBuilder) {
+func MainSQS(build SQSBuilder, opts ...func(*App)) {
 	platform.MainSQS(func(ctx context.Context, cfg platform.Config, log *slog.Logger) (func(context.Context, string) error, error) {
 		a, err := New(ctx, cfg, log)
 		if err != nil {
 			return nil, err
+		}
+		for _, o := range opts {
+			o(a)
 		}
 		return build(a)
 	})

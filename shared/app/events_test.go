@@ -25,6 +25,7 @@ import (
 	"github.com/agentorch/agentorch/shared/app"
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/mcp"
 	"github.com/agentorch/agentorch/shared/platform"
 	"github.com/agentorch/agentorch/shared/sessions"
 )
@@ -94,6 +95,7 @@ func TestEventsReplay(t *testing.T) {
 	env := localstack.NewTestEnv(t)
 	log := slog.New(slog.DiscardHandler)
 	a := app.NewWithAWS(env.AWS, env.Config, log)
+	a.UseMCP(mcp.ForPolicy)
 	// Knowledge bases are ingested by the ingest function behind the SQS event source stand-in.
 	env.RunEventSources(t, a.Processor)
 	fns := map[string]sam.Function{}

@@ -39,7 +39,7 @@ func TestOneFunctionTable(t *testing.T) {
 			t.Errorf("%s consumes a queue but app.Functions gives functions/%s no SQS builder", fn.LogicalID, fn.Dir)
 		}
 	}
-	call := regexp.MustCompile(`app\.Main(HTTP|SQS)\(app\.(\w+)\)`)
+	call := regexp.MustCompile(`app\.Main(HTTP|SQS)\(app\.(\w+)(, app\.WithMCP\(mcp\.ForPolicy\))?\)`)
 	for _, f := range app.Functions {
 		if !inTemplate[f.Dir] {
 			t.Errorf("app.Functions has %s, which template.yaml does not deploy", f.Dir)
@@ -53,6 +53,9 @@ func TestOneFunctionTable(t *testing.T) {
 		if m == nil {
 			t.Errorf("functions/%s/main.go calls neither app.MainHTTP nor app.MainSQS with a builder", f.Dir)
 			continue
+		}
+		if withMCP := m[3] != ""; withMCP != f.MCP {
+			t.Errorf("functions/%s/main.go: app.WithMCP passed %v, app.Functions says MCP %v", f.Dir, withMCP, f.MCP)
 		}
 		var builder any = f.HTTP
 		if m[1] == "SQS" {

@@ -232,3 +232,7 @@ func (s *session) listTools(ctx context.Context) ([]domain.MCPTool, error) {
 		cursor = res.NextCursor
 	}
 }
+
+// ForPolicy is the connector with the default limits behind the address guard p (what the
+// application's mains give it: app.WithMCP(mcp.ForPolicy)).
+func ForPolicy(p netguard.Policy) domain.MCPConnector { return NewConnector(Options{Guard: p}) }
