@@ -26,6 +26,8 @@ require (
 )
 
 require (
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/gabriel-vasile/mimetype v1.4.16
 	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
 	github.com/tmc/langchaingo v0.1.14
@@ -34,6 +36,7 @@ require (
 
 require (
 	github.com/dlclark/regexp2 v1.11.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/pkoukk/tiktoken-go v0.1.6 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
