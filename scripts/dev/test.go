@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"syscall"
 
+	"github.com/agentorch/agentorch/infra/browser"
 	"github.com/agentorch/agentorch/infra/localstack"
 )
 
@@ -23,6 +24,12 @@ func runTests(ctx context.Context, args []string) int {
 		return 1
 	}
 	if err := localstack.EnsureDeps(ctx, root, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "test:", err)
+		return 1
+	}
+	// The studio's tests drive Chromium; installed here, once, rather than by the first of the
+	// test binaries that wants it (they would wait on each other's apt-get under the lock).
+	if _, err := browser.EnsureChromium(ctx, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "test:", err)
 		return 1
 	}
