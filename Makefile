@@ -1,7 +1,10 @@
 # Entry points people type. Everything a target needs it installs itself (scripts/dev -deps:
 # the npm stand-ins into .cache/node, Java via apt when root), so a fresh clone runs `make test`.
 #
-#   make dev                   local API on :3000 over the AWS stand-ins, with an API key
+#   make dev                   local API on :3000 over the AWS stand-ins, with an API key; the studio
+#                              at http://127.0.0.1:3000/studio/
+#   make build-studio          the studio's build (studio/dist/, embedded by studio/studio.go) when
+#                              its sources changed; dev, test and build run it
 #   make test [TEST_ARGS=..]   go test on a shared stack started for the run (default -count=1 ./...)
 #   make bench                 the benchmarks, on the same kind of stack
 #   make build                 every function for Lambda (arm64) into .aws-sam/build-make/<Fn>/
@@ -26,11 +29,30 @@ DEV := $(ROOT)/.cache/bin/dev
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(ROOT)/.cache/golangci-lint/$(GOLANGCI_LINT_VERSION)/golangci-lint
 
-.PHONY: dev test bench build invoke deps fmt vet lint clean dev-bin
+.PHONY: dev test bench build invoke deps fmt vet lint clean dev-bin build-studio
+
+# The studio: npm ci when node_modules is missing or older than the lock (npm writes
+# node_modules/.package-lock.json), then the Vite build when a source is newer than the build.
+STUDIO := $(ROOT)/studio
+STUDIO_SRC := $(shell find $(STUDIO)/src -type f 2>/dev/null) $(wildcard $(STUDIO)/index.html $(STUDIO)/package.json \
+	$(STUDIO)/package-lock.json $(STUDIO)/tsconfig.json $(STUDIO)/vite.config.*)
+
+build-studio: $(STUDIO)/dist/index.html
+
+$(STUDIO)/dist/index.html: $(STUDIO_SRC) $(STUDIO)/node_modules/.package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed to build the studio (Node.js 20 or later)"; exit 2; }
+	cd $(STUDIO) && npm run --silent build
+	@touch $@
+
+$(STUDIO)/node_modules/.package-lock.json: $(STUDIO)/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed to build the studio (Node.js 20 or later)"; exit 2; }
+	cd $(STUDIO) && npm ci --no-audit --no-fund
+	@touch $@
 
 # The dev runner is built and exec'd rather than `go run`: it is then make's direct child, so a
 # signal to make reaches it and it stops the stand-ins (it also dies with its parent).
-dev-bin:
+# The binaries embed the studio's build, so it comes first.
+dev-bin: build-studio
 	@mkdir -p $(dir $(DEV))
 	@cd $(ROOT) && $(GO) build -o $(DEV) ./scripts/dev
 
@@ -46,7 +68,7 @@ bench: dev-bin
 deps: dev-bin
 	@cd $(ROOT) && $(GO) mod download && exec $(DEV) -deps
 
-build:
+build: build-studio
 	@set -e; cd $(ROOT); for d in $(FUNCTIONS); do \
 		fn="$$(tr '[:lower:]' '[:upper:]' <<< $${d:0:1})$${d:1}Function"; \
 		echo "build $$fn <- functions/$$d"; \

@@ -37,6 +37,7 @@ import (
 	"github.com/agentorch/agentorch/shared/sqs"
 	"github.com/agentorch/agentorch/shared/tools"
 	"github.com/agentorch/agentorch/shared/vectors"
+	"github.com/agentorch/agentorch/studio"
 )
 
 // Function is one Lambda function of template.yaml, by its directory under functions/: an HTTP
@@ -264,8 +265,13 @@ func (a *App) options() api.Options {
 	return api.Options{Log: a.Log, Auth: a.Auth, MaxBodyBytes: a.Config.MaxBodyBytes}
 }
 
-// Meta builds the meta group (health, OpenAPI document).
-func Meta(a *App) (*api.Group, error) { return api.NewMeta(a.options()), nil }
+// Meta builds the meta group (health, OpenAPI document) and serves the studio's static files at
+// /studio/ beside it: API Gateway's $default route already brings those paths to this function.
+func Meta(a *App) (*api.Group, error) {
+	g := api.NewMeta(a.options())
+	g.Mount(studio.Prefix, studio.Handler(studio.Options{}))
+	return g, nil
+}
 
 // Agents builds the agents group, with the MCP servers their configurations bind.
 func Agents(a *App) (*api.Group, error) {
