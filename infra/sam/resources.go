@@ -37,7 +37,27 @@ type Function struct {
 	Queues    []string // logical ids of the SQS queues it consumes
 	SQSEvents []SQSEvent
 	Timeout   int // seconds, Globals merged; 0 when unset (Lambda then uses 3)
+	// URL is the function's FunctionUrlConfig, nil without one: a function behind its own
+	// function URL rather than the HTTP API.
+	URL *FunctionURL
 }
+
+// FunctionURL is a function's FunctionUrlConfig. SAM makes of it an AWS::Lambda::Url named
+// URLLogicalID (and, for AuthType NONE, the permission that opens it to the public).
+type FunctionURL struct {
+	AuthType   string // AWS_IAM or NONE
+	InvokeMode string // BUFFERED (also when unset) or RESPONSE_STREAM
+}
+
+// InvokeModeStream is the invoke mode of a function URL whose responses stream.
+const InvokeModeStream = "RESPONSE_STREAM"
+
+// Streams reports whether the function is behind a function URL whose responses stream.
+func (f Function) Streams() bool { return f.URL != nil && f.URL.InvokeMode == InvokeModeStream }
+
+// URLLogicalID is the logical id of the AWS::Lambda::Url SAM generates for the function's
+// FunctionUrlConfig (what !GetAtt <id>.FunctionUrl names).
+func (f Function) URLLogicalID() string { return f.LogicalID + "Url" }
 
 // SQSEvent is an SQS event source of a function: what Lambda's event source mapping is told.
 type SQSEvent struct {
@@ -150,6 +170,13 @@ func (t *Template) Functions() []Function {
 			// The makefile build method builds from the repository root (CodeUri "."): the
 			// directory is named by the logical id, AgentsFunction → functions/agents.
 			f.Dir = strings.ToLower(strings.TrimSuffix(id, "Function"))
+		}
+		if u, ok := p["FunctionUrlConfig"].(map[string]any); ok {
+			f.URL = &FunctionURL{InvokeMode: "BUFFERED"}
+			f.URL.AuthType, _ = u["AuthType"].(string)
+			if m, ok := u["InvokeMode"].(string); ok && m != "" {
+				f.URL.InvokeMode = m
+			}
 		}
 		events, _ := p["Events"].(map[string]any)
 		for _, name := range slices.Sorted(maps.Keys(events)) {

@@ -171,3 +171,45 @@ func TestFunctionDirFromLogicalID(t *testing.T) {
 		t.Errorf("Dir = %q, want billing", got)
 	}
 }
+
+// A FunctionUrlConfig is read with its auth type and invoke mode (BUFFERED when unset), and
+// names the URL resource SAM generates.
+func TestFunctionURLInline(t *testing.T) {
+	tmpl, err := Parse([]byte(`Resources:
+  StreamFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: .
+      FunctionUrlConfig: {AuthType: NONE, InvokeMode: RESPONSE_STREAM}
+  PlainFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: .
+      FunctionUrlConfig: {AuthType: AWS_IAM}
+  BareFunction:
+    Type: AWS::Serverless::Function
+    Properties: {CodeUri: .}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*FunctionURL{}
+	streams := map[string]bool{}
+	for _, f := range tmpl.Functions() {
+		got[f.LogicalID], streams[f.LogicalID] = f.URL, f.Streams()
+	}
+	want := map[string]*FunctionURL{
+		"StreamFunction": {AuthType: "NONE", InvokeMode: InvokeModeStream},
+		"PlainFunction":  {AuthType: "AWS_IAM", InvokeMode: "BUFFERED"},
+		"BareFunction":   nil,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("URL (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]bool{"StreamFunction": true, "PlainFunction": false, "BareFunction": false}, streams); diff != "" {
+		t.Errorf("Streams (-want +got):\n%s", diff)
+	}
+	if id := (Function{LogicalID: "StreamFunction"}).URLLogicalID(); id != "StreamFunctionUrl" {
+		t.Errorf("URLLogicalID = %q", id)
+	}
+}

@@ -43,10 +43,17 @@ func TestTemplateNoPlainSecrets(t *testing.T) {
 // a resource, a parameter or a pseudo parameter of the template.
 func TestTemplateReferences(t *testing.T) {
 	tpl := repoTemplate(t)
+	// SAM generates the AWS::Lambda::Url of a FunctionUrlConfig.
+	generated := map[string]bool{}
+	for _, f := range tpl.Functions() {
+		if f.URL != nil {
+			generated[f.URLLogicalID()] = true
+		}
+	}
 	known := func(name string) bool {
 		_, res := tpl.Resources[name]
 		_, par := tpl.Parameters[name]
-		return res || par || strings.HasPrefix(name, "AWS::")
+		return res || par || generated[name] || strings.HasPrefix(name, "AWS::")
 	}
 	var refs []string
 	collectRefs(map[string]any{"Globals": tpl.Globals, "Outputs": tpl.Outputs}, &refs)

@@ -1,6 +1,7 @@
 package sam
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,6 +63,7 @@ func TestTemplateFunctions(t *testing.T) {
 		{LogicalID: "MetaFunction", CodeURI: ".", Dir: "meta", Timeout: 29},
 		{LogicalID: "RuntimeFunction", CodeURI: ".", Dir: "runtime", Timeout: 29},
 		{LogicalID: "SessionsFunction", CodeURI: ".", Dir: "sessions", Timeout: 29},
+		{LogicalID: "StreamFunction", CodeURI: ".", Dir: "stream", Timeout: 300, URL: &FunctionURL{AuthType: "NONE", InvokeMode: InvokeModeStream}},
 		{
 			LogicalID: "WorkerFunction", CodeURI: ".", Dir: "worker", Timeout: 900, Queues: []string{"ExecutionQueue"},
 			SQSEvents: []SQSEvent{{Name: "Executions", Queue: "ExecutionQueue", BatchSize: 1, ReportBatchItemFailures: true}},
@@ -177,6 +179,8 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		"ImagesFunction": {256, 29, []any{crud, secret, readWriteImages}},
 		// Runs models synchronously within API Gateway's 30 s and queues asynchronous runs.
 		"RuntimeFunction": {512, 29, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSSendMessagePolicy": queueName}}},
+		// The runtime group behind the streaming function URL: the same rights, runs of up to 5 min.
+		"StreamFunction": {512, 300, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSSendMessagePolicy": queueName}}},
 		// Runs queued executions for up to Lambda's 15 minutes.
 		"WorkerFunction": {512, 900, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSPollerPolicy": queueName}}},
 		// Uploads (base64-decoded bodies of up to 6 MB) and deletes chunks of deleted files.
@@ -206,10 +210,16 @@ func TestTemplateFunctionSettings(t *testing.T) {
 			t.Errorf("unexpected function %s", f.LogicalID)
 			continue
 		}
+		env := wantEnv
+		if f.LogicalID == "MetaFunction" {
+			// The studio learns where to stream from the meta function.
+			env = maps.Clone(wantEnv)
+			env["STREAM_BASE_URL"] = map[string]any{"Fn::GetAtt": []any{"StreamFunctionUrl", "FunctionUrl"}}
+		}
 		wantProps := map[string]any{
 			"Runtime": "provided.al2023", "Architectures": []any{"arm64"}, "Handler": "bootstrap",
 			"MemorySize": w.memory, "Timeout": w.timeout,
-			"Env":      wantEnv,
+			"Env":      env,
 			"Policies": w.policies,
 			"Metadata": map[string]any{"BuildMethod": "makefile"},
 		}
@@ -241,7 +251,7 @@ func TestTemplateRoutesDeployable(t *testing.T) {
 	}
 	seen := map[Route]string{}
 	for _, f := range tpl.Functions() {
-		events := tpl.Properties(f.LogicalID)["Events"].(map[string]any)
+		events, _ := tpl.Properties(f.LogicalID)["Events"].(map[string]any)
 		for name, ev := range events {
 			if ev.(map[string]any)["Type"] != "HttpApi" {
 				continue
@@ -330,6 +340,9 @@ func TestTemplateData(t *testing.T) {
 	// Physical names are left to CloudFormation so that stacks can coexist.
 	for id, r := range tpl.Resources {
 		for _, name := range []string{"TableName", "BucketName", "QueueName", "DomainName", "Name", "FunctionName"} {
+			if name == "FunctionName" && r.Type == "AWS::Lambda::Permission" {
+				continue // the function the permission is on, not a name to create
+			}
 			if _, ok := r.Properties[name]; ok {
 				t.Errorf("%s sets %s", id, name)
 			}

@@ -50,6 +50,9 @@ type Function struct {
 	SQS  SQSBuilder
 	// MCP: the function connects to MCP servers, so its main passes app.WithMCP(mcp.ForPolicy).
 	MCP bool
+	// Stream: the function is behind a function URL whose responses stream (InvokeMode
+	// RESPONSE_STREAM), not the HTTP API, so its main is app.MainHTTPStream.
+	Stream bool
 }
 
 // SQSBuilder builds the message processor of a queue function, or says why it cannot.
@@ -62,6 +65,7 @@ var Functions = []Function{
 	{Dir: "auth", HTTP: Auth},
 	{Dir: "sessions", HTTP: Sessions},
 	{Dir: "runtime", HTTP: Runtime, MCP: true},
+	{Dir: "stream", HTTP: Stream, MCP: true, Stream: true},
 	{Dir: "images", HTTP: Images},
 	{Dir: "files", HTTP: Files},
 	{Dir: "collections", HTTP: Collections},

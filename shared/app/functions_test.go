@@ -39,7 +39,11 @@ func TestOneFunctionTable(t *testing.T) {
 			t.Errorf("%s consumes a queue but app.Functions gives functions/%s no SQS builder", fn.LogicalID, fn.Dir)
 		}
 	}
-	call := regexp.MustCompile(`app\.Main(HTTP|SQS)\(app\.(\w+)(, app\.WithMCP\(mcp\.ForPolicy\))?\)`)
+	call := regexp.MustCompile(`app\.Main(HTTPStream|HTTP|SQS)\(app\.(\w+)(, app\.WithMCP\(mcp\.ForPolicy\))?\)`)
+	streams := map[string]bool{}
+	for _, fn := range tmpl.Functions() {
+		streams[fn.Dir] = fn.Streams()
+	}
 	for _, f := range app.Functions {
 		if !inTemplate[f.Dir] {
 			t.Errorf("app.Functions has %s, which template.yaml does not deploy", f.Dir)
@@ -51,11 +55,15 @@ func TestOneFunctionTable(t *testing.T) {
 		}
 		m := call.FindStringSubmatch(string(src))
 		if m == nil {
-			t.Errorf("functions/%s/main.go calls neither app.MainHTTP nor app.MainSQS with a builder", f.Dir)
+			t.Errorf("functions/%s/main.go calls none of app.MainHTTP, app.MainHTTPStream and app.MainSQS with a builder", f.Dir)
 			continue
 		}
 		if withMCP := m[3] != ""; withMCP != f.MCP {
 			t.Errorf("functions/%s/main.go: app.WithMCP passed %v, app.Functions says MCP %v", f.Dir, withMCP, f.MCP)
+		}
+		// A function behind a streaming function URL answers through app.MainHTTPStream.
+		if stream := m[1] == "HTTPStream"; stream != f.Stream || stream != streams[f.Dir] {
+			t.Errorf("functions/%s/main.go uses app.Main%s; app.Functions says Stream %v, template.yaml streams %v", f.Dir, m[1], f.Stream, streams[f.Dir])
 		}
 		var builder any = f.HTTP
 		if m[1] == "SQS" {

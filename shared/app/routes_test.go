@@ -75,11 +75,12 @@ func queueFunction(f sam.Function) bool {
 	return len(f.Queues) > 0 && len(f.Routes) == 0 && len(f.Fallbacks) == 0
 }
 
-// httpFunctions lists the template's functions that serve HTTP routes.
+// httpFunctions lists the template's functions behind the HTTP API (not those behind a function
+// URL of their own, which has no routes: TestStreamEvents checks the stream function).
 func httpFunctions(tpl *sam.Template) []sam.Function {
 	var out []sam.Function
 	for _, f := range tpl.Functions() {
-		if !queueFunction(f) {
+		if !queueFunction(f) && f.URL == nil {
 			out = append(out, f)
 		}
 	}

@@ -1,0 +1,29 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/agentorch/agentorch/shared/api"
+	"github.com/agentorch/agentorch/shared/platform"
+)
+
+// Stream builds the stream function's handler: the runtime group, served behind a Lambda
+// function URL in RESPONSE_STREAM mode so that an execute with ?stream=true sends each event as
+// it happens on AWS too. It authenticates as every group does (API keys, bearer tokens).
+func Stream(a *App) (*api.Group, error) { return Runtime(a) }
+
+// MainHTTPStream is MainHTTP for a function behind a streaming function URL.
+func MainHTTPStream(build Builder, opts ...func(*App)) {
+	platform.MainHTTPStream(func(ctx context.Context, cfg platform.Config, log *slog.Logger) (http.Handler, error) {
+		a, err := New(ctx, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range opts {
+			o(a)
+		}
+		return build(a)
+	})
+}
