@@ -1,0 +1,404 @@
+// Package e2e drives the studio in headless Chromium (infra/browser) against the whole
+// application on the local stand-ins, served as the dev server serves it: every function's routes
+// from template.yaml on one HTTP server, the studio at /studio/ beside them. The tests skip, with
+// a message that says so, only while the studio is not served (503 "not built" before the Vite
+// build, or 404 before the meta function mounts it).
+//
+// The DOM contract is the data-testid names of studio/README.md; the names are in one place below.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/textproto"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/agentorch/agentorch/infra/browser"
+	"github.com/agentorch/agentorch/infra/localstack"
+	"github.com/agentorch/agentorch/infra/sam"
+	"github.com/agentorch/agentorch/shared/app"
+	"github.com/agentorch/agentorch/shared/auth"
+	"github.com/agentorch/agentorch/shared/mcp"
+)
+
+func TestMain(m *testing.M) { localstack.RunTests(m) }
+
+// The data-testid names of the studio's DOM contract (studio/README.md).
+const (
+	signinKey, signinSubmit, signout          = "signin-key", "signin-submit", "signout"
+	navAgents, navPlayground                  = "nav-agents", "nav-playground"
+	navKnowledge, navSettings                 = "nav-knowledge", "nav-settings"
+	agentNew, agentConfig, agentSave          = "agent-new", "agent-config", "agent-save"
+	agentRow, fieldError                      = "agent-row", "field-error"
+	agentSelect                               = "agent-select"
+	chatInput, chatSend, msgAssistant         = "chat-input", "chat-send", "msg-assistant"
+	toolCall, citation, citationPassage       = "tool-call", "citation", "citation-passage"
+	keyCreate, keyName, keySecret, keyRevoke  = "key-create", "key-name", "key-secret", "key-revoke"
+	keyRow                                    = "key-row"
+	uploadDrop, uploadInput, fileRow          = "upload-drop", "upload-input", "file-row"
+	kbNew, kbName, kbFile, kbCreate, kbStatus = "kb-new", "kb-name", "kb-file", "kb-create", "kb-status"
+	searchInput, searchResult                 = "search-input", "search-result"
+)
+
+// tid is the CSS selector of a data-testid.
+func tid(name string) string { return `[data-testid="` + name + `"]` }
+
+// studio is one signed-in browser tab on one application with fresh resources.
+type studio struct {
+	t testing.TB
+	// tab is chromedp's handle on the browser tab (a context by chromedp's design, not the scope
+	// of one call): every action runs under a child of it with its own deadline.
+	tab    context.Context
+	report *browser.Report
+	base   string // the HTTP server's URL
+	key    string // the API key the studio signed in with
+	app    *app.App
+}
+
+// newStudio starts the application on fresh resources behind an HTTP server, skips the test
+// while the studio is not built or its build lacks a data-testid the test needs, creates an API
+// key and opens the studio in Chromium, not yet signed in.
+func newStudio(t *testing.T, needs ...string) *studio {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("drives Chromium against the local stack; runs without -short")
+	}
+	env := localstack.NewTestEnv(t)
+	a := app.NewWithAWS(env.AWS, env.Config, slog.New(slog.DiscardHandler))
+	a.UseMCP(mcp.ForPolicy)
+	mux, err := sam.NewRouter(env.Template, func(dir, _ string) (http.Handler, error) { return a.Handler(dir) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.RunEventSources(t, a.Processor)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	res, err := http.Get(srv.URL + "/studio/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	switch {
+	case res.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(body), "not built"):
+		t.Skipf("the studio is not built (GET /studio/: 503 %q): make build-studio builds it", strings.TrimSpace(string(body)))
+	case res.StatusCode != http.StatusOK:
+		t.Fatalf("GET /studio/: %d %s", res.StatusCode, body)
+	}
+	if missing := missingNames(t, srv.URL, string(body), needs); len(missing) > 0 {
+		t.Skipf("the studio's build does not have %q yet: this test runs once it does", missing)
+	}
+
+	_, secret, err := a.Auth.CreateKey(context.Background(), auth.NewKey{Name: "studio test", Owner: "alice", Company: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, report, _ := browser.NewContext(t)
+	s := &studio{t: t, tab: tab, report: report, base: srv.URL, key: secret, app: a}
+	s.do("open /studio/", 20*time.Second, chromedp.Navigate(srv.URL+"/studio/"))
+	s.visible(signinKey)
+	return s
+}
+
+// missingNames returns the data-testid names of needs that appear in none of the scripts the
+// studio's index.html loads. The studio grows screen by screen: a test waits, skipped, for the
+// screens it drives, rather than failing on a build that does not have them yet. The names must
+// therefore be written whole in the sources (data-testid="kb-status", not "kb-" + name).
+func missingNames(t *testing.T, base, index string, needs []string) []string {
+	t.Helper()
+	var bundle strings.Builder
+	for _, m := range scriptSrc.FindAllStringSubmatch(index, -1) {
+		src := m[1]
+		if !strings.HasPrefix(src, "/") {
+			src = "/studio/" + src
+		}
+		res, err := http.Get(base + src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d", src, res.StatusCode)
+		}
+		bundle.Write(b)
+	}
+	all := append([]string{signinKey, signinSubmit, navAgents}, needs...)
+	var missing []string
+	for _, n := range all {
+		if !strings.Contains(bundle.String(), n) {
+			missing = append(missing, n)
+		}
+	}
+	return missing
+}
+
+// scriptSrc finds the module scripts of index.html.
+var scriptSrc = regexp.MustCompile(`<script[^>]*\ssrc="([^"]+)"`)
+
+// signIn signs in with the test's key and waits for the navigation.
+func (s *studio) signIn() {
+	s.t.Helper()
+	s.fill(signinKey, s.key)
+	s.click(signinSubmit)
+	s.visible(navAgents)
+}
+
+// do runs actions within d; what names them in a failure.
+func (s *studio) do(what string, d time.Duration, actions ...chromedp.Action[chromedp.Void]) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.tab, d)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		s.fail("%s: %v (page at %s)", what, err, s.location())
+	}
+}
+
+// location is the page's address, for failure messages.
+func (s *studio) location() string {
+	ctx, cancel := context.WithTimeout(s.tab, 2*time.Second)
+	defer cancel()
+	u, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		return "?"
+	}
+	return u
+}
+
+// fail ends the test with what the page logged, which is usually the reason.
+func (s *studio) fail(format string, args ...any) {
+	s.t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if c := s.report.Console(); len(c) > 0 {
+		msg += "\nconsole:\n  " + strings.Join(c, "\n  ")
+	}
+	s.t.Fatal(msg)
+}
+
+func (s *studio) visible(name string) {
+	s.t.Helper()
+	s.do("wait for "+tid(name)+" to be visible", 20*time.Second, chromedp.WaitVisible(chromedp.CSS(tid(name))))
+}
+
+func (s *studio) click(name string) {
+	s.t.Helper()
+	s.do("click "+tid(name), 20*time.Second, chromedp.Click(chromedp.CSS(tid(name)), chromedp.NodeVisible))
+}
+
+// fill sets the value of an input, textarea or select as typing would: through the element's
+// own value setter, then input and change events, which is what the framework listens to.
+func (s *studio) fill(name, value string) {
+	s.t.Helper()
+	s.visible(name)
+	v, _ := json.Marshal(value)
+	js := fmt.Sprintf(`(() => {
+  const el = document.querySelector(%q);
+  if (!el) return false;
+  const set = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), "value").set;
+  set.call(el, %s);
+  el.dispatchEvent(new Event("input", {bubbles: true}));
+  el.dispatchEvent(new Event("change", {bubbles: true}));
+  return true;
+})()`, tid(name), v)
+	if ok := s.eval(js); ok != true {
+		s.fail("fill %s: no such element", name)
+	}
+}
+
+// eval evaluates JavaScript in the page and returns its JSON value decoded.
+func (s *studio) eval(js string) any {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.tab, 20*time.Second)
+	defer cancel()
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		s.fail("evaluate: %v", err)
+	}
+	var v any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			s.fail("evaluate: %v: %s", err, raw)
+		}
+	}
+	return v
+}
+
+// texts returns the text of every element with the data-testid.
+func (s *studio) texts(name string) []string {
+	s.t.Helper()
+	js := fmt.Sprintf(`Array.from(document.querySelectorAll(%q), el => el.innerText || el.textContent || "")`, tid(name))
+	var out []string
+	if arr, ok := s.eval(js).([]any); ok {
+		for _, v := range arr {
+			str, _ := v.(string)
+			out = append(out, str)
+		}
+	}
+	return out
+}
+
+// waitText waits until an element with the data-testid holds want, and returns its text.
+func (s *studio) waitText(name, want string, d time.Duration) string {
+	s.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		texts := s.texts(name)
+		for _, txt := range texts {
+			if strings.Contains(txt, want) {
+				return txt
+			}
+		}
+		if time.Now().After(deadline) {
+			s.fail("no %s holds %q within %s; they hold %q", name, want, d, texts)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// api calls the public API with the test's key, for what a test sets up outside the studio.
+func (s *studio) api(method, path string, body any) map[string]any {
+	s.t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.base+path, r)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("x-api-key", s.key)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	if res.StatusCode >= 300 {
+		s.t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, out)
+	}
+	var m map[string]any
+	if len(out) > 0 {
+		if err := json.Unmarshal(out, &m); err != nil {
+			s.t.Fatalf("%s %s: %v: %s", method, path, err, out)
+		}
+	}
+	return m
+}
+
+// createAgent stores an agent of the flat configuration cfg through the API and returns its id.
+func (s *studio) createAgent(cfg string) string {
+	s.t.Helper()
+	var sc map[string]any
+	if err := json.Unmarshal([]byte(cfg), &sc); err != nil {
+		s.t.Fatal(err)
+	}
+	id, _ := s.api("POST", "/api/v1/agent/", map[string]any{"system_config": sc})["id"].(string)
+	if id == "" {
+		s.t.Fatal("agent created without an id")
+	}
+	return id
+}
+
+// shot writes a screenshot of the viewport (1280×800) to docs/img/studio-<name>.png when
+// STUDIO_SCREENSHOTS=1: the README's pictures, taken by the tests rather than by hand, and only
+// on request so that a plain test run leaves the tree clean.
+func (s *studio) shot(name string) {
+	s.t.Helper()
+	if os.Getenv("STUDIO_SCREENSHOTS") != "1" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.tab, 20*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		s.fail("screenshot %s: %v", name, err)
+	}
+	root, err := localstack.RepoRoot()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	path := filepath.Join(root, "docs", "img", "studio-"+name+".png")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Logf("screenshot %s (%d KB)", path, len(png)/1024)
+}
+
+// completedKB uploads one text file and ingests a knowledge base of it through the API, and
+// returns the knowledge base's id once its status is completed.
+func (s *studio) completedKB(name, text string) string {
+	s.t.Helper()
+	var b bytes.Buffer
+	w := multipart.NewWriter(&b)
+	h := textproto.MIMEHeader{}
+	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="file"; filename=%q`, name))
+	h.Set("Content-Type", "text/plain")
+	pw, err := w.CreatePart(h)
+	if err == nil {
+		_, err = pw.Write([]byte(text))
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req, err := http.NewRequest("POST", s.base+"/api/v1/files/", &b)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("x-api-key", s.key)
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var file map[string]any
+	err = json.NewDecoder(res.Body).Decode(&file)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusCreated {
+		s.t.Fatalf("upload %s: %d %v %v", name, res.StatusCode, err, file)
+	}
+	kb := s.api("POST", "/api/v1/knowledge-bases/", map[string]any{"name": "Support", "processing_engine": "opensearch",
+		"selected_datasources": []any{file["id"]}})
+	id, _ := kb["id"].(string)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		st, _ := s.api("GET", "/api/v1/knowledge-bases/"+id+"/check_status/", nil)["knowledge_base"].(map[string]any)
+		switch st["status"] {
+		case "completed":
+			return id
+		case "failed":
+			s.t.Fatalf("knowledge base %s failed: %v", id, st)
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("knowledge base %s still %v after 2 minutes", id, st["status"])
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -1,0 +1,267 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+)
+
+// returnsPolicy is the knowledge the knowledge-base tests ingest and search.
+const returnsPolicy = "Returns policy. Anything bought in our shop may be sent back within thirty days of delivery for a full refund. Items must be unused and in their original packaging."
+
+// TestSignIn: the studio asks for a key, exchanges it for a token kept out of localStorage and
+// out of the address, and forgets it on sign-out (a reload asks again).
+func TestSignIn(t *testing.T) {
+	s := newStudio(t, signout)
+	s.shot("signin")
+	s.signIn()
+	s.shot("home")
+	if n := s.eval(`localStorage.length`); n != float64(0) {
+		t.Errorf("localStorage holds %v items: the token must live in memory or sessionStorage", n)
+	}
+	href, _ := s.eval(`location.href`).(string)
+	if strings.Contains(href, s.key) || strings.Contains(strings.ToLower(href), "token") {
+		t.Errorf("the address holds a credential: %s", href)
+	}
+	stored, _ := s.eval(`JSON.stringify(Object.assign({}, sessionStorage))`).(string)
+	if strings.Contains(stored, s.key) {
+		t.Errorf("sessionStorage holds the API key itself, not a token: %s", stored)
+	}
+	s.click(signout)
+	s.visible(signinKey)
+	s.do("reload", 20*time.Second, chromedp.Reload())
+	s.visible(signinKey)
+	s.report.Clean(t)
+}
+
+// TestAgentEditor: a configuration with an unknown tool shows the error at its dotted field
+// while it is typed (through /agent/validate/); once fixed the error goes and the agent saves.
+func TestAgentEditor(t *testing.T) {
+	s := newStudio(t, agentNew, agentConfig, fieldError, agentSave, agentRow)
+	s.signIn()
+	s.click(navAgents)
+	s.click(agentNew)
+	s.fill(agentConfig, `{"name":"toolbot","agent_type":"react_agent","tools":["calculator","teleport"]}`)
+	msg := s.waitText(fieldError, "teleport", 20*time.Second)
+	fields, _ := s.eval(fmt.Sprintf(`Array.from(document.querySelectorAll(%q), e => e.dataset.field)`, tid(fieldError))).([]any)
+	found := false
+	for _, f := range fields {
+		if f, _ := f.(string); strings.HasSuffix(f, "tools.1") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("field errors are at %v, want tools.1 (message %q)", fields, msg)
+	}
+	s.shot("agent-editor")
+
+	s.fill(agentConfig, `{"name":"toolbot","agent_type":"react_agent","tools":["calculator"]}`)
+	s.do("wait for the field errors to go", 20*time.Second, chromedp.WaitNotPresent(chromedp.CSS(tid(fieldError))))
+	s.click(agentSave)
+	s.waitText(agentRow, "toolbot", 20*time.Second)
+	agents := s.api("GET", "/api/v1/agent/", nil)
+	if b, _ := json.Marshal(agents); !strings.Contains(string(b), "toolbot") {
+		t.Errorf("the agent was not stored: %s", b)
+	}
+	s.report.Clean(t)
+}
+
+// TestChatToolCall: in the playground a react_agent with the calculator answers through the
+// streaming execute; the tool call is shown, then the answer with its result.
+func TestChatToolCall(t *testing.T) {
+	s := newStudio(t, navPlayground, agentSelect, chatInput, chatSend, toolCall, msgAssistant)
+	id := s.createAgent(`{"name":"Calc","agent_type":"react_agent","system_prompt":"Use tools.","tools":["calculator"]}`)
+	s.signIn()
+	s.click(navPlayground)
+	s.fill(agentSelect, id)
+
+	requests := chromedp.Events(s.tab, network.RequestWillBeSent)
+	s.fill(chatInput, `calculator {"expression":"2+2"}`)
+	s.click(chatSend)
+	s.waitText(toolCall, "calculator", 30*time.Second)
+	s.waitText(msgAssistant, "Tool result: 4", 30*time.Second)
+	s.shot("playground")
+
+	ctx, cancel := context.WithTimeout(s.tab, 5*time.Second)
+	defer cancel()
+	streamed := false
+	for ev, err := range requests {
+		if err != nil || ctx.Err() != nil {
+			break
+		}
+		if u := ev.Request.URL; strings.Contains(u, "/execute/") && strings.Contains(u, "stream=true") {
+			streamed = true
+			break
+		}
+	}
+	if !streamed {
+		t.Error("the chat did not call execute with ?stream=true")
+	}
+	s.report.Clean(t)
+}
+
+// TestKnowledge: a file uploaded through the file input, a knowledge base created over it whose
+// status reaches completed in the page, then a search that finds the passage.
+func TestKnowledge(t *testing.T) {
+	s := newStudio(t, navKnowledge, uploadInput, fileRow, kbNew, kbName, kbFile, kbCreate, kbStatus, searchInput, searchResult)
+	s.signIn()
+	s.click(navKnowledge)
+	path := filepath.Join(t.TempDir(), "returns.txt")
+	if err := os.WriteFile(path, []byte(returnsPolicy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.do("choose the file", 20*time.Second, chromedp.SetUploadFiles(chromedp.CSS(tid(uploadInput)), []string{path}))
+	s.waitText(fileRow, "returns.txt", 30*time.Second)
+
+	s.click(kbNew)
+	s.fill(kbName, "Support")
+	s.click(kbFile)
+	s.click(kbCreate)
+	s.waitText(kbStatus, "completed", 3*time.Minute)
+	s.shot("knowledge")
+
+	s.fill(searchInput, "How long may I send a purchase back?")
+	s.do("press Enter in the search box", 10*time.Second, chromedp.SendKeys(chromedp.CSS(tid(searchInput)), "\r"))
+	s.waitText(searchResult, "thirty days", 30*time.Second)
+	s.shot("search")
+	s.report.Clean(t)
+}
+
+// TestCitation: an answer from a knowledge base shows numbered citations; one opens the passage
+// it cites.
+func TestCitation(t *testing.T) {
+	s := newStudio(t, navPlayground, agentSelect, chatInput, chatSend, citation, citationPassage)
+	kb := s.completedKB("returns.txt", returnsPolicy)
+	id := s.createAgent(fmt.Sprintf(`{"name":"Helper","agent_type":"llm_agent","system_prompt":"Answer customers.",
+		"llm_config":{"provider":"local","model":"dev"},
+		"knowledge_bases":[{"name":"support","knowledge_base_type":"opensearch","knowledge_base_id":%q}]}`, kb))
+	s.signIn()
+	s.click(navPlayground)
+	s.fill(agentSelect, id)
+	s.fill(chatInput, "How long do I have to send a purchase back?")
+	s.click(chatSend)
+	s.waitText(citation, "1", 30*time.Second)
+	s.click(citation)
+	s.waitText(citationPassage, "thirty days", 20*time.Second)
+	s.shot("citation")
+	s.report.Clean(t)
+}
+
+// TestKeys: a key created in the settings shows its secret once, and the secret works; revoked
+// in the settings, it no longer does.
+func TestKeys(t *testing.T) {
+	s := newStudio(t, navSettings, keyName, keyCreate, keySecret, keyRow, keyRevoke)
+	s.signIn()
+	s.click(navSettings)
+	name := fmt.Sprintf("ci-%d", time.Now().UnixNano())
+	s.fill(keyName, name)
+	s.click(keyCreate)
+	s.visible(keySecret)
+	secrets := s.texts(keySecret)
+	secret := strings.TrimSpace(secrets[0])
+	if v, _ := s.eval(fmt.Sprintf(`document.querySelector(%q).value || ""`, tid(keySecret))).(string); v != "" {
+		secret = strings.TrimSpace(v) // shown in a read-only input
+	}
+	if code := s.status(secret); code != http.StatusOK {
+		t.Fatalf("the new key's secret %q answers %d, want 200", secret, code)
+	}
+	s.shot("keys")
+
+	s.waitText(keyRow, name, 20*time.Second)
+	clicked := s.eval(fmt.Sprintf(`(() => {
+  const row = Array.from(document.querySelectorAll(%q)).find(r => r.textContent.includes(%q));
+  const b = row && row.querySelector(%q);
+  if (!b) return false;
+  b.click();
+  return true;
+})()`, tid(keyRow), name, tid(keyRevoke)))
+	if clicked != true {
+		s.fail("no %s in the row of %s", keyRevoke, name)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for s.status(secret) != http.StatusUnauthorized {
+		if time.Now().After(deadline) {
+			s.fail("the revoked key still authenticates after 20s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if code := s.status(s.key); code != http.StatusOK {
+		t.Errorf("the studio's own key answers %d after revoking another", code)
+	}
+	s.report.Clean(t)
+}
+
+// TestXSS: a message and file names that hold HTML are shown as text: no script runs (no
+// dialog), nothing had to be blocked by the CSP, and no element carries an event handler.
+func TestXSS(t *testing.T) {
+	s := newStudio(t, navPlayground, agentSelect, chatInput, chatSend, msgAssistant, navKnowledge, uploadInput, fileRow)
+	id := s.createAgent(`{"name":"Echo","agent_type":"llm_agent","system_prompt":"Echo."}`)
+	s.signIn()
+	s.click(navPlayground)
+	s.fill(agentSelect, id)
+	s.fill(chatInput, `<img src=x onerror=alert(1)> and <script>alert(2)</script>`)
+	s.click(chatSend)
+	s.waitText(msgAssistant, "You said", 30*time.Second)
+
+	s.click(navKnowledge)
+	added := s.eval(fmt.Sprintf(`(() => {
+  const input = document.querySelector(%q);
+  if (!input) return false;
+  const dt = new DataTransfer();
+  dt.items.add(new File(["x"], "<script>alert(3)</script>.txt", {type: "text/plain"}));
+  dt.items.add(new File(["y"], "<img src=x onerror=alert(4)>.txt", {type: "text/plain"}));
+  input.files = dt.files;
+  input.dispatchEvent(new Event("change", {bubbles: true}));
+  return true;
+})()`, tid(uploadInput)))
+	if added != true {
+		s.fail("no %s", uploadInput)
+	}
+	s.waitText(fileRow, "onerror=alert(4)", 30*time.Second)
+	s.waitText(fileRow, "script>.txt", 30*time.Second)
+	time.Sleep(500 * time.Millisecond) // an image's error handler runs after its load fails
+
+	if d := s.report.Dialogs(); len(d) > 0 {
+		t.Errorf("a payload ran: %q", d)
+	}
+	if v := s.report.CSPViolations(); len(v) > 0 {
+		t.Errorf("the page put markup where the CSP had to stop it (it should be text or sanitized): %q", v)
+	}
+	if n := s.eval(`document.querySelectorAll("[onerror],[onload],[onclick]").length`); n != float64(0) {
+		t.Errorf("%v elements carry inline event handlers", n)
+	}
+	if n := s.eval(`Array.from(document.scripts).filter(e => e.textContent.includes("alert(")).length`); n != float64(0) {
+		t.Errorf("%v script elements hold a payload", n)
+	}
+	// A sanitized <img src=x> may still fail to load; that is no script running.
+	for _, e := range s.report.ConsoleErrors() {
+		if !strings.Contains(e, "Failed to load resource") {
+			t.Errorf("console error: %s", e)
+		}
+	}
+}
+
+// status answers the status of an authenticated GET of the agents list with key.
+func (s *studio) status(key string) int {
+	s.t.Helper()
+	req, err := http.NewRequest("GET", s.base+"/api/v1/agent/", nil)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("x-api-key", key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
