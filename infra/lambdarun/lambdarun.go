@@ -34,19 +34,26 @@ type Options struct {
 	MemoryMB  int           // AWS_LAMBDA_FUNCTION_MEMORY_SIZE; DefaultMemoryMB when 0
 	Timeout   time.Duration // the invocation deadline; DefaultTimeout when 0
 	Stderr    io.Writer     // the function's output (its logs); discarded when nil
+	// Stream, when set, invokes the function as InvokeWithResponseStream does (what a function
+	// URL in RESPONSE_STREAM mode does): the response the function streams is written to Stream
+	// as each chunk arrives (NewHTTPWriter takes a function URL's response apart), and kept in
+	// Result.Response too. Without it the response is collected whole, as Invoke does.
+	Stream io.Writer
 }
 
 // Result is the outcome of one invocation.
 type Result struct {
 	Response     []byte        // what the function posted to /response (or to /error)
 	InitDuration time.Duration // from exec to the first /next: the cold start
-	Duration     time.Duration // from serving the event to the function's answer
+	Duration     time.Duration // from serving the event to the function's answer (its last byte)
+	FirstByte    time.Duration // from serving the event to the first byte of the response
+	Streamed     bool          // the runtime posted the response chunked (the streaming response mode)
 	BinaryBytes  int64         // size of the bootstrap
 	MaxRSSBytes  int64         // peak resident memory of the process
 }
 
 // FunctionError is an invocation the function reported as failed, through
-// /invocation/{id}/error or /init/error.
+// /invocation/{id}/error or /init/error, or in the trailers of a streamed response.
 type FunctionError struct {
 	Phase   string // "init" or "invoke"
 	Type    string // the Lambda-Runtime-Function-Error-Type header

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,7 +13,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -28,8 +31,21 @@ const (
 	pathInitError = "POST /2018-06-01/runtime/init/error"
 )
 
-// maxPayload is Lambda's limit on a synchronous response.
-const maxPayload = 6 << 20
+// Lambda's limits on a response: Invoke's, and InvokeWithResponseStream's (soft on AWS).
+const (
+	maxPayload       = 6 << 20
+	maxStreamPayload = 20 << 20
+)
+
+// Headers and trailers of the streaming response mode (the runtime API's
+// runtimes-custom-response-streaming): a runtime declares the mode with the header (the Go
+// runtime only sends its body chunked) and reports a failure met mid-stream in the trailers, the
+// body base64-encoded.
+const (
+	headerResponseMode = "Lambda-Runtime-Function-Response-Mode"
+	headerErrorType    = "Lambda-Runtime-Function-Error-Type"
+	trailerErrorBody   = "Lambda-Runtime-Function-Error-Body"
+)
 
 // Run starts the bootstrap with the Runtime API stand-in, serves opts.Event once and returns the
 // function's answer. A failure the function reports comes back as a *FunctionError along with
@@ -54,7 +70,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	}
 	res.BinaryBytes = fi.Size()
 
-	rt := &runtimeAPI{event: opts.Event, function: opts.Function, timeout: opts.Timeout,
+	rt := &runtimeAPI{event: opts.Event, function: opts.Function, timeout: opts.Timeout, stream: opts.Stream,
 		requestID: newID(), done: make(chan answer, 1), closing: make(chan struct{})}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -109,19 +125,21 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		stop()
 		return res, fmt.Errorf("no answer within %s; the function's output ends:\n%s", opts.Timeout, out)
 	}
-	res.Response = a.payload
-	res.InitDuration, res.Duration = rt.timings()
+	res.Response, res.Streamed = a.payload, a.streamed
+	res.InitDuration, res.Duration, res.FirstByte = rt.timings()
 	if a.errPhase != "" {
-		return res, &FunctionError{Phase: a.errPhase, Type: a.errType, Payload: a.payload}
+		return res, &FunctionError{Phase: a.errPhase, Type: a.errType, Payload: a.errPayload}
 	}
 	return res, nil
 }
 
 // answer is what the function posted for the invocation.
 type answer struct {
-	payload  []byte
-	errPhase string // empty on success
-	errType  string
+	payload    []byte // the response, or the error document posted to /error
+	streamed   bool   // the response came chunked
+	errPhase   string // empty on success
+	errType    string
+	errPayload []byte
 }
 
 // runtimeAPI serves one invocation.
@@ -129,6 +147,7 @@ type runtimeAPI struct {
 	event     []byte
 	function  string
 	timeout   time.Duration
+	stream    io.Writer // a streaming invocation's client; nil for Invoke
 	requestID string
 	start     time.Time
 	done      chan answer
@@ -138,6 +157,7 @@ type runtimeAPI struct {
 	served    bool
 	firstNext time.Time
 	servedAt  time.Time
+	firstByte time.Time
 	answered  time.Time
 }
 
@@ -184,19 +204,30 @@ func (rt *runtimeAPI) post(w http.ResponseWriter, r *http.Request, phase string)
 		http.Error(w, `{"errorMessage":"unknown request id","errorType":"InvalidRequestID"}`, http.StatusBadRequest)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPayload))
+	limit, out := int64(maxPayload), io.Writer(io.Discard)
+	if phase == "" && rt.stream != nil {
+		limit, out = maxStreamPayload, rt.stream
+	}
+	body, err := rt.read(http.MaxBytesReader(w, r.Body, limit), out)
 	var tooLarge *http.MaxBytesError
+	a := answer{payload: body, errPhase: phase, errType: r.Header.Get(headerErrorType),
+		streamed: slices.Contains(r.TransferEncoding, "chunked") || strings.EqualFold(r.Header.Get(headerResponseMode), "streaming")}
 	if errors.As(err, &tooLarge) {
 		http.Error(w, `{"errorMessage":"response payload too large","errorType":"RequestEntityTooLarge"}`, http.StatusRequestEntityTooLarge)
-		body, phase = []byte(`{"errorMessage":"Response payload size exceeded maximum allowed payload size (6291556 bytes).","errorType":"Function.ResponseSizeTooLarge"}`), "invoke"
+		a.errPhase, a.errType = "invoke", "Function.ResponseSizeTooLarge"
+		a.errPayload = fmt.Appendf(nil, `{"errorMessage":"Response payload size exceeded maximum allowed payload size (%d bytes).","errorType":"Function.ResponseSizeTooLarge"}`, limit)
 	} else if err != nil {
 		return
 	}
-	errType := r.Header.Get("Lambda-Runtime-Function-Error-Type")
-	if t := r.Trailer.Get("Lambda-Runtime-Function-Error-Type"); t != "" {
-		// The Go runtime reports a failure while streaming the response in trailers.
-		errType, phase = t, "invoke"
-		body = bytes.Clone([]byte(r.Trailer.Get("Lambda-Runtime-Function-Error-Body")))
+	if t := r.Trailer.Get(headerErrorType); t != "" {
+		// A failure met while the response was streaming.
+		a.errPhase, a.errType = "invoke", t
+		a.errPayload = []byte(r.Trailer.Get(trailerErrorBody))
+		if dec, err := base64.StdEncoding.DecodeString(string(a.errPayload)); err == nil {
+			a.errPayload = dec
+		}
+	} else if a.errPhase != "" && a.errPayload == nil {
+		a.errPayload = body
 	}
 	rt.mu.Lock()
 	rt.answered = time.Now()
@@ -206,12 +237,40 @@ func (rt *runtimeAPI) post(w http.ResponseWriter, r *http.Request, phase string)
 		_, _ = w.Write([]byte(`{"status":"OK"}`))
 	}
 	select {
-	case rt.done <- answer{payload: body, errPhase: phase, errType: errType}:
+	case rt.done <- a:
 	default:
 	}
 }
 
-func (rt *runtimeAPI) timings() (init, run time.Duration) {
+// read reads what the function posts, passing each chunk on to out as it arrives (a streaming
+// invocation's client; a client that went away does not stop the function), and notes when the
+// first byte came.
+func (rt *runtimeAPI) read(src io.Reader, out io.Writer) ([]byte, error) {
+	var body bytes.Buffer
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			rt.mu.Lock()
+			if rt.firstByte.IsZero() {
+				rt.firstByte = time.Now()
+			}
+			rt.mu.Unlock()
+			body.Write(buf[:n])
+			if _, werr := out.Write(buf[:n]); werr != nil {
+				out = io.Discard
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return body.Bytes(), nil
+		}
+		if err != nil {
+			return body.Bytes(), err
+		}
+	}
+}
+
+func (rt *runtimeAPI) timings() (init, run, first time.Duration) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if !rt.firstNext.IsZero() {
@@ -220,7 +279,10 @@ func (rt *runtimeAPI) timings() (init, run time.Duration) {
 	if !rt.servedAt.IsZero() && rt.answered.After(rt.servedAt) {
 		run = rt.answered.Sub(rt.servedAt)
 	}
-	return init, run
+	if !rt.servedAt.IsZero() && rt.firstByte.After(rt.servedAt) {
+		first = rt.firstByte.Sub(rt.servedAt)
+	}
+	return init, run, first
 }
 
 func newID() string {
