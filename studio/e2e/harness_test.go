@@ -44,7 +44,7 @@ const (
 	navKnowledge, navSettings                 = "nav-knowledge", "nav-settings"
 	agentNew, agentConfig, agentSave          = "agent-new", "agent-config", "agent-save"
 	agentRow, fieldError                      = "agent-row", "field-error"
-	agentSelect                               = "agent-select"
+	agentSelect                               = "agent-pick"
 	chatInput, chatSend, msgAssistant         = "chat-input", "chat-send", "msg-assistant"
 	toolCall, citation, citationPassage       = "tool-call", "citation", "citation-passage"
 	keyCreate, keyName, keySecret, keyRevoke  = "key-create", "key-name", "key-secret", "key-revoke"
