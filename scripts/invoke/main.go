@@ -10,7 +10,12 @@
 // knowledge bases embed with it; -aws builds the deployed recipe, lambdarun.AWSTags, instead).
 //
 // The function's response goes to stdout; its logs, the cold start (exec to the first request
-// for work) and the binary's size go to stderr. A placeholder {{NAME}} in the event is replaced by
+// for work) and the binary's size go to stderr. A function behind a streaming function URL
+// (template.yaml's StreamFunction) is invoked in the streaming mode, as its URL invokes it: its
+// body goes to stdout as it comes, each server-sent event when written, its status and headers
+// to stderr:
+//
+//	make invoke FN=stream EVENT=events/stream-execute.json SESSION_ID=<a session of make dev> A placeholder {{NAME}} in the event is replaced by
 // -var NAME=VALUE or the environment variable NAME; {{API_KEY}} also by -key or by the key make dev
 // wrote to .cache/dev-api-key.
 package main
@@ -105,16 +110,47 @@ func run() error {
 	if *quiet {
 		opts.Stderr = nil
 	}
+	streams, err := streaming(root, *fn)
+	if err != nil {
+		return err
+	}
+	if streams {
+		// Invoked as its function URL invokes it: the body goes to stdout as it comes, each
+		// server-sent event when the function writes it; the prelude's status and headers to stderr.
+		opts.Stream = lambdarun.NewHTTPWriter(os.Stdout, func(p lambdarun.HTTPPrelude) error {
+			fmt.Fprintf(os.Stderr, "invoke: status %d, headers %v, cookies %v\n", p.StatusCode, p.Headers, p.Cookies)
+			return nil
+		})
+	}
 	res, err := lambdarun.Run(ctx, opts)
 	var fe *lambdarun.FunctionError
 	if err != nil && !errors.As(err, &fe) {
 		return err
 	}
-	os.Stdout.Write(res.Response)
-	fmt.Println()
-	fmt.Fprintf(os.Stderr, "invoke: cold start (exec to first /next) %.1f ms, duration %.1f ms, max RSS %.1f MB, binary %d bytes\n",
-		ms(res.InitDuration), ms(res.Duration), float64(res.MaxRSSBytes)/(1<<20), res.BinaryBytes)
+	if !streams {
+		os.Stdout.Write(res.Response)
+		fmt.Println()
+	} else if fe != nil {
+		fmt.Println(string(fe.Payload))
+	}
+	fmt.Fprintf(os.Stderr, "invoke: cold start (exec to first /next) %.1f ms, first byte %.1f ms, duration %.1f ms, max RSS %.1f MB, binary %d bytes\n",
+		ms(res.InitDuration), ms(res.FirstByte), ms(res.Duration), float64(res.MaxRSSBytes)/(1<<20), res.BinaryBytes)
 	return err
+}
+
+// streaming reports whether template.yaml puts the function behind a function URL whose
+// responses stream (StreamFunction): it is then invoked in the streaming mode.
+func streaming(root, dir string) (bool, error) {
+	tmpl, err := sam.Load(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		return false, err
+	}
+	for _, f := range tmpl.Functions() {
+		if f.Dir == dir {
+			return f.Streams(), nil
+		}
+	}
+	return false, nil
 }
 
 // devConfig is the configuration make dev serves its own functions with (scripts/dev): the
