@@ -16,6 +16,7 @@
 // to stderr:
 //
 //	make invoke FN=stream EVENT=events/stream-execute.json SESSION_ID=<a session of make dev> A placeholder {{NAME}} in the event is replaced by
+//
 // -var NAME=VALUE or the environment variable NAME; {{API_KEY}} also by -key or by the key make dev
 // wrote to .cache/dev-api-key.
 package main
