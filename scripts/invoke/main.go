@@ -15,10 +15,10 @@
 // body goes to stdout as it comes, each server-sent event when written, its status and headers
 // to stderr:
 //
-//	make invoke FN=stream EVENT=events/stream-execute.json SESSION_ID=<a session of make dev> A placeholder {{NAME}} in the event is replaced by
+//	make invoke FN=stream EVENT=events/stream-execute.json SESSION_ID=<a session of make dev>
 //
-// -var NAME=VALUE or the environment variable NAME; {{API_KEY}} also by -key or by the key make dev
-// wrote to .cache/dev-api-key.
+// A placeholder {{NAME}} in the event is replaced by -var NAME=VALUE or the environment variable
+// NAME; {{API_KEY}} also by -key or by the key make dev wrote to .cache/dev-api-key.
 package main
 
 import (
