@@ -144,6 +144,7 @@ func serve(ctx context.Context, port string) error {
 	}
 	api := "http://" + l.Addr().String()
 	fmt.Printf("agentorch dev stack ready in %s: API %s  API key: %s\n", time.Since(began).Round(time.Millisecond), api, key)
+	fmt.Printf("  Studio: %s/studio/\n", api)
 	fmt.Printf("  DynamoDB %s (table %s)  S3 %s (bucket %s)  SQS %s  OpenSearch %s\n  key also in %s; Ctrl-C stops everything\n",
 		ep.DynamoDB, names.Table, ep.S3, names.Bucket, ep.SQS, ep.OpenSearch, keyFile)
 

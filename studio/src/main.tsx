@@ -1,2 +1,85 @@
 import { render } from 'preact'
-render(<p>hello</p>, document.getElementById('app')!)
+import { useEffect, useState } from 'preact/hooks'
+import { onAuth, signedIn, signIn, signOut } from './api'
+import { Agents } from './agents'
+import { Knowledge } from './knowledge'
+import { Playground } from './playground'
+import { link, ROOT, useRoute } from './router'
+import { Settings } from './settings'
+import { Trace } from './trace'
+import { ErrorBox, Spinner } from './ui'
+import './style.css'
+
+function SignIn({ reason }: { reason?: string }) {
+  const [key, setKey] = useState('')
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<unknown>(null)
+  async function submit(e: Event) {
+    e.preventDefault()
+    setBusy(true)
+    setError(null)
+    try {
+      await signIn(key)
+    } catch (err) {
+      setError(err)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <main class="signin">
+      <h1>agentorch studio</h1>
+      {reason && <p class="notice" role="alert">{reason}</p>}
+      <form onSubmit={submit}>
+        <label for="signin-key">API key</label>
+        <input id="signin-key" data-testid="signin-key" type="password" autoComplete="off" spellcheck={false}
+          placeholder="ak_…" value={key} onInput={(e) => setKey(e.currentTarget.value)} required />
+        <button type="submit" data-testid="signin-submit" disabled={busy || !key.trim()}>Sign in</button>
+        {busy && <Spinner label="Signing in" />}
+        <ErrorBox error={error} />
+      </form>
+      <p class="hint">The key is exchanged for a short-lived token (kept for this tab only). Your key stays in this page's memory to renew it, and is never stored.</p>
+    </main>
+  )
+}
+
+const NAV = [
+  ['agents', 'Agents'],
+  ['playground', 'Playground'],
+  ['knowledge', 'Knowledge'],
+  ['settings', 'Settings'],
+] as const
+
+function App() {
+  const [authed, setAuthed] = useState(signedIn())
+  const [reason, setReason] = useState<string | undefined>()
+  const { parts, query } = useRoute()
+  useEffect(() => onAuth((ok, why) => { setAuthed(ok); setReason(why) }), [])
+  if (!authed) return <SignIn reason={reason} />
+  const screen = parts[0] ?? 'agents'
+  let body
+  switch (screen) {
+    case 'playground': body = <Playground query={query} />; break
+    case 'knowledge': body = <Knowledge />; break
+    case 'settings': body = <Settings />; break
+    case 'trace': body = <Trace session={parts[1] ?? ''} execution={parts[2] ?? ''} />; break
+    default: body = <Agents id={parts[1]} />
+  }
+  return (
+    <div class="shell" onClick={link}>
+      <a class="skip" href="#main">Skip to content</a>
+      <header class="top">
+        <strong class="brand">agentorch studio</strong>
+        <nav aria-label="Main">
+          {NAV.map(([k, label]) => (
+            <a key={k} href={ROOT + k} data-testid={'nav-' + k} aria-current={screen === k ? 'page' : undefined}>{label}</a>
+          ))}
+        </nav>
+        <button type="button" data-testid="signout" onClick={() => signOut()}>Sign out</button>
+      </header>
+      <main id="main" tabIndex={-1}>{body}</main>
+    </div>
+  )
+}
+
+render(<App />, document.getElementById('app')!)

@@ -1,0 +1,228 @@
+// Agents: the paged list, an editor for the whole configuration checked live by
+// /agent/validate/, delete, visibility flags, and the versions with a side-by-side diff.
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
+import { api, ApiError, type FieldError } from './api'
+import { diffLines } from './diff'
+import { navigate, ROOT } from './router'
+import { ErrorBox, Section, Spinner, usePaged, when } from './ui'
+
+export interface Agent {
+  id: string; agent_key: string; name: string; architecture?: string; is_public: boolean; is_shared: boolean
+  system_config: Record<string, unknown>; version_number: string; config_hash: string; created_at: string; updated_at: string; owner: string
+}
+
+const TEMPLATE = {
+  name: 'Helper',
+  agent_type: 'react_agent',
+  system_prompt: 'You are a helpful assistant.',
+  llm_config: { provider: 'local' },
+  tools: ['calculator'],
+}
+
+export function Agents({ id }: { id?: string }) {
+  const [reload, setReload] = useState(0)
+  const list = usePaged<Agent>('agent/', 20, '', reload)
+  return (
+    <div class="cols">
+      <Section title="Agents" actions={<a class="button" href={ROOT + 'agents/new'}>New agent</a>}>
+        <ErrorBox error={list.error} />
+        <ul class="list">
+          {list.items.map((a) => (
+            <li key={a.id} aria-current={a.id === id ? 'true' : undefined}>
+              <a href={ROOT + 'agents/' + a.id}>{a.name}</a>
+              <small> {a.agent_key} · v{a.version_number}{a.is_shared ? ' · shared' : ''}{a.is_public ? ' · public' : ''}</small>
+            </li>
+          ))}
+          {!list.loading && list.items.length === 0 && <li class="empty">No agents yet.</li>}
+        </ul>
+        {list.pager}
+      </Section>
+      {id === 'new' && <Editor key="new" onSaved={(a) => { setReload(reload + 1); navigate(ROOT + 'agents/' + a.id) }} />}
+      {id && id !== 'new' && <AgentDetail key={id} id={id} onChanged={() => setReload(reload + 1)} />}
+    </div>
+  )
+}
+
+function AgentDetail({ id, onChanged }: { id: string; onChanged: () => void }) {
+  const [agent, setAgent] = useState<Agent | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const [n, setN] = useState(0)
+  useEffect(() => {
+    setError(null)
+    api<Agent>('GET', `agent/${encodeURIComponent(id)}/`).then(setAgent, setError)
+  }, [id, n])
+  async function remove() {
+    if (!agent || !confirm(`Delete the agent “${agent.name}” and all its versions?`)) return
+    try {
+      await api('DELETE', `agent/${encodeURIComponent(id)}/`)
+      onChanged()
+      navigate(ROOT + 'agents')
+    } catch (e) {
+      setError(e)
+    }
+  }
+  if (error) return <Section title="Agent"><ErrorBox error={error} /></Section>
+  if (!agent) return <Section title="Agent"><Spinner /></Section>
+  return (
+    <div class="stack">
+      <Editor agent={agent} onSaved={(a) => { setAgent(a); setN(n + 1); onChanged() }} />
+      <Section title="Actions">
+        <p>
+          <a class="button" href={ROOT + 'playground?agent=' + encodeURIComponent(agent.agent_key)}>Try in the playground</a>{' '}
+          <button type="button" class="danger" onClick={remove}>Delete agent</button>
+        </p>
+        <p><small>Key <code>{agent.agent_key}</code> · owner {agent.owner} · updated {when(agent.updated_at)} · hash <code>{agent.config_hash}</code></small></p>
+      </Section>
+      <Versions id={id} current={agent.version_number} />
+    </div>
+  )
+}
+
+/** The editor of a new agent or of an existing one (PUT replaces its configuration). */
+function Editor({ agent, onSaved }: { agent?: Agent; onSaved: (a: Agent) => void }) {
+  const [text, setText] = useState(JSON.stringify(agent?.system_config ?? TEMPLATE, null, 2))
+  const [shared, setShared] = useState(agent?.is_shared ?? false)
+  const [pub, setPublic] = useState(agent?.is_public ?? false)
+  const [check, setCheck] = useState<{ busy: boolean; errors: FieldError[]; parse?: string; valid?: boolean }>({ busy: false, errors: [] })
+  const [saving, setSaving] = useState(false)
+  const [error, setError] = useState<unknown>(null)
+  const timer = useRef<number | undefined>(undefined)
+
+  const parsed = useMemo(() => {
+    try {
+      const v = JSON.parse(text)
+      return typeof v === 'object' && v && !Array.isArray(v) ? { value: v as Record<string, unknown> } : { error: 'The configuration must be a JSON object' }
+    } catch (e) {
+      return { error: 'Not valid JSON: ' + (e as Error).message }
+    }
+  }, [text])
+
+  // Checked live: 400 ms after the last keystroke, through the API's own validation.
+  useEffect(() => {
+    clearTimeout(timer.current)
+    if (parsed.error) { setCheck({ busy: false, errors: [], parse: parsed.error }); return }
+    let live = true
+    setCheck((c) => ({ ...c, busy: true }))
+    timer.current = window.setTimeout(() => {
+      api<{ valid: boolean; errors?: FieldError[] }>('POST', 'agent/validate/', { system_config: parsed.value })
+        .then((r) => live && setCheck({ busy: false, errors: r.errors ?? [], valid: r.valid }))
+        .catch((e) => live && setCheck({ busy: false, errors: e instanceof ApiError ? e.errors : [], parse: e instanceof ApiError && e.errors.length ? undefined : String(e.message) }))
+    }, 400)
+    return () => { live = false; clearTimeout(timer.current) }
+  }, [parsed])
+
+  // The common fields, as a form over the same JSON.
+  const cfg = parsed.value ?? {}
+  function setField(k: string, v: unknown) {
+    if (!parsed.value) return
+    const next = { ...parsed.value, [k]: v }
+    if (v === '' || v === undefined) delete next[k]
+    setText(JSON.stringify(next, null, 2))
+  }
+
+  async function save(e: Event) {
+    e.preventDefault()
+    if (!parsed.value) return
+    setSaving(true)
+    setError(null)
+    try {
+      const body = { system_config: parsed.value, is_shared: shared, is_public: pub }
+      const a = agent
+        ? await api<Agent>('PUT', `agent/${encodeURIComponent(agent.id)}/`, body)
+        : await api<Agent>('POST', 'agent/', body)
+      onSaved(a)
+    } catch (err) {
+      setError(err)
+      if (err instanceof ApiError && err.errors.length) setCheck({ busy: false, errors: err.errors })
+    } finally {
+      setSaving(false)
+    }
+  }
+
+  return (
+    <Section title={agent ? `Edit ${agent.name} (v${agent.version_number})` : 'New agent'}>
+      <form onSubmit={save} class="editor">
+        <div class="row">
+          <label>Name <input value={String(cfg.name ?? '')} onInput={(e) => setField('name', e.currentTarget.value)} disabled={!parsed.value} /></label>
+          <label>Type
+            <select value={String(cfg.agent_type ?? 'llm_agent')} onChange={(e) => setField('agent_type', e.currentTarget.value)} disabled={!parsed.value}>
+              <option value="llm_agent">llm_agent</option>
+              <option value="react_agent">react_agent</option>
+            </select>
+          </label>
+        </div>
+        <label>System prompt
+          <textarea rows={3} value={String(cfg.system_prompt ?? '')} onInput={(e) => setField('system_prompt', e.currentTarget.value)} disabled={!parsed.value} />
+        </label>
+        <div class="row">
+          <label class="check"><input type="checkbox" checked={shared} onChange={(e) => setShared(e.currentTarget.checked)} /> Shared in my company</label>
+          <label class="check"><input type="checkbox" checked={pub} onChange={(e) => setPublic(e.currentTarget.checked)} /> Public</label>
+        </div>
+        <label for="agent-config">Whole configuration (JSON)</label>
+        <textarea id="agent-config" data-testid="agent-config" class="code" rows={16} spellcheck={false}
+          value={text} onInput={(e) => setText(e.currentTarget.value)} aria-describedby="agent-check" />
+        <div id="agent-check" aria-live="polite">
+          {check.busy && <Spinner label="Checking" />}
+          {check.parse && <p class="error">{check.parse}</p>}
+          {!check.busy && check.valid && check.errors.length === 0 && <p class="ok">The configuration is valid.</p>}
+          {check.errors.length > 0 && (
+            <ul class="field-errors">
+              {check.errors.map((f, i) => (
+                <li key={f.field + i} data-testid="field-error" data-field={f.field}><code>{f.field}</code>: {f.message}</li>
+              ))}
+            </ul>
+          )}
+        </div>
+        <button type="submit" data-testid="agent-save" disabled={saving || !parsed.value}>{agent ? 'Save new version' : 'Create agent'}</button>
+        {saving && <Spinner label="Saving" />}
+        <ErrorBox error={error} />
+      </form>
+    </Section>
+  )
+}
+
+interface Version { id: string; version_number: string; system_config: unknown; metadata: { created_at?: string; config_hash?: string } }
+
+function Versions({ id, current }: { id: string; current: string }) {
+  const list = usePaged<Version>(`agent/${encodeURIComponent(id)}/versions/`, 20, '', current)
+  const [left, setLeft] = useState('')
+  const [right, setRight] = useState('')
+  const byNumber = (v: string) => list.items.find((x) => x.version_number === v)
+  const a = byNumber(left), b = byNumber(right)
+  return (
+    <Section title="Versions">
+      <ErrorBox error={list.error} />
+      <ul class="list">
+        {list.items.map((v) => (
+          <li key={v.id}>v{v.version_number}{v.version_number === current ? ' (current)' : ''} <small>{when(v.metadata?.created_at)}</small></li>
+        ))}
+      </ul>
+      {list.pager}
+      <div class="row">
+        <label>Compare <select value={left} onChange={(e) => setLeft(e.currentTarget.value)}>
+          <option value="">—</option>{list.items.map((v) => <option key={v.id} value={v.version_number}>v{v.version_number}</option>)}
+        </select></label>
+        <label>with <select value={right} onChange={(e) => setRight(e.currentTarget.value)}>
+          <option value="">—</option>{list.items.map((v) => <option key={v.id} value={v.version_number}>v{v.version_number}</option>)}
+        </select></label>
+      </div>
+      {a && b && <Diff left={JSON.stringify(a.system_config, null, 2)} right={JSON.stringify(b.system_config, null, 2)} />}
+    </Section>
+  )
+}
+
+function Diff({ left, right }: { left: string; right: string }) {
+  const rows = diffLines(left.split('\n'), right.split('\n'))
+  return (
+    <table class="diff" aria-label="Differences between the two versions">
+      <tbody>
+        {rows.map((r, i) => (
+          <tr key={i} class={r.kind}>
+            <td class="l"><code>{r.left ?? ''}</code></td>
+            <td class="r"><code>{r.right ?? ''}</code></td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  )
+}

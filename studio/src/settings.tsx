@@ -1,0 +1,171 @@
+// Settings: API keys (create with expiry, scopes and rate limit; the secret shown once; revoke)
+// and MCP servers (register; their tools and status).
+import { useState } from 'preact/hooks'
+import { api, hasKey } from './api'
+import { ErrorBox, Section, Spinner, usePaged, when } from './ui'
+
+interface Key { id: string; name: string; prefix: string; owner: string; scopes: string[]; rate_limit: number; expires_at: string; revoked_at: string | null; created_at: string }
+interface Server { id: string; name: string; url: string; description: string; status: string; last_error: string | null; tool_count: number; tools_refreshed_at: string }
+
+const SCOPES = ['agents:read', 'agents:write', 'sessions:read', 'sessions:write', 'knowledge:read', 'knowledge:write', 'keys:manage']
+
+export function Settings() {
+  return <div class="stack"><Keys /><Servers /></div>
+}
+
+function Keys() {
+  const [reload, setReload] = useState(0)
+  const list = usePaged<Key>('api-keys/', 20, '', reload)
+  const [name, setName] = useState('')
+  const [days, setDays] = useState('90')
+  const [rate, setRate] = useState('')
+  const [scopes, setScopes] = useState<string[]>([])
+  const [secret, setSecret] = useState('')
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<unknown>(null)
+  const [copied, setCopied] = useState(false)
+
+  async function create(e: Event) {
+    e.preventDefault()
+    setBusy(true)
+    setError(null)
+    setSecret('')
+    try {
+      const body: Record<string, unknown> = { name, expires_in: Math.round(Number(days) * 86400), scopes }
+      if (rate !== '') body.rate_limit = Number(rate)
+      // A bearer token may not create keys: this one request carries the API key itself.
+      const k = await api<{ key: string }>('POST', 'api-keys/', body, { useKey: true })
+      setSecret(k.key)
+      setCopied(false)
+      setReload(reload + 1)
+    } catch (err) {
+      setError(err)
+    } finally {
+      setBusy(false)
+    }
+  }
+  async function revoke(k: Key) {
+    if (!confirm(`Revoke the key “${k.name}” (${k.prefix}…)? Its tokens and the keys it created stop working.`)) return
+    try {
+      await api('DELETE', `api-keys/${k.id}/`)
+      setReload(reload + 1)
+    } catch (err) {
+      setError(err)
+    }
+  }
+  return (
+    <Section title="API keys">
+      <ErrorBox error={list.error} />
+      <table class="grid">
+        <thead><tr><th>Name</th><th>Prefix</th><th>Owner</th><th>Scopes</th><th>Rate</th><th>Expires</th><th /></tr></thead>
+        <tbody>
+          {list.items.map((k) => (
+            <tr key={k.id}>
+              <td>{k.name}</td><td><code>{k.prefix}</code></td><td>{k.owner}</td><td>{k.scopes.join(', ') || 'all'}</td>
+              <td>{k.rate_limit || '—'}</td><td>{when(k.expires_at)}</td>
+              <td>{k.revoked_at ? <span>revoked {when(k.revoked_at)}</span> : <button type="button" class="danger" data-testid="key-revoke" aria-label={`Revoke ${k.name}`} onClick={() => revoke(k)}>Revoke</button>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {list.pager}
+      <form onSubmit={create} class="editor">
+        <h3>New key</h3>
+        {!hasKey() && <p class="notice">Creating a key needs your API key (a token may not): sign out and in again to create keys.</p>}
+        <div class="row">
+          <label>Name <input value={name} onInput={(e) => setName(e.currentTarget.value)} required /></label>
+          <label>Expires in (days) <input type="number" min="1" max="730" value={days} onInput={(e) => setDays(e.currentTarget.value)} required /></label>
+          <label>Rate limit (per minute) <input type="number" min="0" value={rate} placeholder="as mine" onInput={(e) => setRate(e.currentTarget.value)} /></label>
+        </div>
+        <fieldset class="row">
+          <legend>Scopes (none: all of mine)</legend>
+          {SCOPES.map((s) => (
+            <label key={s} class="check"><input type="checkbox" checked={scopes.includes(s)} onChange={(e) => setScopes(e.currentTarget.checked ? [...scopes, s] : scopes.filter((x) => x !== s))} /> {s}</label>
+          ))}
+        </fieldset>
+        <button type="submit" data-testid="key-create" disabled={busy || !hasKey()}>Create key</button>
+        {busy && <Spinner label="Creating" />}
+        <ErrorBox error={error} />
+      </form>
+      {secret && (
+        <div class="secret" role="status">
+          <p>The new key, shown this once:</p>
+          <code data-testid="key-secret">{secret}</code>{' '}
+          <button type="button" onClick={() => navigator.clipboard?.writeText(secret).then(() => setCopied(true))}>{copied ? 'Copied' : 'Copy'}</button>
+        </div>
+      )}
+    </Section>
+  )
+}
+
+function Servers() {
+  const [reload, setReload] = useState(0)
+  const list = usePaged<Server>('mcp-servers/', 20, '', reload)
+  const [form, setForm] = useState({ name: '', url: '', description: '' })
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<unknown>(null)
+  const [tools, setTools] = useState<{ server: string; tools: { name: string; description?: string }[] } | null>(null)
+
+  async function register(e: Event) {
+    e.preventDefault()
+    setBusy(true)
+    setError(null)
+    try {
+      await api('POST', 'mcp-servers/', form)
+      setForm({ name: '', url: '', description: '' })
+      setReload(reload + 1)
+    } catch (err) {
+      setError(err)
+    } finally {
+      setBusy(false)
+    }
+  }
+  async function show(s: Server) {
+    try {
+      const t = await api<{ tools: { name: string; description?: string }[] }>('GET', `mcp-servers/${s.id}/tools/`)
+      setTools({ server: s.name, tools: t.tools })
+    } catch (err) {
+      setError(err)
+    }
+  }
+  async function refresh(s: Server) {
+    try {
+      await api('POST', `mcp-servers/${s.id}/refresh/`)
+      setReload(reload + 1)
+    } catch (err) {
+      setError(err)
+    }
+  }
+  return (
+    <Section title="MCP servers">
+      <ErrorBox error={list.error} />
+      <ul class="list">
+        {list.items.map((s) => (
+          <li key={s.id}>
+            <strong>{s.name}</strong> <small>{s.url} · {s.status}{s.last_error ? `: ${s.last_error}` : ''} · {s.tool_count} tools</small>{' '}
+            <button type="button" onClick={() => show(s)}>Tools</button> <button type="button" onClick={() => refresh(s)}>Refresh</button>
+          </li>
+        ))}
+        {!list.loading && list.items.length === 0 && <li class="empty">No MCP servers.</li>}
+      </ul>
+      {list.pager}
+      {tools && (
+        <div aria-live="polite">
+          <h3>Tools of {tools.server}</h3>
+          <ul>{tools.tools.map((t) => <li key={t.name}><code>{t.name}</code> {t.description}</li>)}</ul>
+        </div>
+      )}
+      <form onSubmit={register} class="editor">
+        <h3>Register a server</h3>
+        <div class="row">
+          <label>Name <input value={form.name} onInput={(e) => setForm({ ...form, name: e.currentTarget.value })} required /></label>
+          <label>URL <input type="url" value={form.url} placeholder="https://…/mcp" onInput={(e) => setForm({ ...form, url: e.currentTarget.value })} required /></label>
+        </div>
+        <label>Description <input value={form.description} onInput={(e) => setForm({ ...form, description: e.currentTarget.value })} /></label>
+        <button type="submit" disabled={busy}>Register</button>
+        {busy && <Spinner label="Connecting" />}
+        <ErrorBox error={error} />
+      </form>
+    </Section>
+  )
+}
