@@ -112,6 +112,7 @@ func ConfigEnv(cfg platform.Config) []string {
 		"EMBEDDING_PROVIDER=" + cfg.EmbeddingProvider,
 		"LOCALEMBED_DIR=" + cfg.LocalEmbedDir,
 		"PUBLIC_BASE_URL=" + cfg.PublicBaseURL,
+		"STREAM_BASE_URL=" + cfg.StreamBaseURL,
 		"OPENAI_BASE_URL=" + cfg.OpenAIBaseURL,
 		"OPENAI_API_KEY=" + cfg.OpenAIAPIKey,
 		"OPENAI_MODEL=" + cfg.OpenAIModel,

@@ -273,7 +273,7 @@ func (a *App) options() api.Options {
 // /studio/ beside it: API Gateway's $default route already brings those paths to this function.
 func Meta(a *App) (*api.Group, error) {
 	g := api.NewMeta(a.options())
-	g.Mount(studio.Prefix, studio.Handler(studio.Options{}))
+	g.Mount(studio.Prefix, studio.Handler(studio.Options{StreamBaseURL: a.Config.StreamBaseURL}))
 	return g, nil
 }
 

@@ -91,12 +91,12 @@ type nodeState struct {
 	Turns     []domain.Turn        `json:"turns"` // the node's exchanges before the waiting turn
 	Asked     []domain.Part        `json:"asked"` // the assistant turn that made the calls
 	Results   []*domain.ToolResult `json:"results"`
-	Checked   []bool               `json:"checked"`   // tool_call events sent, arguments checked
-	Approved  map[string]bool      `json:"approved"`  // approvals given so far
-	Waiting   map[string]string    `json:"waiting"`   // call id → PauseToolCalls or PauseApproval
+	Checked   []bool               `json:"checked"`           // tool_call events sent, arguments checked
+	Approved  map[string]bool      `json:"approved"`          // approvals given so far
+	Waiting   map[string]string    `json:"waiting"`           // call id → PauseToolCalls or PauseApproval
 	Servers   map[string]string    `json:"servers,omitempty"` // call id → MCP server, for approvals
-	Iteration int                  `json:"iteration"` // the model call that asked
-	Last      string               `json:"last"`      // the last text the model wrote
+	Iteration int                  `json:"iteration"`         // the model call that asked
+	Last      string               `json:"last"`              // the last text the model wrote
 	Usage     domain.Usage         `json:"usage"`
 	Retrieval *savedRetrieval      `json:"retrieval,omitempty"`
 }

@@ -59,7 +59,10 @@ type Config struct {
 	OpenAIAPIKey   string
 	OpenAIModel    string
 	PublicBaseURL  string // base of the /media/ URLs; empty on AWS: the API Gateway stage of each request (StageURL)
-	ExecQueueURL   string // SQS queue of asynchronous executions (the dev server sets the local one); empty refuses async
+	// StreamBaseURL is where the studio sends streaming executes (StreamFunction's function URL
+	// on AWS); empty: the same origin, as locally.
+	StreamBaseURL string
+	ExecQueueURL  string // SQS queue of asynchronous executions (the dev server sets the local one); empty refuses async
 	// OpenSearchEndpoint is where the knowledge bases' vectors live: the domain's endpoint on AWS
 	// (a host name; requests are SigV4-signed), the stand-in locally.
 	OpenSearchEndpoint string
@@ -112,6 +115,7 @@ func LoadConfig() (Config, error) {
 		OpenAIModel:        env("OPENAI_MODEL", ""),
 		ExecQueueURL:       env("EXECUTION_QUEUE_URL", ""),
 		PublicBaseURL:      env("PUBLIC_BASE_URL", local(LocalPublicBaseURL)),
+		StreamBaseURL:      env("STREAM_BASE_URL", ""),
 		OpenSearchEndpoint: env("OPENSEARCH_ENDPOINT", local(LocalOpenSearchEndpoint)),
 		EmbeddingProvider:  strings.ToLower(env("EMBEDDING_PROVIDER", map[bool]string{true: "bedrock", false: "local"}[inLambda])),
 		LocalEmbedDir:      env("LOCALEMBED_DIR", local(defaultLocalEmbedDir())),
@@ -136,6 +140,9 @@ func LoadConfig() (Config, error) {
 		return c, err
 	}
 	if c.MaxBodyBytes, err = intEnv("MAX_BODY_BYTES", 1<<20); err != nil {
+		return c, err
+	}
+	if c.StreamBaseURL, err = baseURL("STREAM_BASE_URL", c.StreamBaseURL); err != nil {
 		return c, err
 	}
 	if c.PublicBaseURL, err = baseURL("PUBLIC_BASE_URL", c.PublicBaseURL); err != nil {
