@@ -35,6 +35,9 @@ type Options struct {
 	// API's own origin (a Lambda function URL on AWS); its origin joins connect-src. Empty: the
 	// API's origin streams.
 	StreamBaseURL string
+	// UploadOrigins are where large files are PUT with presigned URLs (the S3 endpoint): they
+	// join connect-src.
+	UploadOrigins []string
 }
 
 // Handler serves the embedded build: index.html at /studio and /studio/ and for any path below
@@ -55,7 +58,7 @@ func newHandler(fsys fs.FS, opts Options) *handler {
 	if err != nil {
 		sub = fsys
 	}
-	h := &handler{files: sub, csp: policy(opts.StreamBaseURL)}
+	h := &handler{files: sub, csp: policy(opts.StreamBaseURL, opts.UploadOrigins...)}
 	if b, err := fs.ReadFile(sub, "index.html"); err == nil {
 		h.index = withStreamBase(b, opts.StreamBaseURL)
 	}
@@ -64,10 +67,12 @@ func newHandler(fsys fs.FS, opts Options) *handler {
 
 // policy is the Content-Security-Policy: nothing inline, nothing from elsewhere; the stream
 // origin, when set, is the one other address the studio may fetch.
-func policy(streamBase string) string {
+func policy(streamBase string, uploads ...string) string {
 	connect := "'self'"
-	if u, err := url.Parse(streamBase); err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" {
-		connect += " " + u.Scheme + "://" + u.Host
+	for _, o := range append([]string{streamBase}, uploads...) {
+		if u, err := url.Parse(o); err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" {
+			connect += " " + u.Scheme + "://" + u.Host
+		}
 	}
 	return "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
 		"connect-src " + connect + "; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"

@@ -273,8 +273,20 @@ func (a *App) options() api.Options {
 // /studio/ beside it: API Gateway's $default route already brings those paths to this function.
 func Meta(a *App) (*api.Group, error) {
 	g := api.NewMeta(a.options())
-	g.Mount(studio.Prefix, studio.Handler(studio.Options{StreamBaseURL: a.Config.StreamBaseURL}))
+	g.Mount(studio.Prefix, studio.Handler(studio.Options{StreamBaseURL: a.Config.StreamBaseURL, UploadOrigins: uploadOrigins(a.Config)}))
 	return g, nil
+}
+
+// uploadOrigins are where the studio's presigned uploads go: the S3 endpoint locally, the
+// bucket's virtual-hosted address on AWS (as the SDK presigns).
+func uploadOrigins(cfg platform.Config) []string {
+	if cfg.S3Endpoint != "" {
+		return []string{cfg.S3Endpoint}
+	}
+	if cfg.Bucket == "" || cfg.Region == "" {
+		return nil
+	}
+	return []string{"https://" + cfg.Bucket + ".s3." + cfg.Region + ".amazonaws.com"}
 }
 
 // Agents builds the agents group, with the MCP servers their configurations bind.
