@@ -96,6 +96,9 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		"OPENAI_BASE_URL":     ref("OpenAIBaseURL"),
 		"OPENAI_MODEL":        ref("OpenAIModel"),
 		"PUBLIC_BASE_URL":     ref("PublicBaseURL"),
+		// Empty on AWS; declared for sam local (infra/sam/local-env.json).
+		"AWS_ENDPOINT_URL_DYNAMODB": "", "AWS_ENDPOINT_URL_S3": "", "AWS_ENDPOINT_URL_SQS": "",
+		"TOKEN_SECRET": "", "CREDENTIALS_KEY": "",
 	}
 	crud := map[string]any{"DynamoDBCrudPolicy": map[string]any{"TableName": ref("AppTable")}}
 	secret := map[string]any{"AWSSecretsManagerGetSecretValuePolicy": map[string]any{"SecretArn": ref("TokenSigningSecret")}}
