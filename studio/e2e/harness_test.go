@@ -1,8 +1,8 @@
 // Package e2e drives the studio in headless Chromium (infra/browser) against the whole
 // application on the local stand-ins, served as the dev server serves it: every function's routes
-// from template.yaml on one HTTP server, the studio at /studio/ beside them. The tests skip, with
-// a message that says so, only while the studio is not served (503 "not built" before the Vite
-// build, or 404 before the meta function mounts it).
+// from template.yaml on one HTTP server, the studio at /studio/ beside them. A test fails, never
+// skips, when the studio is not built or lacks an element it drives: make test builds the studio
+// before go test runs (test → dev-bin → build-studio), so a missing build or name is a defect.
 //
 // The DOM contract is the data-testid names of studio/README.md; the names are in one place below.
 package e2e
@@ -20,7 +20,6 @@ import (
 	"net/textproto"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -39,25 +38,27 @@ func TestMain(m *testing.M) { localstack.RunTests(m) }
 
 // The data-testid names of the studio's DOM contract (studio/README.md).
 const (
-	signinKey, signinSubmit, signout          = "signin-key", "signin-submit", "signout"
-	navAgents, navPlayground                  = "nav-agents", "nav-playground"
-	navKnowledge, navSettings                 = "nav-knowledge", "nav-settings"
-	agentNew, agentConfig, agentSave          = "agent-new", "agent-config", "agent-save"
-	agentRow, fieldError                      = "agent-row", "field-error"
-	agentSelect                               = "agent-pick"
-	chatInput, chatSend, msgAssistant         = "chat-input", "chat-send", "msg-assistant"
-	toolCall, citation, citationPassage       = "tool-call", "citation", "citation-passage"
-	keyCreate, keyName, keySecret, keyRevoke  = "key-create", "key-name", "key-secret", "key-revoke"
-	keyRow                                    = "key-row"
-	uploadDrop, uploadInput, fileRow          = "upload-drop", "upload-input", "file-row"
-	kbNew, kbName, kbFile, kbCreate, kbStatus = "kb-new", "kb-name", "kb-file", "kb-create", "kb-status"
-	searchInput, searchResult                 = "search-input", "search-result"
+	signinKey, signinSubmit, signout         = "signin-key", "signin-submit", "signout"
+	navAgents, navPlayground                 = "nav-agents", "nav-playground"
+	navKnowledge, navSettings                = "nav-knowledge", "nav-settings"
+	agentNew, agentConfig, agentSave         = "agent-new", "agent-config", "agent-save"
+	agentRow, fieldError                     = "agent-row", "field-error"
+	agentPick, sessionOpen                   = "agent-pick", "session-open"
+	chatInput, chatSend, msgAssistant        = "chat-input", "chat-send", "msg-assistant"
+	toolCall, citation, citationPassage      = "tool-call", "citation", "citation-passage"
+	keyCreate, keyName, keySecret, keyRevoke = "key-create", "key-name", "key-secret", "key-revoke"
+	keyRevokeConfirm, keyRow                 = "key-revoke-confirm", "key-row"
+	uploadInput, uploadRow, fileRow          = "upload-input", "upload-row", "file-row"
+	collectionName, collectionFile           = "collection-name", "collection-file"
+	collectionCreate                         = "collection-create"
+	kbName, kbCollection, kbCreate, kbStatus = "kb-name", "kb-collection", "kb-create", "kb-status"
+	searchInput, searchResult                = "search-input", "search-result"
 )
 
 // tid is the CSS selector of a data-testid.
 func tid(name string) string { return `[data-testid="` + name + `"]` }
 
-// studio is one signed-in browser tab on one application with fresh resources.
+// studio is one browser tab on the studio of one application with fresh resources.
 type studio struct {
 	t testing.TB
 	// tab is chromedp's handle on the browser tab (a context by chromedp's design, not the scope
@@ -65,14 +66,16 @@ type studio struct {
 	tab    context.Context
 	report *browser.Report
 	base   string // the HTTP server's URL
-	key    string // the API key the studio signed in with
+	key    string // the API key the studio signs in with
 	app    *app.App
+	// ready is how long the first screen took: from the navigation to /studio/ in a fresh
+	// profile (nothing cached) until the sign-in form is visible.
+	ready time.Duration
 }
 
-// newStudio starts the application on fresh resources behind an HTTP server, skips the test
-// while the studio is not built or its build lacks a data-testid the test needs, creates an API
-// key and opens the studio in Chromium, not yet signed in.
-func newStudio(t *testing.T, needs ...string) *studio {
+// newStudio starts the application on fresh resources behind an HTTP server, creates an API key
+// and opens the studio in Chromium, not yet signed in. It fails when the studio is not built.
+func newStudio(t *testing.T) *studio {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("drives Chromium against the local stack; runs without -short")
@@ -94,14 +97,9 @@ func newStudio(t *testing.T, needs ...string) *studio {
 	}
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	switch {
-	case res.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(body), "not built"):
-		t.Skipf("the studio is not built (GET /studio/: 503 %q): make build-studio builds it", strings.TrimSpace(string(body)))
-	case res.StatusCode != http.StatusOK:
-		t.Fatalf("GET /studio/: %d %s", res.StatusCode, body)
-	}
-	if missing := missingNames(t, srv.URL, string(body), needs); len(missing) > 0 {
-		t.Skipf("the studio's build does not have %q yet: this test runs once it does", missing)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /studio/: %d %s\nthe studio must be built before its tests run: make build-studio (make test does it first)",
+			res.StatusCode, bytes.TrimSpace(body))
 	}
 
 	_, secret, err := a.Auth.CreateKey(context.Background(), auth.NewKey{Name: "studio test", Owner: "alice", Company: "acme"})
@@ -110,46 +108,15 @@ func newStudio(t *testing.T, needs ...string) *studio {
 	}
 	tab, report, _ := browser.NewContext(t)
 	s := &studio{t: t, tab: tab, report: report, base: srv.URL, key: secret, app: a}
+	// Chromium starts with the tab's first action: start it on a blank page, so that the time
+	// to the first screen is the studio's alone.
+	s.do("start the browser", 30*time.Second, chromedp.Navigate("about:blank"))
+	start := time.Now()
 	s.do("open /studio/", 20*time.Second, chromedp.Navigate(srv.URL+"/studio/"))
 	s.visible(signinKey)
+	s.ready = time.Since(start)
 	return s
 }
-
-// missingNames returns the data-testid names of needs that appear in none of the scripts the
-// studio's index.html loads. The studio grows screen by screen: a test waits, skipped, for the
-// screens it drives, rather than failing on a build that does not have them yet. The names must
-// therefore be written whole in the sources (data-testid="kb-status", not "kb-" + name).
-func missingNames(t *testing.T, base, index string, needs []string) []string {
-	t.Helper()
-	var bundle strings.Builder
-	for _, m := range scriptSrc.FindAllStringSubmatch(index, -1) {
-		src := m[1]
-		if !strings.HasPrefix(src, "/") {
-			src = "/studio/" + src
-		}
-		res, err := http.Get(base + src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: %d", src, res.StatusCode)
-		}
-		bundle.Write(b)
-	}
-	all := append([]string{signinKey, signinSubmit, navAgents}, needs...)
-	var missing []string
-	for _, n := range all {
-		if !strings.Contains(bundle.String(), n) {
-			missing = append(missing, n)
-		}
-	}
-	return missing
-}
-
-// scriptSrc finds the module scripts of index.html.
-var scriptSrc = regexp.MustCompile(`<script[^>]*\ssrc="([^"]+)"`)
 
 // signIn signs in with the test's key and waits for the navigation.
 func (s *studio) signIn() {
@@ -184,10 +151,22 @@ func (s *studio) location() string {
 func (s *studio) fail(format string, args ...any) {
 	s.t.Helper()
 	msg := fmt.Sprintf(format, args...)
+	if alerts := s.alerts(); len(alerts) > 0 {
+		msg += "\nthe page says:\n  " + strings.Join(alerts, "\n  ")
+	}
 	if c := s.report.Console(); len(c) > 0 {
 		msg += "\nconsole:\n  " + strings.Join(c, "\n  ")
 	}
 	s.t.Fatal(msg)
+}
+
+// alerts returns the text of the page's alerts (the studio's error boxes), without failing: it
+// serves failure messages.
+func (s *studio) alerts() []string {
+	ctx, cancel := context.WithTimeout(s.tab, 2*time.Second)
+	defer cancel()
+	out, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('[role="alert"]'), e => e.innerText)`))
+	return out
 }
 
 func (s *studio) visible(name string) {
@@ -270,8 +249,21 @@ func (s *studio) waitText(name, want string, d time.Duration) string {
 	}
 }
 
-// api calls the public API with the test's key, for what a test sets up outside the studio.
+// api calls the public API with the test's key, for what a test sets up outside the studio, and
+// returns the JSON object it answers (nil for an empty body).
 func (s *studio) api(method, path string, body any) map[string]any {
+	s.t.Helper()
+	var m map[string]any
+	if out := s.call(method, path, body); len(out) > 0 {
+		if err := json.Unmarshal(out, &m); err != nil {
+			s.t.Fatalf("%s %s: %v: %s", method, path, err, out)
+		}
+	}
+	return m
+}
+
+// call calls the public API with the test's key and returns the body of a 2xx answer.
+func (s *studio) call(method, path string, body any) []byte {
 	s.t.Helper()
 	var r io.Reader
 	if body != nil {
@@ -298,27 +290,133 @@ func (s *studio) api(method, path string, body any) map[string]any {
 	if res.StatusCode >= 300 {
 		s.t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, out)
 	}
-	var m map[string]any
-	if len(out) > 0 {
-		if err := json.Unmarshal(out, &m); err != nil {
-			s.t.Fatalf("%s %s: %v: %s", method, path, err, out)
-		}
-	}
-	return m
+	return out
 }
 
-// createAgent stores an agent of the flat configuration cfg through the API and returns its id.
+// createAgent stores an agent of the flat configuration cfg through the API and returns its
+// agent_key, the name the playground's picker opens a session by.
 func (s *studio) createAgent(cfg string) string {
 	s.t.Helper()
 	var sc map[string]any
 	if err := json.Unmarshal([]byte(cfg), &sc); err != nil {
 		s.t.Fatal(err)
 	}
-	id, _ := s.api("POST", "/api/v1/agent/", map[string]any{"system_config": sc})["id"].(string)
-	if id == "" {
-		s.t.Fatal("agent created without an id")
+	key, _ := s.api("POST", "/api/v1/agent/", map[string]any{"system_config": sc})["agent_key"].(string)
+	if key == "" {
+		s.t.Fatal("agent created without an agent_key")
 	}
-	return id
+	return key
+}
+
+// choose selects the option of a select whose value is value (or, byText, whose text holds it)
+// once the option is there: the studio fills its pickers from the API after the screen shows.
+func (s *studio) choose(name, value string, byText bool) {
+	s.t.Helper()
+	s.visible(name)
+	v, _ := json.Marshal(value)
+	js := fmt.Sprintf(`(() => {
+  const el = document.querySelector(%q);
+  const o = el && Array.from(el.options).find(o => %t ? o.textContent.includes(%s) : o.value === %s);
+  return o ? o.value : null;
+})()`, tid(name), byText, v, v)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if got, ok := s.eval(js).(string); ok {
+			s.fill(name, got)
+			return
+		}
+		if time.Now().After(deadline) {
+			s.fail("%s has no option %q within 20s", name, value)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// clickIn clicks the element named button inside the first element named row whose text holds
+// text (the revoke button of one key's row, the checkbox of one file), waiting up to 20 s for it.
+func (s *studio) clickIn(row, text, button string) {
+	s.t.Helper()
+	v, _ := json.Marshal(text)
+	sel := "input"
+	if button != "" {
+		sel = tid(button)
+	}
+	js := fmt.Sprintf(`(() => {
+  const r = Array.from(document.querySelectorAll(%q)).find(r => r.textContent.includes(%s));
+  const b = r && r.querySelector(%q);
+  if (!b || b.disabled) return false;
+  b.click();
+  return true;
+})()`, tid(row), v, sel)
+	deadline := time.Now().Add(20 * time.Second)
+	for s.eval(js) != true {
+		if time.Now().After(deadline) {
+			s.fail("no enabled %s in a %s holding %q within 20s; the rows hold %q", sel, row, text, s.texts(row))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// openSession opens a playground session on the stored agent of agentKey through the picker and
+// waits for the chat.
+func (s *studio) openSession(agentKey string) {
+	s.t.Helper()
+	s.click(navPlayground)
+	s.choose(agentPick, agentKey, false)
+	s.click(sessionOpen)
+	s.visible(chatInput)
+}
+
+// sendTimed writes text in the chat and sends it, and returns how long after the click on Send
+// the answer's first streamed event (a tool call's row, or text) and its first text showed, as
+// the page's clock measured them (a MutationObserver, so polling adds nothing).
+func (s *studio) sendTimed(text string) (event, firstText time.Duration) {
+	s.t.Helper()
+	s.fill(chatInput, text)
+	s.visible(chatSend)
+	js := fmt.Sprintf(`(() => {
+  const n = document.querySelectorAll(%[1]q).length;
+  const t = window.__studioTiming = {};
+  const t0 = performance.now();
+  const look = () => {
+    const a = document.querySelectorAll(%[1]q)[n];
+    if (!a) return;
+    const md = a.querySelector(".md");
+    const hasText = md && md.textContent.trim() !== "";
+    if (t.event === undefined && (hasText || a.querySelector(%[2]q))) t.event = performance.now() - t0;
+    if (t.text === undefined && hasText) { t.text = performance.now() - t0; obs.disconnect(); }
+  };
+  const obs = new MutationObserver(look);
+  obs.observe(document.body, {childList: true, subtree: true, characterData: true});
+  const b = document.querySelector(%[3]q);
+  if (!b || b.disabled) { obs.disconnect(); return false; }
+  b.click();
+  return true;
+})()`, tid(msgAssistant), tid(toolCall), tid(chatSend))
+	// Send is enabled once the page has taken the text in and the previous answer has ended.
+	deadline := time.Now().Add(20 * time.Second)
+	for s.eval(js) != true {
+		if time.Now().After(deadline) {
+			s.fail("%s is missing or still disabled after 20s", chatSend)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	deadline = time.Now().Add(60 * time.Second)
+	for {
+		m, _ := s.eval(`window.__studioTiming`).(map[string]any)
+		e, okE := m["event"].(float64)
+		x, okX := m["text"].(float64)
+		if okE && okX {
+			ms := func(f float64) time.Duration {
+				return time.Duration(f * float64(time.Millisecond)).Round(time.Millisecond)
+			}
+			return ms(e), ms(x)
+		}
+		if time.Now().After(deadline) {
+			s.fail("no streamed text in the answer to %q within 60s; the answers hold %q", text, s.texts(msgAssistant))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // shot writes a screenshot of the viewport (1280×800) to docs/img/studio-<name>.png when

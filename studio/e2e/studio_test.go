@@ -21,7 +21,9 @@ const returnsPolicy = "Returns policy. Anything bought in our shop may be sent b
 // TestSignIn: the studio asks for a key, exchanges it for a token kept out of localStorage and
 // out of the address, and forgets it on sign-out (a reload asks again).
 func TestSignIn(t *testing.T) {
-	s := newStudio(t, signout)
+	s := newStudio(t)
+	t.Logf("first usable screen: the sign-in form is visible %s after the navigation to /studio/ (fresh profile, nothing cached; the page's own clock says %.0f ms)",
+		s.ready.Round(time.Millisecond), s.eval(`performance.now()`))
 	s.shot("signin")
 	s.signIn()
 	s.shot("home")
@@ -46,7 +48,7 @@ func TestSignIn(t *testing.T) {
 // TestAgentEditor: a configuration with an unknown tool shows the error at its dotted field
 // while it is typed (through /agent/validate/); once fixed the error goes and the agent saves.
 func TestAgentEditor(t *testing.T) {
-	s := newStudio(t, agentNew, agentConfig, fieldError, agentSave, agentRow)
+	s := newStudio(t)
 	s.signIn()
 	s.click(navAgents)
 	s.click(agentNew)
@@ -68,28 +70,38 @@ func TestAgentEditor(t *testing.T) {
 	s.do("wait for the field errors to go", 20*time.Second, chromedp.WaitNotPresent(chromedp.CSS(tid(fieldError))))
 	s.click(agentSave)
 	s.waitText(agentRow, "toolbot", 20*time.Second)
-	agents := s.api("GET", "/api/v1/agent/", nil)
-	if b, _ := json.Marshal(agents); !strings.Contains(string(b), "toolbot") {
-		t.Errorf("the agent was not stored: %s", b)
+	var agents []struct {
+		Name         string         `json:"name"`
+		SystemConfig map[string]any `json:"system_config"`
+	}
+	if err := json.Unmarshal(s.call("GET", "/api/v1/agent/", nil), &agents); err != nil {
+		t.Fatal(err)
+	}
+	if len(agents) != 1 || agents[0].Name != "toolbot" || fmt.Sprint(agents[0].SystemConfig["tools"]) != "[calculator]" {
+		t.Errorf("stored agents %+v, want toolbot with the calculator alone", agents)
 	}
 	s.report.Clean(t)
 }
 
 // TestChatToolCall: in the playground a react_agent with the calculator answers through the
-// streaming execute; the tool call is shown, then the answer with its result.
+// streaming execute; the tool call is shown, then the answer with its result. It logs how long
+// the first streamed event and the first streamed token take to show.
 func TestChatToolCall(t *testing.T) {
-	s := newStudio(t, navPlayground, agentSelect, chatInput, chatSend, toolCall, msgAssistant)
-	id := s.createAgent(`{"name":"Calc","agent_type":"react_agent","system_prompt":"Use tools.","tools":["calculator"]}`)
+	s := newStudio(t)
+	key := s.createAgent(`{"name":"Calc","agent_type":"react_agent","system_prompt":"Use tools.","tools":["calculator"]}`)
 	s.signIn()
-	s.click(navPlayground)
-	s.fill(agentSelect, id)
 
 	requests := chromedp.Events(s.tab, network.RequestWillBeSent)
-	s.fill(chatInput, `calculator {"expression":"2+2"}`)
-	s.click(chatSend)
+	s.openSession(key)
+	first, text := s.sendTimed(`calculator {"expression":"2+2"}`)
 	s.waitText(toolCall, "calculator", 30*time.Second)
 	s.waitText(msgAssistant, "Tool result: 4", 30*time.Second)
+	t.Logf("chat with a tool call (local model): the tool call shows %s after Send, the first token of the answer %s", first, text)
 	s.shot("playground")
+
+	_, text = s.sendTimed("Hello there")
+	s.waitText(msgAssistant, "You said: Hello there", 30*time.Second)
+	t.Logf("chat (local model): the first streamed token shows %s after Send", text)
 
 	ctx, cancel := context.WithTimeout(s.tab, 5*time.Second)
 	defer cancel()
@@ -109,10 +121,11 @@ func TestChatToolCall(t *testing.T) {
 	s.report.Clean(t)
 }
 
-// TestKnowledge: a file uploaded through the file input, a knowledge base created over it whose
-// status reaches completed in the page, then a search that finds the passage.
+// TestKnowledge: a file uploaded through the file input, put in a new collection, a knowledge
+// base created from that collection whose status reaches completed in the page, then a search
+// that finds the passage.
 func TestKnowledge(t *testing.T) {
-	s := newStudio(t, navKnowledge, uploadInput, fileRow, kbNew, kbName, kbFile, kbCreate, kbStatus, searchInput, searchResult)
+	s := newStudio(t)
 	s.signIn()
 	s.click(navKnowledge)
 	path := filepath.Join(t.TempDir(), "returns.txt")
@@ -120,13 +133,16 @@ func TestKnowledge(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.do("choose the file", 20*time.Second, chromedp.SetUploadFiles(chromedp.CSS(tid(uploadInput)), []string{path}))
+	s.waitText(uploadRow, "uploaded", 30*time.Second)
 	s.waitText(fileRow, "returns.txt", 30*time.Second)
 
-	s.click(kbNew)
+	s.fill(collectionName, "Policies")
+	s.clickIn(collectionFile, "returns.txt", "")
+	s.click(collectionCreate)
+	s.choose(kbCollection, "Policies", true)
 	s.fill(kbName, "Support")
-	s.click(kbFile)
 	s.click(kbCreate)
-	s.waitText(kbStatus, "completed", 3*time.Minute)
+	s.waitStatus("completed", 3*time.Minute)
 	s.shot("knowledge")
 
 	s.fill(searchInput, "How long may I send a purchase back?")
@@ -136,17 +152,37 @@ func TestKnowledge(t *testing.T) {
 	s.report.Clean(t)
 }
 
+// waitStatus waits until the knowledge base shown has the status want (its data-status, exactly:
+// "partially_completed" is not "completed"), failing early when it settles on another.
+func (s *studio) waitStatus(want string, d time.Duration) {
+	s.t.Helper()
+	js := fmt.Sprintf(`(document.querySelector(%q) || {dataset: {}}).dataset.status || ""`, tid(kbStatus))
+	deadline := time.Now().Add(d)
+	for {
+		got, _ := s.eval(js).(string)
+		switch got {
+		case want:
+			return
+		case "failed", "partially_completed", "error":
+			s.fail("the knowledge base is %s, want %s; the page says %q", got, want, s.texts(kbStatus))
+		}
+		if time.Now().After(deadline) {
+			s.fail("the knowledge base is %q after %s, want %s", got, d, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // TestCitation: an answer from a knowledge base shows numbered citations; one opens the passage
 // it cites.
 func TestCitation(t *testing.T) {
-	s := newStudio(t, navPlayground, agentSelect, chatInput, chatSend, citation, citationPassage)
+	s := newStudio(t)
 	kb := s.completedKB("returns.txt", returnsPolicy)
-	id := s.createAgent(fmt.Sprintf(`{"name":"Helper","agent_type":"llm_agent","system_prompt":"Answer customers.",
+	key := s.createAgent(fmt.Sprintf(`{"name":"Helper","agent_type":"llm_agent","system_prompt":"Answer customers.",
 		"llm_config":{"provider":"local","model":"dev"},
 		"knowledge_bases":[{"name":"support","knowledge_base_type":"opensearch","knowledge_base_id":%q}]}`, kb))
 	s.signIn()
-	s.click(navPlayground)
-	s.fill(agentSelect, id)
+	s.openSession(key)
 	s.fill(chatInput, "How long do I have to send a purchase back?")
 	s.click(chatSend)
 	s.waitText(citation, "1", 30*time.Second)
@@ -157,42 +193,30 @@ func TestCitation(t *testing.T) {
 }
 
 // TestKeys: a key created in the settings shows its secret once, and the secret works; revoked
-// in the settings, it no longer does.
+// in the settings (asked twice), it no longer does.
 func TestKeys(t *testing.T) {
-	s := newStudio(t, navSettings, keyName, keyCreate, keySecret, keyRow, keyRevoke)
+	s := newStudio(t)
 	s.signIn()
 	s.click(navSettings)
 	name := fmt.Sprintf("ci-%d", time.Now().UnixNano())
 	s.fill(keyName, name)
 	s.click(keyCreate)
 	s.visible(keySecret)
-	secrets := s.texts(keySecret)
-	secret := strings.TrimSpace(secrets[0])
-	if v, _ := s.eval(fmt.Sprintf(`document.querySelector(%q).value || ""`, tid(keySecret))).(string); v != "" {
-		secret = strings.TrimSpace(v) // shown in a read-only input
-	}
+	secret := strings.TrimSpace(s.texts(keySecret)[0])
 	if code := s.status(secret); code != http.StatusOK {
 		t.Fatalf("the new key's secret %q answers %d, want 200", secret, code)
 	}
+	s.waitText(keyRow, name, 20*time.Second)
 	s.shot("keys")
 
-	s.waitText(keyRow, name, 20*time.Second)
-	clicked := s.eval(fmt.Sprintf(`(() => {
-  const row = Array.from(document.querySelectorAll(%q)).find(r => r.textContent.includes(%q));
-  const b = row && row.querySelector(%q);
-  if (!b) return false;
-  b.click();
-  return true;
-})()`, tid(keyRow), name, tid(keyRevoke)))
-	if clicked != true {
-		s.fail("no %s in the row of %s", keyRevoke, name)
-	}
+	s.clickIn(keyRow, name, keyRevoke)
+	s.clickIn(keyRow, name, keyRevokeConfirm)
 	deadline := time.Now().Add(20 * time.Second)
 	for s.status(secret) != http.StatusUnauthorized {
 		if time.Now().After(deadline) {
-			s.fail("the revoked key still authenticates after 20s")
+			s.fail("the revoked key still authenticates 20s after the revoke was confirmed")
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 	if code := s.status(s.key); code != http.StatusOK {
 		t.Errorf("the studio's own key answers %d after revoking another", code)
@@ -203,14 +227,14 @@ func TestKeys(t *testing.T) {
 // TestXSS: a message and file names that hold HTML are shown as text: no script runs (no
 // dialog), nothing had to be blocked by the CSP, and no element carries an event handler.
 func TestXSS(t *testing.T) {
-	s := newStudio(t, navPlayground, agentSelect, chatInput, chatSend, msgAssistant, navKnowledge, uploadInput, fileRow)
-	id := s.createAgent(`{"name":"Echo","agent_type":"llm_agent","system_prompt":"Echo."}`)
+	s := newStudio(t)
+	key := s.createAgent(`{"name":"Echo","agent_type":"llm_agent","system_prompt":"Echo."}`)
 	s.signIn()
-	s.click(navPlayground)
-	s.fill(agentSelect, id)
+	s.openSession(key)
 	s.fill(chatInput, `<img src=x onerror=alert(1)> and <script>alert(2)</script>`)
 	s.click(chatSend)
-	s.waitText(msgAssistant, "You said", 30*time.Second)
+	// Shown as what the model said, not as markup.
+	s.waitText(msgAssistant, "You said: <img src=x onerror=alert(1)> and <script>alert(2)</script>", 30*time.Second)
 
 	s.click(navKnowledge)
 	added := s.eval(fmt.Sprintf(`(() => {

@@ -4,7 +4,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { api, ApiError, type FieldError } from './api'
 import { diffLines } from './diff'
 import { navigate, ROOT } from './router'
-import { ErrorBox, Section, Spinner, usePaged, when } from './ui'
+import { Confirm, ErrorBox, Section, Spinner, usePaged, when } from './ui'
 
 export interface Agent {
   id: string; agent_key: string; name: string; architecture?: string; is_public: boolean; is_shared: boolean
@@ -24,11 +24,11 @@ export function Agents({ id }: { id?: string }) {
   const list = usePaged<Agent>('agent/', 20, '', reload)
   return (
     <div class="cols">
-      <Section title="Agents" actions={<a class="button" href={ROOT + 'agents/new'}>New agent</a>}>
+      <Section title="Agents" actions={<a class="button" href={ROOT + 'agents/new'} data-testid="agent-new">New agent</a>}>
         <ErrorBox error={list.error} />
         <ul class="list">
           {list.items.map((a) => (
-            <li key={a.id} aria-current={a.id === id ? 'true' : undefined}>
+            <li key={a.id} data-testid="agent-row" aria-current={a.id === id ? 'true' : undefined}>
               <a href={ROOT + 'agents/' + a.id}>{a.name}</a>
               <small> {a.agent_key} · v{a.version_number}{a.is_shared ? ' · shared' : ''}{a.is_public ? ' · public' : ''}</small>
             </li>
@@ -52,7 +52,7 @@ function AgentDetail({ id, onChanged }: { id: string; onChanged: () => void }) {
     api<Agent>('GET', `agent/${encodeURIComponent(id)}/`).then(setAgent, setError)
   }, [id, n])
   async function remove() {
-    if (!agent || !confirm(`Delete the agent “${agent.name}” and all its versions?`)) return
+    if (!agent) return
     try {
       await api('DELETE', `agent/${encodeURIComponent(id)}/`)
       onChanged()
@@ -69,7 +69,7 @@ function AgentDetail({ id, onChanged }: { id: string; onChanged: () => void }) {
       <Section title="Actions">
         <p>
           <a class="button" href={ROOT + 'playground?agent=' + encodeURIComponent(agent.agent_key)}>Try in the playground</a>{' '}
-          <button type="button" class="danger" onClick={remove}>Delete agent</button>
+          <Confirm label="Delete agent" question={`Delete “${agent.name}” and all its versions?`} testid="agent-delete" onConfirm={remove} />
         </p>
         <p><small>Key <code>{agent.agent_key}</code> · owner {agent.owner} · updated {when(agent.updated_at)} · hash <code>{agent.config_hash}</code></small></p>
       </Section>

@@ -3,7 +3,7 @@
 // delete, and search with the strategy and the scores.
 import { useEffect, useState } from 'preact/hooks'
 import { api, postForm, putWithProgress } from './api'
-import { ErrorBox, messageOf, Section, Spinner, usePaged, when } from './ui'
+import { Confirm, ErrorBox, messageOf, Section, Spinner, usePaged, when } from './ui'
 
 interface FileRec { id: string; original_filename: string; file_type: string; size_bytes: number; status: string; tags: string[]; error?: string | null; created_at: string }
 interface Collection { id: string; name: string; status: string; data_source_count: number; created_at: string }
@@ -27,7 +27,9 @@ export function Knowledge() {
   )
 }
 
-interface Upload { name: string; sent: number; total: number; error?: string; done?: boolean }
+let uploadSeq = 0
+
+interface Upload { id: number; name: string; sent: number; total: number; error?: string; done?: boolean }
 
 function Files({ reload, onChange }: { reload: number; onChange: () => void }) {
   const list = usePaged<FileRec>('files/', 20, '', reload)
@@ -37,9 +39,9 @@ function Files({ reload, onChange }: { reload: number; onChange: () => void }) {
 
   async function upload(files: FileList | File[]) {
     for (const f of Array.from(files)) {
-      const u: Upload = { name: f.name, sent: 0, total: f.size }
-      setUploads((us) => [...us, u])
-      const set = (p: Partial<Upload>) => setUploads((us) => us.map((x) => (x === u ? Object.assign(u, p) && { ...u } : x)))
+      const id = ++uploadSeq
+      setUploads((us) => [...us, { id, name: f.name, sent: 0, total: f.size }])
+      const set = (p: Partial<Upload>) => setUploads((us) => us.map((x) => (x.id === id ? { ...x, ...p } : x)))
       try {
         const tagList = tags.split(',').map((t) => t.trim()).filter(Boolean)
         if (f.size <= SMALL) {
@@ -60,9 +62,10 @@ function Files({ reload, onChange }: { reload: number; onChange: () => void }) {
     onChange()
   }
 
+  const [error, setError] = useState<unknown>(null)
   async function remove(f: FileRec) {
-    if (!confirm(`Delete “${f.original_filename}” from every knowledge base and collection?`)) return
-    try { await api('DELETE', `files/${f.id}/`); onChange() } catch (e) { alert(messageOf(e)) }
+    setError(null)
+    try { await api('DELETE', `files/${f.id}/`); onChange() } catch (e) { setError(e) }
   }
 
   return (
@@ -78,8 +81,8 @@ function Files({ reload, onChange }: { reload: number; onChange: () => void }) {
       </div>
       {uploads.length > 0 && (
         <ul class="uploads" aria-live="polite">
-          {uploads.map((u, i) => (
-            <li key={i}>
+          {uploads.map((u) => (
+            <li key={u.id} data-testid="upload-row">
               <span class="name">{u.name}</span>{' '}
               <progress max={u.total || 1} value={u.sent} aria-label={`Upload of ${u.name}`} />{' '}
               {u.error ? <span class="error">{u.error}</span> : u.done ? 'uploaded' : `${Math.round((u.sent / (u.total || 1)) * 100)}%`}
@@ -87,15 +90,16 @@ function Files({ reload, onChange }: { reload: number; onChange: () => void }) {
           ))}
         </ul>
       )}
+      <ErrorBox error={error} />
       <ErrorBox error={list.error} />
       <table class="grid">
         <thead><tr><th>Name</th><th>Type</th><th>Size</th><th>Status</th><th>Tags</th><th>Added</th><th /></tr></thead>
         <tbody>
           {list.items.map((f) => (
-            <tr key={f.id}>
+            <tr key={f.id} data-testid="file-row">
               <td>{f.original_filename}</td><td>{f.file_type}</td><td>{f.size_bytes.toLocaleString()} B</td>
               <td>{f.status}{f.error ? `: ${f.error}` : ''}</td><td>{f.tags?.join(', ')}</td><td>{when(f.created_at)}</td>
-              <td><button type="button" class="danger" aria-label={`Delete ${f.original_filename}`} onClick={() => remove(f)}>Delete</button></td>
+              <td><Confirm label="Delete" name={`Delete ${f.original_filename}`} question="From every knowledge base and collection?" onConfirm={() => remove(f)} /></td>
             </tr>
           ))}
         </tbody>
@@ -141,7 +145,7 @@ function Collections({ reload, onChange }: { reload: number; onChange: () => voi
         <fieldset>
           <legend>Files in it</legend>
           {files.items.map((f) => (
-            <label key={f.id} class="check"><input type="checkbox" checked={picked.includes(f.id)} onChange={(e) => setPicked(e.currentTarget.checked ? [...picked, f.id] : picked.filter((x) => x !== f.id))} /> {f.original_filename}</label>
+            <label key={f.id} class="check" data-testid="collection-file"><input type="checkbox" checked={picked.includes(f.id)} onChange={(e) => setPicked(e.currentTarget.checked ? [...picked, f.id] : picked.filter((x) => x !== f.id))} /> {f.original_filename}</label>
           ))}
         </fieldset>
         <button type="submit" data-testid="collection-create" disabled={busy}>Create collection</button>
@@ -233,6 +237,14 @@ function KnowledgeBases({ reload, onChange }: { reload: number; onChange: () => 
 
 const FINAL = new Set(['completed', 'failed', 'partially_completed', 'error'])
 
+/** "2/3 files ingested, 1 failed, 14 chunks": one string, so that the line re-renders as one text. */
+function counts(kb: KB, meta: Record<string, unknown>): string {
+  let s = `${kb.ingested_datasources ?? 0}/${kb.total_datasources ?? 0} files ingested`
+  if (kb.failed_datasources) s += `, ${kb.failed_datasources} failed`
+  if (meta.total_chunks !== undefined) s += `, ${String(meta.total_chunks)} chunks`
+  return s
+}
+
 function KBDetail({ id, onChange, onGone }: { id: string; onChange: () => void; onGone: () => void }) {
   const [kb, setKb] = useState<KB | null>(null)
   const [error, setError] = useState<unknown>(null)
@@ -254,7 +266,6 @@ function KBDetail({ id, onChange, onGone }: { id: string; onChange: () => void; 
     try { await api('POST', `knowledge-bases/${id}/sync/`); setTick((t) => t + 1) } catch (e) { setError(e) }
   }
   async function remove() {
-    if (!confirm('Delete this knowledge base? Its files and collections remain.')) return
     try { await api('DELETE', `knowledge-bases/${id}/`); onGone() } catch (e) { setError(e) }
   }
   if (error) return <ErrorBox error={error} />
@@ -266,13 +277,12 @@ function KBDetail({ id, onChange, onGone }: { id: string; onChange: () => void; 
       <h3>{kb.name}</h3>
       <p>Status <strong data-testid="kb-status" data-status={kb.status}>{kb.status}</strong>{' '}
         <progress max={100} value={kb.progress ?? (FINAL.has(kb.status) ? 100 : 0)} aria-label="Ingestion progress" />{' '}
-        {kb.ingested_datasources ?? 0}/{kb.total_datasources ?? 0} files ingested{kb.failed_datasources ? `, ${kb.failed_datasources} failed` : ''}
-        {meta.total_chunks !== undefined && <>, {String(meta.total_chunks)} chunks</>}
+        <span>{counts(kb, meta)}</span>
         {!FINAL.has(kb.status) && <Spinner label="Ingesting" />}
       </p>
       {kb.error && <p class="error">{kb.error}</p>}
       {errors.length > 0 && <ul class="field-errors">{errors.map(([ds, why]) => <li key={ds}><code>{ds}</code>: {why}</li>)}</ul>}
-      <p><button type="button" onClick={sync}>Sync</button> <button type="button" class="danger" onClick={remove}>Delete</button></p>
+      <p><button type="button" onClick={sync}>Sync</button> <Confirm label="Delete" question="Delete this knowledge base? Its files and collections remain." testid="kb-delete" onConfirm={remove} /></p>
       <Search id={id} />
     </div>
   )

@@ -2,7 +2,7 @@
 // and MCP servers (register; their tools and status).
 import { useState } from 'preact/hooks'
 import { api, hasKey } from './api'
-import { ErrorBox, Section, Spinner, usePaged, when } from './ui'
+import { Confirm, ErrorBox, Section, Spinner, usePaged, when } from './ui'
 
 interface Key { id: string; name: string; prefix: string; owner: string; scopes: string[]; rate_limit: number; expires_at: string; revoked_at: string | null; created_at: string }
 interface Server { id: string; name: string; url: string; description: string; status: string; last_error: string | null; tool_count: number; tools_refreshed_at: string }
@@ -17,7 +17,7 @@ function Keys() {
   const [reload, setReload] = useState(0)
   const list = usePaged<Key>('api-keys/', 20, '', reload)
   const [name, setName] = useState('')
-  const [days, setDays] = useState('90')
+  const [days, setDays] = useState('30')
   const [rate, setRate] = useState('')
   const [scopes, setScopes] = useState<string[]>([])
   const [secret, setSecret] = useState('')
@@ -45,7 +45,6 @@ function Keys() {
     }
   }
   async function revoke(k: Key) {
-    if (!confirm(`Revoke the key “${k.name}” (${k.prefix}…)? Its tokens and the keys it created stop working.`)) return
     try {
       await api('DELETE', `api-keys/${k.id}/`)
       setReload(reload + 1)
@@ -60,10 +59,10 @@ function Keys() {
         <thead><tr><th>Name</th><th>Prefix</th><th>Owner</th><th>Scopes</th><th>Rate</th><th>Expires</th><th /></tr></thead>
         <tbody>
           {list.items.map((k) => (
-            <tr key={k.id}>
+            <tr key={k.id} data-testid="key-row">
               <td>{k.name}</td><td><code>{k.prefix}</code></td><td>{k.owner}</td><td>{k.scopes.join(', ') || 'all'}</td>
               <td>{k.rate_limit || '—'}</td><td>{when(k.expires_at)}</td>
-              <td>{k.revoked_at ? <span>revoked {when(k.revoked_at)}</span> : <button type="button" class="danger" data-testid="key-revoke" aria-label={`Revoke ${k.name}`} onClick={() => revoke(k)}>Revoke</button>}</td>
+              <td>{k.revoked_at ? <span>revoked {when(k.revoked_at)}</span> : <Confirm label="Revoke" name={`Revoke ${k.name}`} testid="key-revoke" question={`Revoke ${k.prefix}…? Its tokens and the keys it created stop working.`} onConfirm={() => revoke(k)} />}</td>
             </tr>
           ))}
         </tbody>
@@ -73,7 +72,7 @@ function Keys() {
         <h3>New key</h3>
         {!hasKey() && <p class="notice">Creating a key needs your API key (a token may not): sign out and in again to create keys.</p>}
         <div class="row">
-          <label>Name <input value={name} onInput={(e) => setName(e.currentTarget.value)} required /></label>
+          <label>Name <input data-testid="key-name" value={name} onInput={(e) => setName(e.currentTarget.value)} required /></label>
           <label>Expires in (days) <input type="number" min="1" max="730" value={days} onInput={(e) => setDays(e.currentTarget.value)} required /></label>
           <label>Rate limit (per minute) <input type="number" min="0" value={rate} placeholder="as mine" onInput={(e) => setRate(e.currentTarget.value)} /></label>
         </div>

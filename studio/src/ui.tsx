@@ -68,3 +68,22 @@ export function Section({ title, children, actions }: { title: string; children:
     </section>
   )
 }
+
+/**
+ * A destructive action asked twice, in the page rather than with window.confirm (which blocks the
+ * tab, cannot be styled or labelled, and which automation and some embedders refuse): the first
+ * click shows what will happen with a confirm and a cancel button.
+ */
+export function Confirm({ label, question, onConfirm, testid, name }: { label: string; question: string; onConfirm: () => void; testid?: string; name?: string }) {
+  const [asking, setAsking] = useState(false)
+  if (!asking) {
+    return <button type="button" class="danger" data-testid={testid} aria-label={name} onClick={() => setAsking(true)}>{label}</button>
+  }
+  return (
+    <span class="confirm" role="group" aria-label={question}>
+      <span>{question}</span>{' '}
+      <button type="button" class="danger" data-testid={testid ? testid + '-confirm' : undefined} autoFocus onClick={() => { setAsking(false); onConfirm() }}>Yes, {label.toLowerCase()}</button>{' '}
+      <button type="button" onClick={() => setAsking(false)}>Cancel</button>
+    </span>
+  )
+}
