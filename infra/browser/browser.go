@@ -141,6 +141,12 @@ func NewContext(t testing.TB) (context.Context, *Report, context.CancelFunc) {
 		cancel()
 		t.Fatalf("browser: add watch script: %v", err)
 	}
+	// The window's size is not the page's: headless Chromium keeps some of it for the browser's
+	// own frame. The viewport is set, so that pages and screenshots are exactly Width×Height.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(Width, Height)); err != nil {
+		cancel()
+		t.Fatalf("browser: set the viewport: %v", err)
+	}
 	return ctx, r, cancel
 }
 

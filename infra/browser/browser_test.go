@@ -74,8 +74,8 @@ func TestReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if size[0] != Width || size[1] > Height || size[1] < Height-150 {
-		t.Errorf("viewport %v, want %d wide and about %d high", size, Width, Height)
+	if size[0] != Width || size[1] != Height {
+		t.Errorf("viewport %v, want %d×%d", size, Width, Height)
 	}
 
 	load("/strict")

@@ -52,6 +52,7 @@ const (
 	collectionName, collectionFile           = "collection-name", "collection-file"
 	collectionCreate                         = "collection-create"
 	kbName, kbCollection, kbCreate, kbStatus = "kb-name", "kb-collection", "kb-create", "kb-status"
+	kbCounts                                 = "kb-counts"
 	searchInput, searchResult                = "search-input", "search-result"
 )
 

@@ -24,6 +24,9 @@ func TestSignIn(t *testing.T) {
 	s := newStudio(t)
 	t.Logf("first usable screen: the sign-in form is visible %s after the navigation to /studio/ (fresh profile, nothing cached; the page's own clock says %.0f ms)",
 		s.ready.Round(time.Millisecond), s.eval(`performance.now()`))
+	if boot := s.eval(`document.body.innerText.includes("Loading the studio")`); boot != false {
+		t.Errorf("the loading line is still shown beside the sign-in form")
+	}
 	s.shot("signin")
 	s.signIn()
 	s.shot("home")
@@ -143,6 +146,7 @@ func TestKnowledge(t *testing.T) {
 	s.fill(kbName, "Support")
 	s.click(kbCreate)
 	s.waitStatus("completed", 3*time.Minute)
+	s.waitText(kbCounts, "1/1 files ingested, 1 chunks", 10*time.Second)
 	s.shot("knowledge")
 
 	s.fill(searchInput, "How long may I send a purchase back?")

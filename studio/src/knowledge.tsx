@@ -7,9 +7,13 @@ import { Confirm, ErrorBox, messageOf, Section, Spinner, usePaged, when } from '
 
 interface FileRec { id: string; original_filename: string; file_type: string; size_bytes: number; status: string; tags: string[]; error?: string | null; created_at: string }
 interface Collection { id: string; name: string; status: string; data_source_count: number; created_at: string }
+interface Datasource { id: string; name: string; type: string; status: string }
 interface KB {
-  id: string; name: string; status: string; progress?: number; total_datasources?: number; ingested_datasources?: number; failed_datasources?: number
-  datasource_errors?: Record<string, string>; processing_metadata?: Record<string, unknown>; error?: string | null; created_at: string
+  id: string; name: string; status: string; progress?: number; total_datasources?: number
+  ingested_datasources?: Datasource[] | null; failed_datasources?: Datasource[] | null
+  datasource_errors?: Record<string, string> | null
+  processing_metadata?: { phase?: string; total_chunks?: number; processed_chunks?: number; message?: string }
+  error?: string | null; created_at: string
 }
 interface Hit { file_id: string; file_name: string; chunk_index: number; text: string; score: number }
 
@@ -237,12 +241,14 @@ function KnowledgeBases({ reload, onChange }: { reload: number; onChange: () => 
 
 const FINAL = new Set(['completed', 'failed', 'partially_completed', 'error'])
 
-/** "2/3 files ingested, 1 failed, 14 chunks": one string, so that the line re-renders as one text. */
-function counts(kb: KB, meta: Record<string, unknown>): string {
-  let s = `${kb.ingested_datasources ?? 0}/${kb.total_datasources ?? 0} files ingested`
-  if (kb.failed_datasources) s += `, ${kb.failed_datasources} failed`
-  if (meta.total_chunks !== undefined) s += `, ${String(meta.total_chunks)} chunks`
-  return s
+/** "embedding · 2/3 files ingested, 1 failed, 10/14 chunks": one string, re-rendered as one text. */
+function counts(kb: KB): string {
+  const meta = kb.processing_metadata ?? {}
+  const failed = kb.failed_datasources?.length ?? 0
+  let s = `${kb.ingested_datasources?.length ?? 0}/${kb.total_datasources ?? 0} files ingested`
+  if (failed) s += `, ${failed} failed`
+  if (meta.total_chunks) s += meta.processed_chunks && meta.processed_chunks < meta.total_chunks ? `, ${meta.processed_chunks}/${meta.total_chunks} chunks` : `, ${meta.total_chunks} chunks`
+  return meta.phase && !FINAL.has(kb.status) ? `${meta.phase} · ${s}` : s
 }
 
 function KBDetail({ id, onChange, onGone }: { id: string; onChange: () => void; onGone: () => void }) {
@@ -270,18 +276,19 @@ function KBDetail({ id, onChange, onGone }: { id: string; onChange: () => void; 
   }
   if (error) return <ErrorBox error={error} />
   if (!kb) return <Spinner />
+  // The errors are keyed by datasource id: shown by the file's name, with the reason.
+  const names = new Map([...(kb.ingested_datasources ?? []), ...(kb.failed_datasources ?? [])].map((d) => [d.id, d.name]))
   const errors = Object.entries(kb.datasource_errors ?? {})
-  const meta = kb.processing_metadata ?? {}
   return (
     <div class="kb" aria-live="polite">
       <h3>{kb.name}</h3>
       <p>Status <strong data-testid="kb-status" data-status={kb.status}>{kb.status}</strong>{' '}
         <progress max={100} value={kb.progress ?? (FINAL.has(kb.status) ? 100 : 0)} aria-label="Ingestion progress" />{' '}
-        <span>{counts(kb, meta)}</span>
+        <span data-testid="kb-counts">{counts(kb)}</span>
         {!FINAL.has(kb.status) && <Spinner label="Ingesting" />}
       </p>
       {kb.error && <p class="error">{kb.error}</p>}
-      {errors.length > 0 && <ul class="field-errors">{errors.map(([ds, why]) => <li key={ds}><code>{ds}</code>: {why}</li>)}</ul>}
+      {errors.length > 0 && <ul class="field-errors">{errors.map(([ds, why]) => <li key={ds}><code>{names.get(ds) ?? ds}</code>: {why}</li>)}</ul>}
       <p><button type="button" onClick={sync}>Sync</button> <Confirm label="Delete" question="Delete this knowledge base? Its files and collections remain." testid="kb-delete" onConfirm={remove} /></p>
       <Search id={id} />
     </div>

@@ -82,4 +82,8 @@ function App() {
   )
 }
 
-render(<App />, document.getElementById('app')!)
+// index.html holds a "Loading" line for the moment before this script runs; Preact 11 renders
+// beside what a container holds rather than over it, so the line goes first.
+const root = document.getElementById('app')!
+root.replaceChildren()
+render(<App />, root)

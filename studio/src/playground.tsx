@@ -69,7 +69,7 @@ export function Playground({ query }: { query: URLSearchParams }) {
         </Section>
       </div>
       {session
-        ? <Chat key={session.id} session={session} turns={turns} setTurns={setTurns} pending={pending} setPending={setPending} />
+        ? <Chat key={session.id} session={session} turns={turns} setTurns={setTurns} pending={pending} setPending={setPending} onRan={() => setReload((n) => n + 1)} />
         : <Section title="Chat"><p>Pick an agent or paste a configuration, then open a session.</p></Section>}
     </div>
   )
@@ -140,9 +140,10 @@ interface ChatProps {
   setTurns: (f: (t: Turn[]) => Turn[]) => void
   pending: RequiredAction | null
   setPending: (p: RequiredAction | null) => void
+  onRan: () => void // an execution ended: the earlier sessions' counts changed
 }
 
-function Chat({ session, turns, setTurns, pending, setPending }: ChatProps) {
+function Chat({ session, turns, setTurns, pending, setPending, onRan }: ChatProps) {
   const [text, setText] = useState('')
   const [inputs, setInputs] = useState('')
   const [busy, setBusy] = useState(false)
@@ -172,6 +173,7 @@ function Chat({ session, turns, setTurns, pending, setPending }: ChatProps) {
     } finally {
       patch(key, (t) => ({ ...t, streaming: false }))
       setBusy(false)
+      onRan()
     }
   }
 
@@ -314,10 +316,19 @@ function Feedback({ turn, onRated }: { turn: Turn; onRated: (r: number) => void 
   }
   return (
     <span class="feedback">
-      <button type="button" data-testid="thumbs-up" aria-pressed={turn.rating === 1} aria-label="Good answer" onClick={() => rate(1)}>👍</button>
-      <button type="button" data-testid="thumbs-down" aria-pressed={turn.rating === -1} aria-label="Bad answer" onClick={() => rate(-1)}>👎</button>
+      <button type="button" class="thumb" data-testid="thumbs-up" aria-pressed={turn.rating === 1} aria-label="Good answer" onClick={() => rate(1)}><Thumb /></button>
+      <button type="button" class="thumb" data-testid="thumbs-down" aria-pressed={turn.rating === -1} aria-label="Bad answer" onClick={() => rate(-1)}><Thumb down /></button>
       <ErrorBox error={error} />
     </span>
+  )
+}
+
+/** A thumb drawn rather than an emoji, which needs a colour-emoji font the machine may not have. */
+function Thumb({ down = false }: { down?: boolean }) {
+  return (
+    <svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true" focusable="false">
+      <path fill="currentColor" transform={down ? 'rotate(180 12 12)' : undefined} d="M1 21h4V9H1v12zm22-11c0-1.1-.9-2-2-2h-6.31l.95-4.57.03-.32c0-.41-.17-.79-.44-1.06L14.17 1 7.59 7.59C7.22 7.95 7 8.45 7 9v10c0 1.1.9 2 2 2h9c.83 0 1.54-.5 1.84-1.22l3.02-7.05c.09-.23.14-.47.14-.73v-2z" />
+    </svg>
   )
 }
 

@@ -36,6 +36,7 @@ function Keys() {
       // A bearer token may not create keys: this one request carries the API key itself.
       const k = await api<{ key: string }>('POST', 'api-keys/', body, { useKey: true })
       setSecret(k.key)
+      setName('')
       setCopied(false)
       setReload(reload + 1)
     } catch (err) {
