@@ -98,8 +98,8 @@ func (r *Report) Clean(t testing.TB) {
 
 // NewContext starts headless Chromium (installed first if need be, see EnsureChromium) in a fresh
 // profile and returns a chromedp context of one tab, and what that tab reports. The browser stops
-// and its profile is removed when the test ends (or on cancel). It skips the test when Chromium
-// cannot be had and fails it when it cannot start.
+// and its profile is removed when the test ends (or on cancel). The page's viewport is exactly
+// Width×Height. It fails the test when Chromium cannot be had or cannot start.
 func NewContext(t testing.TB) (context.Context, *Report, context.CancelFunc) {
 	t.Helper()
 	path, err := EnsureChromium(context.Background(), os.Stderr)
