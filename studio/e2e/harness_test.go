@@ -68,6 +68,7 @@ type studio struct {
 	report *browser.Report
 	base   string // the HTTP server's URL
 	key    string // the API key the studio signs in with
+	keyID  string // its id (to revoke it)
 	app    *app.App
 	// ready is how long the first screen took: from the navigation to /studio/ in a fresh
 	// profile (nothing cached) until the sign-in form is visible.
@@ -103,12 +104,12 @@ func newStudio(t *testing.T) *studio {
 			res.StatusCode, bytes.TrimSpace(body))
 	}
 
-	_, secret, err := a.Auth.CreateKey(context.Background(), auth.NewKey{Name: "studio test", Owner: "alice", Company: "acme"})
+	k, secret, err := a.Auth.CreateKey(context.Background(), auth.NewKey{Name: "studio test", Owner: "alice", Company: "acme"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tab, report, _ := browser.NewContext(t)
-	s := &studio{t: t, tab: tab, report: report, base: srv.URL, key: secret, app: a}
+	s := &studio{t: t, tab: tab, report: report, base: srv.URL, key: secret, keyID: k.ID, app: a}
 	// Chromium starts with the tab's first action: start it on a blank page, so that the time
 	// to the first screen is the studio's alone.
 	s.do("start the browser", 30*time.Second, chromedp.Navigate("about:blank"))

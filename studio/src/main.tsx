@@ -29,7 +29,7 @@ function SignIn({ reason }: { reason?: string }) {
   return (
     <main class="signin">
       <h1>agentorch studio</h1>
-      {reason && <p class="notice" role="alert">{reason}</p>}
+      {reason && <p class="notice" role="alert" data-testid="signin-reason">{reason}</p>}
       <form onSubmit={submit}>
         <label for="signin-key">API key</label>
         <input id="signin-key" data-testid="signin-key" type="password" autoComplete="off" spellcheck={false}

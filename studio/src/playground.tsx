@@ -108,8 +108,8 @@ function Opener({ initialAgent, onOpened }: { initialAgent: string; onOpened: (i
       <form onSubmit={submit}>
         <fieldset class="row">
           <legend>Configuration</legend>
-          <label class="check"><input type="radio" name="mode" checked={mode === 'agent'} onChange={() => setMode('agent')} /> A stored agent</label>
-          <label class="check"><input type="radio" name="mode" checked={mode === 'inline'} onChange={() => setMode('inline')} /> Inline</label>
+          <label class="check"><input type="radio" name="mode" data-testid="mode-agent" checked={mode === 'agent'} onChange={() => setMode('agent')} /> A stored agent</label>
+          <label class="check"><input type="radio" name="mode" data-testid="mode-inline" checked={mode === 'inline'} onChange={() => setMode('inline')} /> Inline</label>
         </fieldset>
         {mode === 'agent'
           ? (
@@ -269,7 +269,7 @@ function Chat({ session, turns, setTurns, pending, setPending, onRan }: ChatProp
               </p>
             )}
             {t.role === 'assistant' && t.id && !t.streaming && <Feedback turn={t} onRated={(r) => patch(t.key, (x) => ({ ...x, rating: r }))} />}
-            {t.execution && <a class="small" href={`${ROOT}trace/${session.id}/${t.execution}`}>Trace</a>}
+            {t.execution && <a class="small" data-testid="trace-link" href={`${ROOT}trace/${session.id}/${t.execution}`}>Trace</a>}
           </article>
         ))}
         <div ref={end} />
@@ -336,13 +336,19 @@ function Thumb({ down = false }: { down?: boolean }) {
 function Pending({ action, busy, onAnswer }: { action: RequiredAction; busy: boolean; onAnswer: (body: Record<string, unknown>) => void }) {
   const [outputs, setOutputs] = useState<Record<string, string>>({})
   const [decisions, setDecisions] = useState<Record<string, boolean>>({})
+  const [reasons, setReasons] = useState<Record<string, string>>({})
   const [error, setError] = useState('')
   const calls = action.tool_calls
   function decide(id: string, approve: boolean) {
     const next = { ...decisions, [id]: approve }
     setDecisions(next)
     if (calls.every((c) => c.id in next)) {
-      onAnswer({ approvals: calls.map((c) => ({ tool_call_id: c.id, approve: next[c.id], ...(next[c.id] ? {} : { reason: 'denied in the studio' }) })) })
+      onAnswer({
+        approvals: calls.map((c) => ({
+          tool_call_id: c.id, approve: next[c.id],
+          ...(next[c.id] ? {} : { reason: (reasons[c.id] ?? '').trim() || 'denied in the studio' }),
+        })),
+      })
     }
   }
   function submitResults(e: Event) {
@@ -369,6 +375,10 @@ function Pending({ action, busy, onAnswer }: { action: RequiredAction; busy: boo
             <span class="tool-name">{c.name}{c.server ? ' @' + c.server : ''}</span>
             <code class="tool-detail">{JSON.stringify(c.arguments)}</code>
             <button type="button" data-testid="approve" disabled={busy || c.id in decisions} onClick={() => decide(c.id, true)}>Approve</button>
+            <label class="reason">Reason to deny (optional)
+              <input data-testid="deny-reason" value={reasons[c.id] ?? ''} disabled={busy || c.id in decisions}
+                onInput={(e) => setReasons({ ...reasons, [c.id]: e.currentTarget.value })} />
+            </label>
             <button type="button" data-testid="deny" class="danger" disabled={busy || c.id in decisions} onClick={() => decide(c.id, false)}>Deny</button>
           </div>
         ))

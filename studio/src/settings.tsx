@@ -141,9 +141,10 @@ function Servers() {
       <ErrorBox error={list.error} />
       <ul class="list">
         {list.items.map((s) => (
-          <li key={s.id}>
-            <strong>{s.name}</strong> <small>{s.url} · {s.status}{s.last_error ? `: ${s.last_error}` : ''} · {s.tool_count} tools</small>{' '}
-            <button type="button" onClick={() => show(s)}>Tools</button> <button type="button" onClick={() => refresh(s)}>Refresh</button>
+          <li key={s.id} data-testid="mcp-row">
+            <strong>{s.name}</strong> <small>{s.url} · <span data-testid="mcp-status" data-status={s.status}>{s.status}</span>{s.last_error ? `: ${s.last_error}` : ''} · {s.tool_count} tools</small>{' '}
+            <button type="button" data-testid="mcp-tools" aria-label={`Tools of ${s.name}`} onClick={() => show(s)}>Tools</button>{' '}
+            <button type="button" data-testid="mcp-refresh" aria-label={`Refresh ${s.name}`} onClick={() => refresh(s)}>Refresh</button>
           </li>
         ))}
         {!list.loading && list.items.length === 0 && <li class="empty">No MCP servers.</li>}
@@ -152,17 +153,17 @@ function Servers() {
       {tools && (
         <div aria-live="polite">
           <h3>Tools of {tools.server}</h3>
-          <ul>{tools.tools.map((t) => <li key={t.name}><code>{t.name}</code> {t.description}</li>)}</ul>
+          <ul>{tools.tools.map((t) => <li key={t.name} data-testid="mcp-tool"><code>{t.name}</code> {t.description}</li>)}</ul>
         </div>
       )}
       <form onSubmit={register} class="editor">
         <h3>Register a server</h3>
         <div class="row">
-          <label>Name <input value={form.name} onInput={(e) => setForm({ ...form, name: e.currentTarget.value })} required /></label>
-          <label>URL <input type="url" value={form.url} placeholder="https://…/mcp" onInput={(e) => setForm({ ...form, url: e.currentTarget.value })} required /></label>
+          <label>Name <input data-testid="mcp-name" value={form.name} onInput={(e) => setForm({ ...form, name: e.currentTarget.value })} required /></label>
+          <label>URL <input data-testid="mcp-url" type="url" value={form.url} placeholder="https://…/mcp" onInput={(e) => setForm({ ...form, url: e.currentTarget.value })} required /></label>
         </div>
         <label>Description <input value={form.description} onInput={(e) => setForm({ ...form, description: e.currentTarget.value })} /></label>
-        <button type="submit" disabled={busy}>Register</button>
+        <button type="submit" data-testid="mcp-register" disabled={busy}>Register</button>
         {busy && <Spinner label="Connecting" />}
         <ErrorBox error={error} />
       </form>

@@ -28,8 +28,9 @@ export function Trace({ session, execution }: { session: string; execution: stri
   // A bar ends at its event's timestamp and lasts its duration_ms; marks have no duration.
   const bars = events.map((e) => {
     const end = Date.parse(e.timestamp)
-    const ms = Number(e.data?.duration_ms ?? 0)
-    return { e, start: end - ms, end, ms }
+    const timed = typeof e.data?.duration_ms === 'number'
+    const ms = timed ? Number(e.data.duration_ms) : 0
+    return { e, start: end - ms, end, ms, timed }
   })
   const t0 = Math.min(...bars.map((b) => b.start))
   const t1 = Math.max(...bars.map((b) => b.end), t0 + 1)
@@ -37,15 +38,15 @@ export function Trace({ session, execution }: { session: string; execution: stri
   const tokens = events.filter((e) => e.type === 'model_call').reduce((s, e) => [s[0] + (e.data?.input_tokens ?? 0), s[1] + (e.data?.output_tokens ?? 0)], [0, 0])
   return (
     <Section title="Trace" actions={<a href={ROOT + 'playground'}>Back to the playground</a>}>
-      <p>Execution <code>{execution}</code> · {events.length} events · {span} ms · tokens in {tokens[0]}, out {tokens[1]}</p>
+      <p data-testid="trace-summary">Execution <code>{execution}</code> · {events.length} events · {span} ms · tokens in {tokens[0]}, out {tokens[1]}</p>
       <ol class="timeline" aria-label="Events in time order">
-        {bars.map(({ e, start, ms }) => (
-          <li key={e.sequence} class={'ev ' + e.type}>
+        {bars.map(({ e, start, ms, timed }) => (
+          <li key={e.sequence} class={'ev ' + e.type} data-testid="trace-event" data-type={e.type} data-ms={ms}>
             <span class="ev-label">{e.type}{e.node ? ` · ${e.node}` : ''}{label(e)}</span>
             <span class="ev-track" aria-hidden="true">
-              <span class="ev-bar" style={{ marginLeft: `${((start - t0) / span) * 100}%`, width: `${Math.max(0.5, (ms / span) * 100)}%` }} />
+              <span class={timed ? 'ev-bar' : 'ev-bar ev-mark'} data-testid={timed ? 'trace-bar' : 'trace-mark'} style={{ marginLeft: `${((start - t0) / span) * 100}%`, width: `${Math.max(0.5, (ms / span) * 100)}%` }} />
             </span>
-            <span class="ev-ms">{ms ? `${ms} ms` : ''}</span>
+            <span class="ev-ms" data-testid="trace-ms">{timed ? `${ms} ms` : ''}</span>
           </li>
         ))}
       </ol>
