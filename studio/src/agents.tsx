@@ -4,7 +4,30 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { api, ApiError, type FieldError } from './api'
 import { diffLines } from './diff'
 import { navigate, ROOT } from './router'
-import { Confirm, ErrorBox, Section, Spinner, usePaged, when } from './ui'
+import { Confirm, ErrorBox, messageOf, Section, Spinner, usePaged, when } from './ui'
+
+/** The yaml library, loaded the first time the editor switches to YAML (it stays out of the first screen's script). */
+type YAMLLib = typeof import('yaml')
+let yamlLib: YAMLLib | null = null
+
+type Format = 'json' | 'yaml'
+
+/** The configuration written in a format. */
+function write(v: unknown, f: Format): string {
+  return f === 'yaml' && yamlLib ? yamlLib.stringify(v) : JSON.stringify(v, null, 2)
+}
+
+/** Reads a configuration written in a format: its object, or why it is not one. */
+function read(text: string, f: Format): { value?: Record<string, unknown>; error?: string } {
+  const name = f === 'yaml' ? 'YAML' : 'JSON'
+  let v: unknown
+  try {
+    v = f === 'yaml' && yamlLib ? yamlLib.parse(text) : JSON.parse(text)
+  } catch (e) {
+    return { error: `Not valid ${name}: ` + (e as Error).message }
+  }
+  return typeof v === 'object' && v && !Array.isArray(v) ? { value: v as Record<string, unknown> } : { error: `The configuration must be a ${name} object (a mapping)` }
+}
 
 export interface Agent {
   id: string; agent_key: string; name: string; architecture?: string; is_public: boolean; is_shared: boolean
@@ -80,22 +103,33 @@ function AgentDetail({ id, onChanged }: { id: string; onChanged: () => void }) {
 
 /** The editor of a new agent or of an existing one (PUT replaces its configuration). */
 function Editor({ agent, onSaved }: { agent?: Agent; onSaved: (a: Agent) => void }) {
-  const [text, setText] = useState(JSON.stringify(agent?.system_config ?? TEMPLATE, null, 2))
+  const [format, setFormat] = useState<Format>('json')
+  const [text, setText] = useState(write(agent?.system_config ?? TEMPLATE, 'json'))
+  const [switching, setSwitching] = useState<unknown>(null)
   const [shared, setShared] = useState(agent?.is_shared ?? false)
   const [pub, setPublic] = useState(agent?.is_public ?? false)
-  const [check, setCheck] = useState<{ busy: boolean; errors: FieldError[]; parse?: string; valid?: boolean }>({ busy: false, errors: [] })
+  // of: the parse the check answers, so that an answer about an earlier text is never shown as this one's.
+  const [check, setCheck] = useState<{ busy: boolean; errors: FieldError[]; parse?: string; valid?: boolean; of?: unknown }>({ busy: false, errors: [] })
   const [saving, setSaving] = useState(false)
   const [error, setError] = useState<unknown>(null)
   const timer = useRef<number | undefined>(undefined)
 
-  const parsed = useMemo(() => {
+  const parsed = useMemo(() => read(text, format), [text, format])
+
+  // Switching converts the text; a text that does not parse stays as it is, with the reason.
+  async function switchTo(f: Format) {
+    if (f === format) return
+    setSwitching(null)
+    if (!parsed.value) { setSwitching(new Error(`Fix the ${format.toUpperCase()} before switching: ${parsed.error}`)); return }
     try {
-      const v = JSON.parse(text)
-      return typeof v === 'object' && v && !Array.isArray(v) ? { value: v as Record<string, unknown> } : { error: 'The configuration must be a JSON object' }
+      if (f === 'yaml' && !yamlLib) yamlLib = await import('yaml')
     } catch (e) {
-      return { error: 'Not valid JSON: ' + (e as Error).message }
+      setSwitching(new Error('The YAML editor could not be loaded: ' + messageOf(e)))
+      return
     }
-  }, [text])
+    setText(write(parsed.value, f))
+    setFormat(f)
+  }
 
   // Checked live: 400 ms after the last keystroke, through the API's own validation.
   useEffect(() => {
@@ -105,7 +139,7 @@ function Editor({ agent, onSaved }: { agent?: Agent; onSaved: (a: Agent) => void
     setCheck((c) => ({ ...c, busy: true }))
     timer.current = window.setTimeout(() => {
       api<{ valid: boolean; errors?: FieldError[] }>('POST', 'agent/validate/', { system_config: parsed.value })
-        .then((r) => live && setCheck({ busy: false, errors: r.errors ?? [], valid: r.valid }))
+        .then((r) => live && setCheck({ busy: false, errors: r.errors ?? [], valid: r.valid, of: parsed }))
         .catch((e) => live && setCheck({ busy: false, errors: e instanceof ApiError ? e.errors : [], parse: e instanceof ApiError && e.errors.length ? undefined : String(e.message) }))
     }, 400)
     return () => { live = false; clearTimeout(timer.current) }
@@ -117,7 +151,7 @@ function Editor({ agent, onSaved }: { agent?: Agent; onSaved: (a: Agent) => void
     if (!parsed.value) return
     const next = { ...parsed.value, [k]: v }
     if (v === '' || v === undefined) delete next[k]
-    setText(JSON.stringify(next, null, 2))
+    setText(write(next, format))
   }
 
   async function save(e: Event) {
@@ -158,13 +192,19 @@ function Editor({ agent, onSaved }: { agent?: Agent; onSaved: (a: Agent) => void
           <label class="check"><input type="checkbox" checked={shared} onChange={(e) => setShared(e.currentTarget.checked)} /> Shared in my company</label>
           <label class="check"><input type="checkbox" checked={pub} onChange={(e) => setPublic(e.currentTarget.checked)} /> Public</label>
         </div>
-        <label for="agent-config">Whole configuration (JSON)</label>
+        <fieldset class="row format">
+          <legend>Edit the whole configuration as</legend>
+          <label class="check"><input type="radio" name="agent-format" data-testid="format-json" checked={format === 'json'} onChange={() => switchTo('json')} /> JSON</label>
+          <label class="check"><input type="radio" name="agent-format" data-testid="format-yaml" checked={format === 'yaml'} onChange={() => switchTo('yaml')} /> YAML</label>
+        </fieldset>
+        <ErrorBox error={switching} />
+        <label for="agent-config">Whole configuration ({format === 'yaml' ? 'YAML' : 'JSON'})</label>
         <textarea id="agent-config" data-testid="agent-config" class="code" rows={16} spellcheck={false}
-          value={text} onInput={(e) => setText(e.currentTarget.value)} aria-describedby="agent-check" />
+          data-format={format} value={text} onInput={(e) => { setSwitching(null); setText(e.currentTarget.value) }} aria-describedby="agent-check" />
         <div id="agent-check" aria-live="polite">
           {check.busy && <Spinner label="Checking" />}
           {check.parse && <p class="error">{check.parse}</p>}
-          {!check.busy && check.valid && check.errors.length === 0 && <p class="ok">The configuration is valid.</p>}
+          {!check.busy && check.of === parsed && check.valid && check.errors.length === 0 && <p class="ok">The configuration is valid.</p>}
           {check.errors.length > 0 && (
             <ul class="field-errors">
               {check.errors.map((f, i) => (
@@ -194,15 +234,15 @@ function Versions({ id, current }: { id: string; current: string }) {
       <ErrorBox error={list.error} />
       <ul class="list">
         {list.items.map((v) => (
-          <li key={v.id}>v{v.version_number}{v.version_number === current ? ' (current)' : ''} <small>{when(v.metadata?.created_at)}</small></li>
+          <li key={v.id} data-testid="version-row">v{v.version_number}{v.version_number === current ? ' (current)' : ''} <small>{when(v.metadata?.created_at)}</small></li>
         ))}
       </ul>
       {list.pager}
       <div class="row">
-        <label>Compare <select value={left} onChange={(e) => setLeft(e.currentTarget.value)}>
+        <label>Compare <select data-testid="version-left" value={left} onChange={(e) => setLeft(e.currentTarget.value)}>
           <option value="">—</option>{list.items.map((v) => <option key={v.id} value={v.version_number}>v{v.version_number}</option>)}
         </select></label>
-        <label>with <select value={right} onChange={(e) => setRight(e.currentTarget.value)}>
+        <label>with <select data-testid="version-right" value={right} onChange={(e) => setRight(e.currentTarget.value)}>
           <option value="">—</option>{list.items.map((v) => <option key={v.id} value={v.version_number}>v{v.version_number}</option>)}
         </select></label>
       </div>
@@ -214,10 +254,10 @@ function Versions({ id, current }: { id: string; current: string }) {
 function Diff({ left, right }: { left: string; right: string }) {
   const rows = diffLines(left.split('\n'), right.split('\n'))
   return (
-    <table class="diff" aria-label="Differences between the two versions">
+    <table class="diff" data-testid="diff" aria-label="Differences between the two versions">
       <tbody>
         {rows.map((r, i) => (
-          <tr key={i} class={r.kind}>
+          <tr key={i} class={r.kind} data-testid="diff-row" data-kind={r.kind}>
             <td class="l"><code>{r.left ?? ''}</code></td>
             <td class="r"><code>{r.right ?? ''}</code></td>
           </tr>
