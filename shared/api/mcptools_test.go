@@ -134,7 +134,7 @@ func TestMCPFailuresAreToolErrors(t *testing.T) {
 	}
 	s := newStack(t)
 	key := s.key("alice", "acme")
-	s.mcpServer(key, "flaky", base+mcptest.PathMCP)
+	flaky := s.mcpServer(key, "flaky", base+mcptest.PathMCP)
 	// A graph whose second node has its own tools; the server then goes away.
 	sid := s.session(key, `{"name":"g","agents":[
 		{"name":"first","agent_type":"llm_agent","llm_config":{"provider":"local","model":"dev"}},
@@ -155,6 +155,11 @@ func TestMCPFailuresAreToolErrors(t *testing.T) {
 	errs := eventsOf(s.sessionEvents(key, sid), "error")
 	if len(errs) == 0 || !strings.Contains(toJSON(t, errs[len(errs)-1]), "mcp:") {
 		t.Fatalf("error events = %v", errs)
+	}
+	// The record tells what the run met.
+	rec := s.ok("GET", "/api/v1/mcp-servers/"+flaky["id"].(string)+"/", key, nil).json(t)
+	if rec["status"] != "error" || !strings.Contains(rec["last_error"].(string), "could not be used") {
+		t.Fatalf("the server's record after a failed run: %v", rec)
 	}
 	// A server that does not speak MCP is refused at registration, and so is an internal address.
 	for _, u := range []string{base + mcptest.PathHTML, "http://169.254.169.254/latest/", "ftp://example.com/"} {

@@ -422,3 +422,44 @@ func TestSealedPerRecord(t *testing.T) {
 		t.Error("another record's sealed headers opened")
 	}
 }
+
+func TestRecordUse(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv()
+	srv := e.create(t, alice, `{"name":"docs","url":"`+goodURL+`"}`)
+	writes := func() *domain.MCPServer {
+		got, err := e.svc.Get(ctx, alice, srv.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	// A working connection of an active server writes nothing.
+	if err := e.svc.RecordUse(ctx, srv, nil); err != nil || !writes().UpdatedAt.Equal(srv.UpdatedAt) {
+		t.Fatalf("a working use wrote: %v", err)
+	}
+	if err := e.svc.RecordUse(ctx, srv, &domain.MCPError{Reason: "connection refused"}); err != nil {
+		t.Fatal(err)
+	}
+	failed := writes()
+	if failed.Status != domain.MCPStatusError || !strings.Contains(failed.LastError, "connection refused") || len(failed.Tools) != 1 {
+		t.Fatalf("after a failed use: %+v", failed)
+	}
+	// Another failure for the same reason writes nothing; a working use sets it active again.
+	if err := e.svc.RecordUse(ctx, failed, &domain.MCPError{Reason: "connection refused"}); err != nil || !writes().UpdatedAt.Equal(failed.UpdatedAt) {
+		t.Fatalf("the same failure wrote again: %v", err)
+	}
+	if err := e.svc.RecordUse(ctx, failed, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := writes(); got.Status != domain.MCPStatusActive || got.LastError != "" {
+		t.Fatalf("after a working use: %+v", got)
+	}
+	// A record changed meanwhile is left alone, without an error.
+	if err := e.svc.RecordUse(ctx, srv, &domain.MCPError{Reason: "x"}); err != nil {
+		t.Fatalf("stale record: %v", err)
+	}
+	if got := writes(); got.Status != domain.MCPStatusActive {
+		t.Fatalf("a stale use overwrote the record: %+v", got)
+	}
+}

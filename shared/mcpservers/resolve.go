@@ -2,6 +2,7 @@ package mcpservers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/agentorch/agentorch/shared/domain"
@@ -54,4 +55,27 @@ func (s *Service) Endpoint(ctx context.Context, srv *domain.MCPServer) (domain.M
 		return domain.MCPEndpoint{}, err
 	}
 	return endpoint(srv, h), nil
+}
+
+// RecordUse keeps a server's status true to what a run met: a connection that failed as an MCP
+// server sets status error with the reason in last_error, a working one after a failure sets it
+// active again. It writes only when the status changes (one conditional write), and a record
+// changed meanwhile is left as it is: the next use or a refresh tells again. srv itself is not
+// changed (a run's tools read it concurrently).
+func (s *Service) RecordUse(ctx context.Context, srv *domain.MCPServer, connectErr error) error {
+	next := *srv
+	var me *domain.MCPError
+	switch {
+	case connectErr == nil && srv.Status != domain.MCPStatusActive:
+		next.Status, next.LastError = domain.MCPStatusActive, ""
+	case errors.As(connectErr, &me) && (srv.Status != domain.MCPStatusError || srv.LastError != "the MCP server could not be used: "+me.Reason):
+		next.Status, next.LastError = domain.MCPStatusError, "the MCP server could not be used: "+me.Reason
+	default:
+		return nil
+	}
+	next.UpdatedAt = s.later(srv.UpdatedAt)
+	if err := s.store.UpdateMCPServer(ctx, &next, srv); err != nil && domain.KindOf(err) != domain.KindConflict {
+		return fmt.Errorf("record the use of MCP server %s: %w", srv.ID, err)
+	}
+	return nil
 }

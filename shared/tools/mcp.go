@@ -16,6 +16,9 @@ type MCPDirectory interface {
 	Resolve(ctx context.Context, company string) (domain.MCPServers, error)
 	// Endpoint is how to reach a server, its headers in clear.
 	Endpoint(ctx context.Context, srv *domain.MCPServer) (domain.MCPEndpoint, error)
+	// RecordUse keeps the server's status and last_error true to what a connection met (it
+	// writes only when the status changes).
+	RecordUse(ctx context.Context, srv *domain.MCPServer, connectErr error) error
 }
 
 // mcpConnectTimeout bounds opening a connection to a server (initialize).
@@ -114,6 +117,8 @@ func (r *MCPRun) session(ctx context.Context, srv *domain.MCPServer) (domain.MCP
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mcpConnectTimeout)
 		defer cancel()
 		c.sess, c.err = r.conn.Connect(cctx, ep)
+		// Best effort: the run goes on whether the record could be written or not.
+		_ = r.dir.RecordUse(cctx, srv, c.err)
 	})
 	return c.sess, c.err
 }
