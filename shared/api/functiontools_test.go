@@ -116,6 +116,11 @@ func TestFunctionToolsEndToEnd(t *testing.T) {
 	if got := reply(t, s.execute(key, sid, `{"content":"thanks"}`)); !strings.Contains(got, "thanks") {
 		t.Fatalf("next message: %q", got)
 	}
+	// Arguments that do not match the function's schema go back to the model; nothing waits.
+	out = s.execute(key, sid, `{"content":"lookup {\"word\": 5}"}`)
+	if out["status"] != "completed" || !strings.Contains(reply(t, out), "/word") {
+		t.Fatalf("bad arguments: %v", out)
+	}
 	evs := s.sessionEvents(key, sid)
 	var kinds []string
 	for _, e := range evs {
@@ -123,7 +128,7 @@ func TestFunctionToolsEndToEnd(t *testing.T) {
 			kinds = append(kinds, e["data"].(map[string]any)["kind"].(string))
 		}
 	}
-	if strings.Join(kinds, ",") != "builtin,function" {
+	if strings.Join(kinds, ",") != "builtin,function,function" { // the last: the refused arguments
 		t.Fatalf("tool_result kinds = %v", kinds)
 	}
 }

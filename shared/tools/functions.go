@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/agentorch/agentorch/shared/domain"
 )
@@ -28,6 +30,10 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("$ref %q: only references within the schema are allowed", url)
 }
 
+// schemaURL names a schema being compiled: not a file (a name without a scheme would resolve
+// against the working directory, which messages would then show), and nothing is loaded from it.
+const schemaURL = "https://schemas.agentorch.invalid/tool-input.json"
+
 // Schema is a compiled JSON Schema of a tool's arguments.
 type Schema struct{ s *jsonschema.Schema }
 
@@ -47,11 +53,15 @@ func CompileSchema(schema map[string]any) (*Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.UseLoader(noLoader{})
-	if err := c.AddResource("schema.json", doc); err != nil {
+	if err := c.AddResource(schemaURL, doc); err != nil {
 		return nil, errors.New(firstLine(err))
 	}
-	s, err := c.Compile("schema.json")
-	if err != nil {
+	s, err := c.Compile(schemaURL)
+	var sve *jsonschema.SchemaValidationError
+	switch {
+	case errors.As(err, &sve):
+		return nil, errors.New(validationMessage(sve.Err))
+	case err != nil:
 		return nil, errors.New(firstLine(err))
 	}
 	return &Schema{s: s}, nil
@@ -76,6 +86,9 @@ func (s *Schema) Check(args map[string]any) error {
 	return nil
 }
 
+// english prints the library's messages (its ErrorKind needs a printer).
+var english = message.NewPrinter(language.English)
+
 // validationMessage flattens the library's error tree into one short line.
 func validationMessage(err error) string {
 	var ve *jsonschema.ValidationError
@@ -87,7 +100,7 @@ func validationMessage(err error) string {
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
 			loc := "/" + strings.Join(e.InstanceLocation, "/")
-			parts = append(parts, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(nil)))
+			parts = append(parts, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(english)))
 			return
 		}
 		for _, c := range e.Causes {
