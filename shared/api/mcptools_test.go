@@ -95,8 +95,12 @@ func TestMCPToolsEndToEnd(t *testing.T) {
 	if got := reply(t, out); !strings.Contains(got, "42") {
 		t.Fatalf("reply = %q", got)
 	}
+	// Arguments the tool's schema refuses go back to the model as a tool error; the run completes.
+	if out := s.execute(key, sid, `{"content":"get-sum {\"a\": \"two\", \"b\": 1}"}`); out["status"] != "completed" || !strings.Contains(reply(t, out), "/a") {
+		t.Fatalf("bad arguments: %v", out)
+	}
 	evs := s.sessionEvents(key, sid)
-	res := eventsOf(evs, "tool_result")
+	res := eventsOf(evs, "tool_result")[:1]
 	if len(res) != 1 || res[0]["data"].(map[string]any)["kind"] != "mcp" || res[0]["data"].(map[string]any)["server"] != "everything" {
 		t.Fatalf("tool_result events = %v", res)
 	}
