@@ -235,3 +235,36 @@ func TestAsyncPauseShowsInThePoll(t *testing.T) {
 		t.Fatalf("poll after the answer = %v", v)
 	}
 }
+
+// TestRacingApprovalsRunOnce: while an approved call runs, a second answer to the same pending
+// call is a 409 conflict and runs nothing; after the run it is a 400 (nothing pending).
+func TestRacingApprovalsRunOnce(t *testing.T) {
+	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	s.mcpServer(key, "local", base+mcptest.PathMCP)
+	sid := s.session(key, `{"name":"m","agent_type":"react_agent","llm_config":{"provider":"local","model":"dev"},
+		"tools":[{"type":"mcp","server":"local","allowed_tools":["slow"],"require_approval":"always"}]}`)
+	_, calls := requiredAction(t, s.execute(key, sid, `{"content":"slow {\"ms\": 1500}"}`))
+	answer := `{"approvals":[{"tool_call_id":"` + calls[0]["id"].(string) + `","approve":true}]}`
+	path := "/api/v1/runtime/" + sid + "/execute/"
+	first := make(chan response, 1)
+	go func() { first <- s.do(req{method: "POST", path: path, key: key, body: answer}) }()
+	time.Sleep(500 * time.Millisecond) // the first answer holds the session while slow runs
+	if r := s.do(req{method: "POST", path: path, key: key, body: answer}); r.status != 409 {
+		t.Fatalf("a racing answer: %d %s", r.status, r.body)
+	}
+	if r := <-first; r.status != 200 {
+		t.Fatalf("the first answer: %d %s", r.status, r.body)
+	}
+	if r := s.do(req{method: "POST", path: path, key: key, body: answer}); r.status != 400 {
+		t.Fatalf("an answer after the run: %d %s", r.status, r.body)
+	}
+	if n := len(eventsOf(s.sessionEvents(key, sid), "tool_result")); n != 1 {
+		t.Fatalf("the call ran %d times", n)
+	}
+}
