@@ -114,6 +114,9 @@ func readAnswer(body map[string]any) (*sessions.Answer, error) {
 	if c, ok := body["content"]; ok && c != nil {
 		add("content", "must be absent when the body answers pending tool calls")
 	}
+	if in, ok := body["inputs"]; ok && in != nil {
+		add("inputs", "must be absent when the body answers pending tool calls: the waiting execution keeps the variables it started with")
+	}
 	if len(errs) > 0 {
 		return nil, domain.Invalid(errs)
 	}

@@ -70,6 +70,7 @@ func TestFunctionToolsEndToEnd(t *testing.T) {
 		`{"tool_results":[{"tool_call_id":"` + id + `","output":"x","extra":1}]}`,
 		`{"tool_results":[{"tool_call_id":"` + id + `","output":"x","is_error":"no"}]}`,
 		`{"content":"hi","tool_results":[{"tool_call_id":"` + id + `","output":"x"}]}`,
+		`{"inputs":{"a":1},"tool_results":[{"tool_call_id":"` + id + `","output":"x"}]}`,
 	} {
 		if r := s.do(req{method: "POST", path: exec, key: key, body: body}); r.status != 400 {
 			t.Errorf("%s: %d %s", body, r.status, r.body)
