@@ -210,7 +210,7 @@ func (c *call) advance(ctx context.Context, o *outcome, st *nodeState, ans *Answ
 			meta := c.meta(u.Name)
 			switch st.Waiting[u.ID] {
 			case PauseApproval:
-				d, ok := ans.Approvals[u.ID]
+				d, ok := ans.Approvals[st.external(u.ID)]
 				if !ok {
 					continue
 				}
@@ -229,7 +229,7 @@ func (c *call) advance(ctx context.Context, o *outcome, st *nodeState, ans *Answ
 				}
 				c.settle(st, i, u, meta, msg, true, 0)
 			case PauseToolCalls:
-				if r, ok := ans.Results[u.ID]; ok {
+				if r, ok := ans.Results[st.external(u.ID)]; ok {
 					c.settle(st, i, u, meta, r.Content, r.IsError, 0)
 				}
 			}

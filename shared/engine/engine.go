@@ -269,6 +269,17 @@ func (e *Engine) pause(res *Result, outs []*outcome, frontier []string, runs int
 		cp.Messages = append(cp.Messages, saveMessage(m))
 	}
 	p := &Pending{Text: map[string]string{}}
+	// Call ids are the models'; two paused nodes may have used the same one (the offline model
+	// numbers its calls), so such ids are qualified with their node for the client.
+	seen := map[string]int{}
+	for _, o := range outs {
+		if o != nil && o.paused != nil {
+			o.paused.External = nil // this pause's collisions only
+			for id := range o.paused.Waiting {
+				seen[id]++
+			}
+		}
+	}
 	var approvals, calls []PendingCall
 	for i, o := range outs {
 		name := frontier[i]
@@ -287,7 +298,15 @@ func (e *Engine) pause(res *Result, outs []*outcome, frontier []string, runs int
 			if !waiting {
 				continue
 			}
-			pc := PendingCall{ID: u.ID, Name: u.Name, Arguments: u.Input, Node: name, Kind: domain.ToolKindFunction}
+			id := u.ID
+			if seen[u.ID] > 1 {
+				id = name + "/" + u.ID
+				if o.paused.External == nil {
+					o.paused.External = map[string]string{}
+				}
+				o.paused.External[u.ID] = id
+			}
+			pc := PendingCall{ID: id, Name: u.Name, Arguments: u.Input, Node: name, Kind: domain.ToolKindFunction}
 			if kind == PauseApproval {
 				pc.Kind, pc.Server = domain.ToolKindMCP, o.paused.Servers[u.ID]
 				approvals = append(approvals, pc)

@@ -95,6 +95,9 @@ type nodeState struct {
 	Approved  map[string]bool      `json:"approved"`          // approvals given so far
 	Waiting   map[string]string    `json:"waiting"`           // call id → PauseToolCalls or PauseApproval
 	Servers   map[string]string    `json:"servers,omitempty"` // call id → MCP server, for approvals
+	// External maps a call id to the id the client answers, when it differs: "<node>/<id>" for
+	// an id that another paused node of the step also used.
+	External map[string]string `json:"external,omitempty"`
 	Iteration int                  `json:"iteration"`         // the model call that asked
 	Last      string               `json:"last"`              // the last text the model wrote
 	Usage     domain.Usage         `json:"usage"`
@@ -110,6 +113,14 @@ type savedPassage struct {
 	Index  int        `json:"index"`
 	Hit    domain.Hit `json:"hit"`
 	KBName string     `json:"kb_name"`
+}
+
+// external is the id the client answers call id with.
+func (s *nodeState) external(id string) string {
+	if e, ok := s.External[id]; ok {
+		return e
+	}
+	return id
 }
 
 // uses returns the tool uses of the waiting turn, in order.

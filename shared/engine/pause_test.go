@@ -225,3 +225,36 @@ func TestResumeRefusesAGarbledCheckpoint(t *testing.T) {
 		t.Fatal("resumed from garbage")
 	}
 }
+
+func TestParallelNodesWithTheSameCallIDs(t *testing.T) {
+	// Both nodes' models number their calls alike; the client answers each by its node.
+	reply := func(_ context.Context, req domain.ModelRequest, _ int) (*domain.ModelResponse, error) {
+		if r := lastResults(req); len(r) > 0 {
+			return text(req.System + " got " + r[0].Content), nil
+		}
+		return toolCalls("", "c1", "lookup"), nil
+	}
+	model := nodeModel(map[string]replyFunc{"A": reply, "B": reply})
+	g := mustGraph(t, `{"name":"g","agents":[
+		{"name":"A","agent_type":"react_agent","prompt_config":{"system_prompt":"A"},"tools":[`+lookupFn+`]},
+		{"name":"B","agent_type":"react_agent","prompt_config":{"system_prompt":"B"},"tools":[`+lookupFn+`]}],
+		"edges":[{"from":"__start__","to":"A"},{"from":"__start__","to":"B"},{"from":"A","to":"__end__"},{"from":"B","to":"__end__"}]}`, toolSet{})
+	e := NewEngine(models(model), pauseBinder{}, Limits{})
+	run := Run{Graph: g, Input: userInput("go")}
+	res, err := e.Run(context.Background(), run)
+	if err != nil || res.Pending == nil || len(res.Pending.Calls) != 2 {
+		t.Fatalf("%v %+v", err, res.Pending)
+	}
+	ids := []string{res.Pending.Calls[0].ID, res.Pending.Calls[1].ID}
+	if ids[0] != "A/c1" || ids[1] != "B/c1" {
+		t.Fatalf("pending ids = %v", ids)
+	}
+	res, err = e.Resume(context.Background(), run, res.Pending.Checkpoint, Answers{Results: map[string]domain.ToolResult{
+		"A/c1": {Content: "for A"}, "B/c1": {Content: "for B"}}})
+	if err != nil || res.Pending != nil || len(res.Messages) != 2 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if a, b := res.Messages[0].Content, res.Messages[1].Content; a != "A got for A" || b != "B got for B" {
+		t.Fatalf("messages %q %q", a, b)
+	}
+}
