@@ -88,20 +88,20 @@ type savedDone struct {
 // nodeState is a paused react node: its own turns after the step's shared ones, the turn whose
 // calls wait, and what each call has so far.
 type nodeState struct {
-	Turns     []domain.Turn        `json:"turns"` // the node's exchanges before the waiting turn
-	Asked     []domain.Part        `json:"asked"` // the assistant turn that made the calls
-	Results   []*domain.ToolResult `json:"results"`
-	Checked   []bool               `json:"checked"`           // tool_call events sent, arguments checked
-	Approved  map[string]bool      `json:"approved"`          // approvals given so far
-	Waiting   map[string]string    `json:"waiting"`           // call id → PauseToolCalls or PauseApproval
-	Servers   map[string]string    `json:"servers,omitempty"` // call id → MCP server, for approvals
+	Turns    []domain.Turn        `json:"turns"` // the node's exchanges before the waiting turn
+	Asked    []domain.Part        `json:"asked"` // the assistant turn that made the calls
+	Results  []*domain.ToolResult `json:"results"`
+	Checked  []bool               `json:"checked"`           // tool_call events sent, arguments checked
+	Approved map[string]bool      `json:"approved"`          // approvals given so far
+	Waiting  map[string]string    `json:"waiting"`           // call id → PauseToolCalls or PauseApproval
+	Servers  map[string]string    `json:"servers,omitempty"` // call id → MCP server, for approvals
 	// External maps a call id to the id the client answers, when it differs: "<node>/<id>" for
 	// an id that another paused node of the step also used.
-	External map[string]string `json:"external,omitempty"`
-	Iteration int                  `json:"iteration"`         // the model call that asked
-	Last      string               `json:"last"`              // the last text the model wrote
-	Usage     domain.Usage         `json:"usage"`
-	Retrieval *savedRetrieval      `json:"retrieval,omitempty"`
+	External  map[string]string `json:"external,omitempty"`
+	Iteration int               `json:"iteration"` // the model call that asked
+	Last      string            `json:"last"`      // the last text the model wrote
+	Usage     domain.Usage      `json:"usage"`
+	Retrieval *savedRetrieval   `json:"retrieval,omitempty"`
 }
 
 type savedRetrieval struct {
