@@ -6,6 +6,7 @@ package studio
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -16,6 +17,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -51,6 +53,41 @@ type handler struct {
 	files fs.FS
 	index []byte // nil when not built
 	csp   string
+	// encoded holds, by file name, the ETag and gzip form of what was served, computed on first
+	// use: the files never change while the process runs.
+	encoded sync.Map
+}
+
+type encoded struct {
+	etag   string
+	gz     []byte // nil when not worth compressing
+	gzETag string
+}
+
+// minGzip is the smallest body worth compressing.
+const minGzip = 1024
+
+func (h *handler) encode(name string, body []byte, ct string) *encoded {
+	if e, ok := h.encoded.Load(name); ok {
+		return e.(*encoded)
+	}
+	sum := sha256.Sum256(body)
+	e := &encoded{etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+	if len(body) >= minGzip && compressible(ct) {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression) // the level is valid
+		if _, err := zw.Write(body); err == nil && zw.Close() == nil && b.Len() < len(body) {
+			e.gz, e.gzETag = b.Bytes(), `"`+hex.EncodeToString(sum[:8])+`-gz"`
+		}
+	}
+	v, _ := h.encoded.LoadOrStore(name, e)
+	return v.(*encoded)
+}
+
+// compressible reports the text types: HTML, CSS, JavaScript, JSON, SVG.
+func compressible(ct string) bool {
+	return strings.HasPrefix(ct, "text/") || strings.Contains(ct, "javascript") || strings.Contains(ct, "json") ||
+		strings.Contains(ct, "svg")
 }
 
 func newHandler(fsys fs.FS, opts Options) *handler {
@@ -145,7 +182,28 @@ func (h *handler) write(w http.ResponseWriter, r *http.Request, name string, bod
 	hd := w.Header()
 	hd.Set("Content-Type", ct)
 	hd.Set("Cache-Control", cache)
-	sum := sha256.Sum256(body)
-	hd.Set("ETag", `"`+hex.EncodeToString(sum[:8])+`"`)
+	e := h.encode(name, body, ct)
+	if e.gz != nil {
+		// API Gateway does not compress: the text goes gzipped to every client that takes it.
+		hd.Add("Vary", "Accept-Encoding")
+		if acceptsGzip(r) {
+			hd.Set("Content-Encoding", "gzip")
+			hd.Set("ETag", e.gzETag)
+			http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(e.gz))
+			return
+		}
+	}
+	hd.Set("ETag", e.etag)
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+}
+
+// acceptsGzip reports a request whose Accept-Encoding names gzip (and does not refuse it).
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			return strings.ReplaceAll(strings.TrimSpace(params), " ", "") != "q=0"
+		}
+	}
+	return false
 }
