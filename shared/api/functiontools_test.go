@@ -150,10 +150,6 @@ func TestFunctionToolsStreamAndAsync(t *testing.T) {
 	}
 	sess := s.ok("GET", "/api/v1/sessions/"+sid+"/", key, nil).json(t)
 	_, calls := requiredAction(t, sess)
-	// Answers are not queued.
-	if r := s.do(req{method: "POST", path: exec + "?async=true", key: key, body: `{"tool_results":[{"tool_call_id":"` + calls[0]["id"].(string) + `","output":"A"}]}`}); r.status != 400 {
-		t.Fatalf("async answer: %d %s", r.status, r.body)
-	}
 	r = s.do(req{method: "POST", path: exec + "?stream=true", key: key, body: `{"tool_results":[{"tool_call_id":"` + calls[0]["id"].(string) + `","output":{"meaning":"A"}}]}`})
 	if body := string(r.body); r.status != 200 || !strings.Contains(body, "event: result") || !strings.Contains(body, `meaning`) {
 		t.Fatalf("streamed answer: %d %s", r.status, body)

@@ -236,6 +236,42 @@ func TestAsyncPauseShowsInThePoll(t *testing.T) {
 	}
 }
 
+// TestAsyncAnswer: an answer may be queued too: 202 with the paused execution, which the worker
+// continues and the poll shows completed; with nothing pending a queued answer is a 400.
+func TestAsyncAnswer(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	sid := s.session(key, functionAgent)
+	_, calls := requiredAction(t, s.execute(key, sid, `{"content":"lookup {\"word\":\"y\"}"}`))
+	path := "/api/v1/runtime/" + sid + "/execute/?async=true"
+	for _, bad := range []string{`{"tool_results":[{"tool_call_id":"nope","output":"x"}]}`, `{"approvals":[{"tool_call_id":"` + calls[0]["id"].(string) + `","approve":true}]}`} {
+		if r := s.do(req{method: "POST", path: path, key: key, body: bad}); r.status != 400 {
+			t.Fatalf("%s: %d %s", bad, r.status, r.body)
+		}
+	}
+	r := s.do(req{method: "POST", path: path, key: key, body: `{"tool_results":[{"tool_call_id":"` + calls[0]["id"].(string) + `","output":"queued Y"}]}`})
+	if r.status != 202 {
+		t.Fatalf("queued answer: %d %s", r.status, r.body)
+	}
+	q := r.json(t)
+	if q["status"] != "queued" || q["required_action"] != nil {
+		t.Fatalf("queued answer = %v", q)
+	}
+	poll := "/api/v1/runtime/" + sid + "/executions/" + q["id"].(string) + "/"
+	var v map[string]any
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if v = s.ok("GET", poll, key, nil).json(t); v["status"] != "queued" && v["status"] != "running" {
+			break
+		}
+	}
+	if v["status"] != "completed" || !strings.Contains(toJSON(t, v["result"]), "queued Y") {
+		t.Fatalf("poll = %v", v)
+	}
+	if r := s.do(req{method: "POST", path: path, key: key, body: `{"tool_results":[{"tool_call_id":"` + calls[0]["id"].(string) + `","output":"again"}]}`}); r.status != 400 {
+		t.Fatalf("a queued answer with nothing pending: %d %s", r.status, r.body)
+	}
+}
+
 // TestRacingApprovalsRunOnce: while an approved call runs, a second answer to the same pending
 // call is a 409 conflict and runs nothing; after the run it is a 400 (nothing pending).
 func TestRacingApprovalsRunOnce(t *testing.T) {

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/agentorch/agentorch/shared/domain"
 )
@@ -17,11 +20,11 @@ const MaxAsyncBodyBytes = 300_000
 // with GetExecution. The request is validated now, so a bad request fails at once with 400; its
 // content and inputs wait in the execution's record until the worker runs it.
 func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID string, req ExecuteRequest) (*domain.Execution, error) {
-	if req.Answer != nil {
-		return nil, field(answerField(req.Answer), "answers to pending tool calls are sent without async (plain or ?stream=true): the run continues at once")
-	}
 	if s.queue == nil {
 		return nil, domain.Errorf(domain.KindInvalid, "Asynchronous execution is not available in this deployment")
+	}
+	if req.Answer != nil {
+		return s.enqueueAnswer(ctx, p, sessionID, req.Answer)
 	}
 	if _, err := s.Get(ctx, p, sessionID); err != nil {
 		return nil, err
@@ -52,6 +55,70 @@ func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID str
 	return e, nil
 }
 
+// enqueueAnswer queues the continuation of the session's paused execution with the answer: the
+// execution itself becomes queued (the client polls the id it already has) and the worker
+// resumes it. It holds the session's lease while it checks and writes, so a synchronous answer
+// never runs at the same time; one that comes later finds the execution queued or done.
+func (s *Service) enqueueAnswer(ctx context.Context, p domain.Principal, sessionID string, a *Answer) (*domain.Execution, error) {
+	if err := a.check(); err != nil {
+		return nil, err
+	}
+	if !domain.IsID(sessionID) {
+		return nil, domain.Errorf(domain.KindNotFound, "Session %q not found", domain.Clip(sessionID, 64))
+	}
+	leaseID := uuid.NewString()
+	sess, err := s.acquire(ctx, p, sessionID, leaseID, false)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = s.store.ReleaseSession(rctx, sessionID, leaseID)
+	}()
+	if sess.Pending == nil {
+		return nil, nothingPending(a)
+	}
+	if err := a.match(sess.Pending); err != nil {
+		return nil, err
+	}
+	e, err := s.store.GetExecution(ctx, sessionID, sess.Pending.ExecutionID)
+	if err != nil {
+		return nil, fmt.Errorf("paused execution %s: %w", sess.Pending.ExecutionID, err)
+	}
+	if e.Status != domain.ExecRequiresAction {
+		return nil, &domain.Error{Kind: domain.KindConflict, Message: fmt.Sprintf("Execution %s is already being answered", e.ID)}
+	}
+	var stored map[string]any
+	b, _ := json.Marshal(a) // strings and booleans: cannot fail
+	_ = json.Unmarshal(b, &stored)
+	e.Status, e.Request, e.Scopes, e.Pending = domain.ExecQueued, map[string]any{"answer": stored}, p.Grants(), nil
+	if err := s.store.PutExecution(ctx, e); err != nil {
+		return nil, fmt.Errorf("queue the answer of %s: %w", e.ID, err)
+	}
+	if err := s.queue.Send(ctx, encodeJob(sessionID, e.ID), sessionID); err != nil {
+		return nil, fmt.Errorf("dispatch execution %s: %w", e.ID, err)
+	}
+	return e, nil
+}
+
+// queuedAnswer is the answer a queued continuation carries, or nil.
+func queuedAnswer(e *domain.Execution) *Answer {
+	raw, ok := e.Request["answer"]
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return nil
+	}
+	var a Answer
+	if json.Unmarshal(b, &a) != nil {
+		return nil
+	}
+	return &a
+}
+
 // jsonSize is the size of v as the store encodes it: JSON without HTML escaping.
 func jsonSize(v any) int {
 	var b bytes.Buffer
@@ -79,6 +146,9 @@ func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error
 	if err != nil {
 		return s.fail(ctx, e, err)
 	}
+	if a := queuedAnswer(e); a != nil {
+		return s.runQueuedAnswer(ctx, sess, e, a)
+	}
 	e.Status = domain.ExecRunning
 	if err := s.store.PutExecution(ctx, e); err != nil {
 		return err
@@ -104,6 +174,26 @@ func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error
 		return s.fail(ctx, e, err)
 	}
 	return nil
+}
+
+// runQueuedAnswer resumes a paused execution with a queued answer. Its record is written only
+// under the session's lease (by the resume itself), never before: a synchronous answer that
+// resumed it meanwhile has already written it. Such a job, and one whose session is busy with the
+// other answer, has nothing left to do.
+func (s *Service) runQueuedAnswer(ctx context.Context, sess *domain.Session, e *domain.Execution, a *Answer) error {
+	p := domain.Principal{Owner: sess.Owner, Company: sess.Company, Scopes: e.Scopes}
+	if len(p.Scopes) == 0 {
+		p.Scopes = []string{domain.ScopeSessionsWrite}
+	}
+	_, err := s.execute(ctx, p, sess.ID, e.ID, ExecuteRequest{CorrelationID: e.CorrelationID, Answer: a}, Observer{})
+	switch {
+	case err == nil, errors.Is(err, errNothingPending):
+		return nil
+	case domain.KindOf(err) == domain.KindConflict:
+		// Busy: the other answer runs, or another execution; let the queue deliver it again.
+		return &domain.Error{Kind: domain.KindOverloaded, Message: "session busy; retry later", Err: err}
+	}
+	return s.fail(ctx, e, err)
 }
 
 // fail records a failed execution with its error as the error envelope would show it: the

@@ -58,24 +58,25 @@ func (s *Service) checkTools(ctx context.Context, p domain.Principal, g *domain.
 // Answer continues a paused execution: the client's results of its function calls, or a
 // person's decisions on its MCP calls. Exactly one of the two lists is given.
 type Answer struct {
-	ToolResults []ToolResultInput
-	Approvals   []ApprovalInput
+	ToolResults []ToolResultInput `json:"tool_results,omitempty"`
+	Approvals   []ApprovalInput   `json:"approvals,omitempty"`
 	// HasResults and HasApprovals say which field the body carried (an empty list counts).
-	HasResults, HasApprovals bool
+	HasResults   bool `json:"has_results,omitempty"`
+	HasApprovals bool `json:"has_approvals,omitempty"`
 }
 
 // ToolResultInput is one tool_results entry.
 type ToolResultInput struct {
-	ToolCallID string
-	Output     string
-	IsError    bool
+	ToolCallID string `json:"tool_call_id"`
+	Output     string `json:"output"`
+	IsError    bool   `json:"is_error,omitempty"`
 }
 
 // ApprovalInput is one approvals entry.
 type ApprovalInput struct {
-	ToolCallID string
-	Approve    bool
-	Reason     string
+	ToolCallID string `json:"tool_call_id"`
+	Approve    bool   `json:"approve"`
+	Reason     string `json:"reason,omitempty"`
 }
 
 // check validates the answer on its own (against the pending calls: matches).
@@ -175,6 +176,15 @@ func (a *Answer) engineAnswers() engine.Answers {
 	return ans
 }
 
+// errNothingPending marks an answer for a session that waits for nothing.
+var errNothingPending = errors.New("nothing pending")
+
+func nothingPending(a *Answer) error {
+	return &domain.Error{Kind: domain.KindInvalid, Err: errNothingPending,
+		Message: answerField(a) + ": the session has no pending tool calls (they may have been answered already)",
+		Fields: []domain.FieldError{{Field: answerField(a), Message: "the session has no pending tool calls (they may have been answered already)"}}}
+}
+
 // errPending marks a new message refused because the session waits for answers.
 var errPending = errors.New("the session waits for answers to pending tool calls")
 
@@ -197,7 +207,7 @@ func pendingConflict(p *domain.PendingAction) error {
 func (s *Service) resume(ctx context.Context, p domain.Principal, sess *domain.Session, leaseID string, req ExecuteRequest, obs Observer) (*Result, error) {
 	pend := sess.Pending
 	if pend == nil {
-		return nil, field(answerField(req.Answer), "the session has no pending tool calls (they may have been answered already)")
+		return nil, nothingPending(req.Answer)
 	}
 	if err := req.Answer.match(pend); err != nil {
 		return nil, err
