@@ -453,30 +453,35 @@ func secretsManagerSource(awsCfg aws.Config, arn string) auth.SecretSource {
 
 // MainHTTP is the whole main of an HTTP function: build the application and the group's handler
 // once at init (no network calls) and serve it to Lambda.
-func MainHTTP(build Builder, opts ...func(*App)) {
-	platform.MainHTTP(func(ctx context.Context, cfg platform.Config, log *slog.Logger) (http.Handler, error) {
-		a, err := New(ctx, cfg, log)
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range opts {
-			o(a)
-		}
-		return build(a)
-	})
-}
+func MainHTTP(build Builder, opts ...func(*App)) { platform.MainHTTP(handler(build, opts)) }
 
 // MainSQS is the whole main of a queue function: build the application and the processor once
 // at init (no network calls) and serve SQS events with partial batch responses.
-func MainSQS(build SQSBuilder, opts ...func(*App)) {
-	platform.MainSQS(func(ctx context.Context, cfg platform.Config, log *slog.Logger) (func(context.Context, string) error, error) {
+func MainSQS(build SQSBuilder, opts ...func(*App)) { platform.MainSQS(withApp(build, opts)) }
+
+// withApp builds what a function serves from the application, built with opts.
+func withApp[T any](build func(*App) (T, error), opts []func(*App)) func(context.Context, platform.Config, *slog.Logger) (T, error) {
+	return func(ctx context.Context, cfg platform.Config, log *slog.Logger) (T, error) {
 		a, err := New(ctx, cfg, log)
 		if err != nil {
-			return nil, err
+			var zero T
+			return zero, err
 		}
 		for _, o := range opts {
 			o(a)
 		}
 		return build(a)
-	})
+	}
+}
+
+// handler is withApp for an HTTP group.
+func handler(build Builder, opts []func(*App)) platform.HandlerBuilder {
+	b := withApp(build, opts)
+	return func(ctx context.Context, cfg platform.Config, log *slog.Logger) (http.Handler, error) {
+		g, err := b(ctx, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		return g, nil
+	}
 }

@@ -1,10 +1,6 @@
 package app
 
 import (
-	"context"
-	"log/slog"
-	"net/http"
-
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/platform"
 )
@@ -15,15 +11,4 @@ import (
 func Stream(a *App) (*api.Group, error) { return Runtime(a) }
 
 // MainHTTPStream is MainHTTP for a function behind a streaming function URL.
-func MainHTTPStream(build Builder, opts ...func(*App)) {
-	platform.MainHTTPStream(func(ctx context.Context, cfg platform.Config, log *slog.Logger) (http.Handler, error) {
-		a, err := New(ctx, cfg, log)
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range opts {
-			o(a)
-		}
-		return build(a)
-	})
-}
+func MainHTTPStream(build Builder, opts ...func(*App)) { platform.MainHTTPStream(handler(build, opts)) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"runtime/debug"
 	"time"
 
@@ -96,17 +95,4 @@ func StartSQS(process func(ctx context.Context, body string) error, log *slog.Lo
 
 // MainSQS is the whole main of a queue function: load config, build the processor once, serve
 // SQS events. A configuration error is logged and exits 1.
-func MainSQS(build SQSBuilder) {
-	cfg, err := LoadConfig()
-	log := Logger(cfg)
-	if err != nil {
-		log.Error("start", "err", err)
-		os.Exit(1)
-	}
-	process, err := build(context.Background(), cfg, log)
-	if err != nil {
-		log.Error("start", "err", err)
-		os.Exit(1)
-	}
-	StartSQS(process, log)
-}
+func MainSQS(build SQSBuilder) { run(build, StartSQS) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"os"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -50,17 +49,4 @@ func StartHTTPStream(h http.Handler, log *slog.Logger) {
 }
 
 // MainHTTPStream is MainHTTP for a function behind a streaming function URL.
-func MainHTTPStream(build HandlerBuilder) {
-	cfg, err := LoadConfig()
-	log := Logger(cfg)
-	if err != nil {
-		log.Error("start", "err", err)
-		os.Exit(1)
-	}
-	h, err := build(context.Background(), cfg, log)
-	if err != nil {
-		log.Error("start", "err", err)
-		os.Exit(1)
-	}
-	StartHTTPStream(h, log)
-}
+func MainHTTPStream(build HandlerBuilder) { run(build, StartHTTPStream) }
