@@ -99,7 +99,7 @@ func (in *kbInput) add(field, format string, args ...any) {
 // UnmarshalJSON reads the body of POST /knowledge-bases/: the types and shapes of its fields
 // (the values are checked by CreateKB).
 func (in *KBInput) UnmarshalJSON(b []byte) error {
-	body, err := library.DecodeBody(b)
+	body, err := domain.DecodeObject(b)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ type SearchInput struct {
 // UnmarshalJSON reads the body of POST /knowledge-bases/{id}/search/: query beside the
 // retrieval options (domain.ParseRetrieval, as an agent's retrieval_config).
 func (in *SearchInput) UnmarshalJSON(b []byte) error {
-	body, err := library.DecodeBody(b)
+	body, err := domain.DecodeObject(b)
 	if err != nil {
 		return err
 	}

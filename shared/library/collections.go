@@ -43,7 +43,7 @@ type CollectionInput struct {
 
 // UnmarshalJSON reads the body of POST /collections/ ({name, description?}).
 func (in *CollectionInput) UnmarshalJSON(b []byte) error {
-	body, err := DecodeBody(b)
+	body, err := domain.DecodeObject(b)
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ type FileIDsInput struct {
 
 // UnmarshalJSON reads the body of POST /collections/{id}/files/ ({file_ids}).
 func (in *FileIDsInput) UnmarshalJSON(b []byte) error {
-	body, err := DecodeBody(b)
+	body, err := domain.DecodeObject(b)
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ type CollectionBulkInput struct {
 // UnmarshalJSON reads the body of POST /collections/{id}/bulk/ ({operation, file_ids,
 // parameters}; neither operation takes parameters).
 func (in *CollectionBulkInput) UnmarshalJSON(b []byte) error {
-	body, err := DecodeBody(b)
+	body, err := domain.DecodeObject(b)
 	if err != nil {
 		return err
 	}

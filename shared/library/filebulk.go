@@ -38,7 +38,7 @@ type FileBulkInput struct {
 // UnmarshalJSON reads the body of POST /files/bulk/ ({operation, file_ids, parameters}):
 // update_tags takes parameters.tags, change_status parameters.status, delete nothing.
 func (in *FileBulkInput) UnmarshalJSON(b []byte) error {
-	body, err := DecodeBody(b)
+	body, err := domain.DecodeObject(b)
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,6 @@
 package library
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,18 +35,6 @@ func (s Shape) First(key string) *domain.FieldError {
 		return &e[0]
 	}
 	return nil
-}
-
-// DecodeBody reads a request body (a JSON object) for an input's UnmarshalJSON. Numbers stay
-// json.Number, as the API's decoder leaves them.
-func DecodeBody(b []byte) (map[string]any, error) {
-	var m map[string]any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil || m == nil {
-		return nil, domain.Errorf(domain.KindInvalid, "The request body must be an object")
-	}
-	return m, nil
 }
 
 // decodeOperation reads a bulk request's operation; a missing one or one not a string is a

@@ -1,7 +1,6 @@
 package mcpservers
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -69,7 +68,7 @@ var createFields = []string{"name", "url", "description", "headers", "timeout_ms
 // UnmarshalJSON reads the body of a registration; what its JSON shape has wrong is reported by
 // Create with the errors of its values.
 func (in *CreateInput) UnmarshalJSON(b []byte) error {
-	body, err := decodeBody(b)
+	body, err := domain.DecodeObject(b)
 	if err != nil {
 		return err
 	}
@@ -115,7 +114,7 @@ type UpdateInput struct {
 // UnmarshalJSON reads the body of a change. null description, headers and timeout_ms clear them
 // (back to none and the default); name and url cannot be null.
 func (in *UpdateInput) UnmarshalJSON(b []byte) error {
-	body, err := decodeBody(b)
+	body, err := domain.DecodeObject(b)
 	if err != nil {
 		return err
 	}
@@ -164,17 +163,6 @@ func (in *UpdateInput) check() []domain.FieldError {
 	}
 	checkHeaders(in.Headers, &errs)
 	return errs
-}
-
-// decodeBody reads a request body (a JSON object), numbers as json.Number.
-func decodeBody(b []byte) (map[string]any, error) {
-	var m map[string]any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil || m == nil {
-		return nil, domain.Errorf(domain.KindInvalid, "The request body must be an object")
-	}
-	return m, nil
 }
 
 func unknownFields(body map[string]any, known []string) fieldErrs {
