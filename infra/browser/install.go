@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/agentorch/agentorch/infra/childproc"
 	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/shared/filelock"
 )
@@ -81,10 +82,10 @@ func EnsureChromium(ctx context.Context, log io.Writer) (string, error) {
 	fmt.Fprintf(log, "browser: installing %s with apt-get\n", Package)
 	// The package lists may be missing or stale on a fresh machine; a failed update is not fatal
 	// when the install finds the package all the same.
-	if err := run(ctx, log, "apt-get", "update"); err != nil {
+	if err := childproc.Run(ctx, log, "apt-get", "update"); err != nil {
 		fmt.Fprintf(log, "browser: apt-get update failed (%v); trying the install anyway\n", err)
 	}
-	if err := run(ctx, log, "apt-get", "install", "-y", "--no-install-recommends", Package); err != nil {
+	if err := childproc.Run(ctx, log, "apt-get", "install", "-y", "--no-install-recommends", Package); err != nil {
 		return "", fmt.Errorf("install chromium: %w", err)
 	}
 	p, err := Find()
@@ -92,16 +93,6 @@ func EnsureChromium(ctx context.Context, log io.Writer) (string, error) {
 		return "", fmt.Errorf("install chromium: apt-get installed %s but no binary was found: %w", Package, err)
 	}
 	return p, nil
-}
-
-func run(ctx context.Context, log io.Writer, name string, args ...string) error {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
 }
 
 func isExecutable(path string) bool {

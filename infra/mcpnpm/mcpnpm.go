@@ -90,22 +90,11 @@ func EnsureDeps(ctx context.Context, repoRoot string, log io.Writer) error {
 		return nil
 	}
 	prefix := filepath.Join(repoRoot, Dir)
-	if err := os.MkdirAll(prefix, 0o755); err != nil {
+	if err := childproc.WriteNPMManifest(npmFiles, prefix); err != nil {
 		return fmt.Errorf("install MCP parts: %w", err)
 	}
-	for _, name := range []string{"package.json", "package-lock.json"} {
-		b, err := npmFiles.ReadFile("npm/" + name)
-		if err != nil {
-			return fmt.Errorf("install MCP parts: %w", err)
-		}
-		if err := os.WriteFile(filepath.Join(prefix, name), b, 0o644); err != nil {
-			return fmt.Errorf("install MCP parts: %w", err)
-		}
-	}
 	fmt.Fprintf(log, "mcpnpm: installing %s, %s and %s into %s\n", NodePackage, EverythingPackage, ConformancePackage, prefix)
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--prefix", prefix)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Run(); err != nil {
+	if err := childproc.Run(ctx, log, "npm", "ci", "--no-audit", "--no-fund", "--prefix", prefix); err != nil {
 		return fmt.Errorf("install MCP parts with npm ci: %w", err)
 	}
 	if !installed(repoRoot) {
