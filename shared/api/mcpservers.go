@@ -34,6 +34,11 @@ func (g *Group) WithMCPServers(svc MCPServerService) *Group {
 		return svc.Get(ctx, p, id)
 	}
 	del := func(ctx context.Context, p domain.Principal, id string) error { return svc.Delete(ctx, p, id) }
+	// Refresh answers 200 with the record, whose status and last_error say whether the server
+	// could be used (a failing server is not a failed request). No body is read.
+	refresh := func(ctx context.Context, p domain.Principal, id string) (*domain.MCPServer, error) {
+		return svc.Refresh(ctx, p, id)
+	}
 	g.handle(http.MethodPost, "/api/v1/mcp-servers/", false, h.create)
 	g.handle(http.MethodGet, "/api/v1/mcp-servers/", false, listPage(domain.ScopeAgentsRead, func(r *http.Request, offset, limit int) ([]mcpServerJSON, bool, error) {
 		list, more, err := svc.List(r.Context(), principal(r), offset, limit)
@@ -47,7 +52,7 @@ func (g *Group) WithMCPServers(svc MCPServerService) *Group {
 	g.handle(http.MethodPatch, "/api/v1/mcp-servers/{id}/", false, h.update)
 	g.handle(http.MethodDelete, "/api/v1/mcp-servers/{id}/", false, deleteByID(domain.ScopeAgentsWrite, "id", del))
 	g.handle(http.MethodGet, "/api/v1/mcp-servers/{id}/tools/", false, getByID(domain.ScopeAgentsRead, "id", viewed(get, mcpToolsView)))
-	g.handle(http.MethodPost, "/api/v1/mcp-servers/{id}/refresh/", false, h.refresh)
+	g.handle(http.MethodPost, "/api/v1/mcp-servers/{id}/refresh/", false, getByID(domain.ScopeAgentsWrite, "id", viewed(refresh, mcpServerView)))
 	return g
 }
 
@@ -81,20 +86,6 @@ func (h *mcpHandlers) update(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s, err := h.svc.Update(r.Context(), principal(r), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, mcpServerView(s))
-	return nil
-}
-
-// refresh reads the server's tools again: 200 with the record, whose status and last_error say
-// whether the server could be used (a failing server is not a failed request). No body is read.
-func (h *mcpHandlers) refresh(w http.ResponseWriter, r *http.Request) error {
-	if err := require(r, domain.ScopeAgentsWrite); err != nil {
-		return err
-	}
-	s, err := h.svc.Refresh(r.Context(), principal(r), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
