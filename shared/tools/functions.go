@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -128,20 +129,34 @@ func (r *Registry) CheckSchema(schema map[string]any) error {
 	return err
 }
 
+// lazySchema is a tool's input schema, compiled on its first check: a run binds every tool its
+// node may call (an MCP server's, all of them), and most are never called. A schema that does not
+// compile checks nothing: the MCP server applies its own (ParseConfig refused such a function).
+type lazySchema struct {
+	schema map[string]any
+	once   sync.Once
+	s      *Schema
+}
+
+// Check validates args against the schema once it is compiled.
+func (l *lazySchema) Check(args map[string]any) error {
+	l.once.Do(func() { l.s, _ = CompileSchema(l.schema) })
+	if l.s == nil {
+		return nil
+	}
+	return l.s.Check(args)
+}
+
 // functionTool is a {type: "function"} entry of a node: the model sees it, the client runs it.
 type functionTool struct {
 	spec   domain.ToolSpec
-	schema *Schema
+	schema *lazySchema
 }
 
-// NewFunction makes the tool of a function entry; its schema must compile (ParseConfig checked
-// it).
-func NewFunction(f domain.FunctionTool) (domain.DescribedTool, error) {
-	s, err := CompileSchema(f.Parameters)
-	if err != nil {
-		return nil, fmt.Errorf("function %q: %w", f.Name, err)
-	}
-	return &functionTool{spec: domain.ToolSpec{Name: f.Name, Description: f.Description, Schema: f.Parameters}, schema: s}, nil
+// NewFunction makes the tool of a function entry (ParseConfig checked its schema).
+func NewFunction(f domain.FunctionTool) domain.DescribedTool {
+	return &functionTool{spec: domain.ToolSpec{Name: f.Name, Description: f.Description, Schema: f.Parameters},
+		schema: &lazySchema{schema: f.Parameters}}
 }
 
 func (f *functionTool) Spec() domain.ToolSpec { return f.spec }

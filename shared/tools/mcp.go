@@ -73,12 +73,8 @@ func (r *MCPRun) Bind(ctx context.Context, p domain.Principal, node *domain.Node
 			if schema == nil {
 				schema = map[string]any{"type": "object"}
 			}
-			mt := &mcpTool{run: r, srv: srv, name: t.Name, approval: b.Approval.Needs(t.Name),
-				spec: domain.ToolSpec{Name: t.Name, Description: t.Description, Schema: schema}}
-			if s, err := CompileSchema(schema); err == nil {
-				mt.schema = s // a schema the server got wrong is left for the server to apply
-			}
-			out = append(out, mt)
+			out = append(out, &mcpTool{run: r, srv: srv, name: t.Name, approval: b.Approval.Needs(t.Name),
+				spec: domain.ToolSpec{Name: t.Name, Description: t.Description, Schema: schema}, schema: &lazySchema{schema: schema}})
 		}
 	}
 	return out, nil
@@ -143,27 +139,21 @@ type mcpTool struct {
 	srv      *domain.MCPServer
 	name     string
 	spec     domain.ToolSpec
-	schema   *Schema
+	schema   *lazySchema
 	approval bool
 }
 
 func (t *mcpTool) Spec() domain.ToolSpec { return t.spec }
 
 func (t *mcpTool) Meta() domain.ToolMeta {
-	m := domain.ToolMeta{Kind: domain.ToolKindMCP, Server: t.srv.Name, NeedsApproval: t.approval}
-	if t.schema != nil {
-		m.Check = t.schema.Check
-	}
-	return m
+	return domain.ToolMeta{Kind: domain.ToolKindMCP, Server: t.srv.Name, NeedsApproval: t.approval, Check: t.schema.Check}
 }
 
 // Call checks the arguments against the tool's schema, then calls the server. A result the
 // server marks isError is an error result for the model, with the server's text.
 func (t *mcpTool) Call(ctx context.Context, input map[string]any) (string, error) {
-	if t.schema != nil {
-		if err := t.schema.Check(input); err != nil {
-			return "", err
-		}
+	if err := t.schema.Check(input); err != nil {
+		return "", err
 	}
 	sess, err := t.run.session(ctx, t.srv)
 	if err != nil {

@@ -105,11 +105,7 @@ func (r *Registry) Bind(_ context.Context, _ domain.Principal, node *domain.Node
 		}
 	}
 	for _, f := range node.Functions {
-		t, err := NewFunction(f)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
+		out = append(out, NewFunction(f))
 	}
 	return out, nil
 }
