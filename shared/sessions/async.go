@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -71,11 +70,7 @@ func (s *Service) enqueueAnswer(ctx context.Context, p domain.Principal, session
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = s.store.ReleaseSession(rctx, sessionID, leaseID)
-	}()
+	defer s.release(ctx, sessionID, leaseID)
 	if sess.Pending == nil {
 		return nil, nothingPending(a)
 	}

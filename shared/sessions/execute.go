@@ -97,14 +97,19 @@ func (s *Service) execute(ctx context.Context, p domain.Principal, sessionID, ex
 		res, err = s.run(ctx, p, sess, leaseID, execID, parts, userText, req, obs)
 	}
 	if err != nil {
-		// The lease is released on every failure so the session stays usable; a background
-		// context, because ctx may be the one that ran out.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = s.store.ReleaseSession(rctx, sessionID, leaseID)
+		// The lease is released on every failure so the session stays usable.
+		s.release(ctx, sessionID, leaseID)
 		return nil, err
 	}
 	return res, nil
+}
+
+// release gives the lease back, with a background context because ctx may be the one that ran
+// out; a lease it cannot give back expires.
+func (s *Service) release(ctx context.Context, sessionID, leaseID string) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = s.store.ReleaseSession(rctx, sessionID, leaseID)
 }
 
 // acquire takes the lease, waiting up to LeaseWait for a running execution to finish.
@@ -271,7 +276,6 @@ func (s *Service) finish(ctx context.Context, t *turn, out *engine.Result) (*Res
 			visible = append(visible, m)
 		}
 	}
-	exec.Events = capEvents(t.events, MaxEventsBytes-len(exec.Checkpoint))
 	exec.Status, exec.StopReason = domain.ExecCompleted, out.StopReason
 	exec.InputTokens, exec.OutputTokens = out.Usage.InputTokens, out.Usage.OutputTokens
 	exec.DurationMS = (t.prior + done.Sub(t.start)).Milliseconds()
@@ -279,8 +283,9 @@ func (s *Service) finish(ctx context.Context, t *turn, out *engine.Result) (*Res
 	if pending != nil {
 		exec.Status, exec.StopReason, exec.CompletedAt = domain.ExecRequiresAction, "", nil
 		exec.Pending, exec.Checkpoint = pending, out.Pending.Checkpoint
-		exec.Events = capEvents(t.events, MaxEventsBytes-len(exec.Checkpoint))
 	}
+	// A paused execution's checkpoint shares its item with the events.
+	exec.Events = capEvents(t.events, MaxEventsBytes-len(exec.Checkpoint))
 	exec.Request, exec.Scopes = nil, nil
 	for _, m := range visible {
 		exec.MessageIDs = append(exec.MessageIDs, m.ID)

@@ -180,9 +180,9 @@ func (a *Answer) engineAnswers() engine.Answers {
 var errNothingPending = errors.New("nothing pending")
 
 func nothingPending(a *Answer) error {
-	return &domain.Error{Kind: domain.KindInvalid, Err: errNothingPending,
-		Message: answerField(a) + ": the session has no pending tool calls (they may have been answered already)",
-		Fields: []domain.FieldError{{Field: answerField(a), Message: "the session has no pending tool calls (they may have been answered already)"}}}
+	e := domain.Invalid([]domain.FieldError{{Field: answerField(a), Message: "the session has no pending tool calls (they may have been answered already)"}})
+	e.Err = errNothingPending
+	return e
 }
 
 // errPending marks a new message refused because the session waits for answers.
