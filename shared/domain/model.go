@@ -137,6 +137,9 @@ type Tool interface {
 type ToolMeta struct {
 	Kind   string // ToolKindBuiltin, ToolKindMCP or ToolKindFunction
 	Server string // an MCP tool's server, by name
+	// ServerID is an MCP tool's server record (MCPServer.ID): an approval binds to it, so a
+	// server deleted, or replaced under the same name, never runs a call approved for the old one.
+	ServerID string
 	// NeedsApproval: a call waits for a person's approval before it runs.
 	NeedsApproval bool
 	// Check validates a call's arguments against the tool's schema before the call is handed

@@ -28,6 +28,10 @@ type MCP interface {
 // RunTools binds tools for one run and is closed when the run ends.
 type RunTools interface {
 	engine.ToolBinder
+	// Resume, called before the run binds anything, makes it bind what still exists: a server
+	// deleted since the run paused binds no tools instead of failing the run, which would leave
+	// its session waiting for good (the engine settles the calls that waited on the server).
+	Resume()
 	Close() error
 }
 
@@ -240,6 +244,7 @@ func (s *Service) resume(ctx context.Context, p domain.Principal, sess *domain.S
 	run := t.engineRun(p, history, []domain.Part{{Type: domain.PartText, Text: pend.Input}}, obs)
 	tools := s.runTools(g)
 	if tools != nil {
+		tools.Resume()
 		run.Tools = tools
 		defer func() { _ = tools.Close() }()
 	}

@@ -12,8 +12,9 @@ import (
 
 // MCPDirectory finds a company's MCP servers and opens their headers (the mcpservers feature).
 type MCPDirectory interface {
-	// Resolve reads the company's servers once; the result finds one by name or id.
-	Resolve(ctx context.Context, company string) (domain.MCPServers, error)
+	// Resolve reads the company's servers that refs name (and no others); the result finds one
+	// by name or id.
+	Resolve(ctx context.Context, company string, refs []string) (domain.MCPServers, error)
 	// Endpoint is how to reach a server, its headers in clear.
 	Endpoint(ctx context.Context, srv *domain.MCPServer) (domain.MCPEndpoint, error)
 	// RecordUse keeps the server's status and last_error true to what a connection met (it
@@ -32,8 +33,9 @@ type MCPRun struct {
 	conn domain.MCPConnector
 
 	mu      sync.Mutex
-	servers domain.MCPServers
-	open    map[string]*mcpConn // by server id
+	servers map[string]*domain.MCPServer // by the refs read so far (nil: named nothing)
+	open    map[string]*mcpConn          // by server id
+	resumed bool                // Resume was called
 }
 
 type mcpConn struct {
@@ -47,14 +49,19 @@ func NewMCPRun(dir MCPDirectory, conn domain.MCPConnector) *MCPRun {
 	return &MCPRun{dir: dir, conn: conn, open: map[string]*mcpConn{}}
 }
 
+// Resume marks the run as the continuation of a paused one, before it binds anything.
+func (r *MCPRun) Resume() { r.resumed = true }
+
 // Bind returns the tools of the node's MCP bindings: each server's tools (the allowed ones),
 // as the server describes them in its record's last tools/list. A server deleted since the
-// configuration was checked is an invalid-request error.
+// configuration was checked is an invalid-request error, except in a resumed run (Resume): part
+// of that run is done and its session waits on it, so the server binds no tools and the engine
+// settles the calls that waited on it.
 func (r *MCPRun) Bind(ctx context.Context, p domain.Principal, node *domain.NodeConfig) ([]domain.Tool, error) {
 	if len(node.MCP) == 0 {
 		return nil, nil
 	}
-	find, err := r.resolve(ctx, p.Company)
+	find, err := r.resolve(ctx, p.Company, node.MCPRefs())
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +69,9 @@ func (r *MCPRun) Bind(ctx context.Context, p domain.Principal, node *domain.Node
 	for i := range node.MCP {
 		b := &node.MCP[i]
 		srv, ok := find(b.Server)
+		if !ok && r.resumed {
+			continue
+		}
 		if !ok {
 			return nil, domain.Errorf(domain.KindInvalid, "The MCP server %q of %s no longer exists", domain.Clip(b.Server, 64), b.Path)
 		}
@@ -80,18 +90,35 @@ func (r *MCPRun) Bind(ctx context.Context, p domain.Principal, node *domain.Node
 	return out, nil
 }
 
-func (r *MCPRun) resolve(ctx context.Context, company string) (domain.MCPServers, error) {
+// resolve reads the servers of refs the run has not read yet (one read for a node's new
+// refs; none when an earlier node read them all) and finds the run's servers by ref.
+func (r *MCPRun) resolve(ctx context.Context, company string, refs []string) (func(string) (*domain.MCPServer, bool), error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.servers != nil {
-		return r.servers, nil
+	if r.servers == nil {
+		r.servers = map[string]*domain.MCPServer{}
 	}
-	find, err := r.dir.Resolve(ctx, company)
-	if err != nil {
-		return nil, err
+	var missing []string
+	for _, ref := range refs {
+		if _, ok := r.servers[ref]; !ok {
+			missing = append(missing, ref)
+		}
 	}
-	r.servers = find
-	return find, nil
+	if len(missing) > 0 {
+		find, err := r.dir.Resolve(ctx, company, missing)
+		if err != nil {
+			return nil, err
+		}
+		for _, ref := range missing {
+			srv, _ := find(ref)
+			r.servers[ref] = srv // nil: no such server, remembered as such for the run
+		}
+	}
+	servers := r.servers
+	return func(ref string) (*domain.MCPServer, bool) {
+		srv := servers[ref]
+		return srv, srv != nil
+	}, nil
 }
 
 // session is the run's connection to srv, opened on its first call.
@@ -146,7 +173,7 @@ type mcpTool struct {
 func (t *mcpTool) Spec() domain.ToolSpec { return t.spec }
 
 func (t *mcpTool) Meta() domain.ToolMeta {
-	return domain.ToolMeta{Kind: domain.ToolKindMCP, Server: t.srv.Name, NeedsApproval: t.approval, Check: t.schema.Check}
+	return domain.ToolMeta{Kind: domain.ToolKindMCP, Server: t.srv.Name, ServerID: t.srv.ID, NeedsApproval: t.approval, Check: t.schema.Check}
 }
 
 // Call checks the arguments against the tool's schema, then calls the server. A result the
