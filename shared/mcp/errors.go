@@ -21,11 +21,22 @@ import (
 // maxServerMessage caps the part of a server's own error message that a Reason quotes.
 const maxServerMessage = 200
 
-// classify turns a failed handshake or call into a *domain.MCPError named by what happened:
-// ctx is the caller's context, callCtx the one bounded by the endpoint's timeout, pr what the
-// server answered on the wire. err is kept for logs only.
-func classify(ctx, callCtx context.Context, timeout time.Duration, pr *probe, err error) error {
-	status, contentType, wireErr := pr.seen()
+// attempt is one handshake or call, as classify needs it to name a failure.
+type attempt struct {
+	ctx     context.Context // the caller's
+	callCtx context.Context // ctx bounded by the endpoint's timeout
+	timeout time.Duration   // the endpoint's
+	began   time.Time       // when the caller's operation began (a registration: its whole tools/list)
+	pr      *probe          // what the server answered on the wire during the attempt
+	stream  *probe          // the session's own stream (HTTP+SSE), or nil
+	red     *redactor       // the endpoint's header values
+}
+
+// classify turns a failed attempt into a *domain.MCPError named by what happened. err is kept
+// for logs only; neither holds a header value the server may have echoed.
+func (a attempt) classify(err error) error {
+	status, contentType, wireErr := a.pr.seen()
+	var other *otherOriginError
 	reason := func() string {
 		switch {
 		case errors.Is(err, netguard.ErrForbiddenDestination) || errors.Is(wireErr, netguard.ErrForbiddenDestination):
@@ -33,10 +44,19 @@ func classify(ctx, callCtx context.Context, timeout time.Duration, pr *probe, er
 				return refusedReason(wireErr)
 			}
 			return refusedReason(err)
-		case ctx.Err() != nil:
+		case errors.As(wireErr, &other) || errors.As(err, &other):
+			return fmt.Sprintf("the server sent the request to %s, another origin than its own; its headers go to its own origin only", other.origin)
+		case a.pr.wasTooLarge() || a.stream.wasTooLarge():
+			return tooLargeReason
+		case errors.Is(a.ctx.Err(), context.Canceled):
 			return "the call was cancelled"
-		case errors.Is(callCtx.Err(), context.DeadlineExceeded):
-			return "timed out after " + timeout.String()
+		case a.ctx.Err() != nil:
+			// The caller's deadline ran out first (a registration's budget for the whole
+			// tools/list): name its time, counted from the operation's start.
+			dl, _ := a.ctx.Deadline()
+			return "timed out after " + roundDuration(dl.Sub(a.began)).String()
+		case errors.Is(a.callCtx.Err(), context.DeadlineExceeded):
+			return "timed out after " + a.timeout.String()
 		case wireErr != nil:
 			return unreachableReason(wireErr)
 		case status == http.StatusUnauthorized || status == http.StatusForbidden:
@@ -48,18 +68,28 @@ func classify(ctx, callCtx context.Context, timeout time.Duration, pr *probe, er
 			if ct == "" {
 				ct = "no content type"
 			}
-			return fmt.Sprintf("did not answer as an MCP server (HTTP %d, %s)", status, ct)
+			return fmt.Sprintf("did not answer as an MCP server (HTTP %d, %s)", status, quote(ct))
 		}
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
-			return fmt.Sprintf("the server answered error %d: %s", rpcErr.Code, quote(rpcErr.Message))
+			// Redacted before it is cut, so that no part of a value stays at the cut.
+			return fmt.Sprintf("the server answered error %d: %s", rpcErr.Code, quote(a.red.text(rpcErr.Message)))
 		}
 		if status != 0 {
 			return fmt.Sprintf("did not answer as an MCP server (HTTP %d with an answer that is not MCP)", status)
 		}
 		return "the MCP connection failed"
 	}()
-	return &domain.MCPError{Reason: reason, Err: err}
+	return &domain.MCPError{Reason: a.red.text(reason), Err: a.red.err(err)}
+}
+
+// roundDuration rounds d for a reason: to 10 ms under a second, to 100 ms above.
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Second {
+		d = max(d, 0)
+		return d.Round(10 * time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
 }
 
 // refusedReason names an address guard refusal without the sentinel's own words.

@@ -7,6 +7,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -72,18 +73,19 @@ func NewConnector(opts Options) *Connector {
 
 // ListTools connects, initializes, reads every page of tools/list and disconnects.
 func (c *Connector) ListTools(ctx context.Context, ep domain.MCPEndpoint) ([]domain.MCPTool, error) {
-	s, err := c.connect(ctx, ep)
+	began := time.Now()
+	s, err := c.connect(ctx, ep, began)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = s.Close() }() // the tools are read; a failed goodbye changes nothing
-	return s.listTools(ctx)
+	return s.listTools(ctx, began)
 }
 
 // Connect opens a session that a run reuses for all its calls to that server; the caller
 // closes it.
 func (c *Connector) Connect(ctx context.Context, ep domain.MCPEndpoint) (domain.MCPSession, error) {
-	s, err := c.connect(ctx, ep)
+	s, err := c.connect(ctx, ep, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -100,8 +102,8 @@ func (c *Connector) timeout(ep domain.MCPEndpoint) time.Duration {
 
 // connect checks the URL, then initializes a session over Streamable HTTP, falling back to
 // HTTP+SSE when the server answers the first POST with 400, 404 or 405 (the backwards
-// compatibility the MCP specification describes).
-func (c *Connector) connect(ctx context.Context, ep domain.MCPEndpoint) (*session, error) {
+// compatibility the MCP specification describes). began is when the caller's operation began.
+func (c *Connector) connect(ctx context.Context, ep domain.MCPEndpoint, began time.Time) (*session, error) {
 	u, err := url.Parse(ep.URL)
 	if err != nil || !u.IsAbs() {
 		return nil, &domain.MCPError{Reason: "the URL is not an absolute http or https URL", Err: errors.New("invalid MCP server URL")}
@@ -109,17 +111,24 @@ func (c *Connector) connect(ctx context.Context, ep domain.MCPEndpoint) (*sessio
 	if err := c.opts.Guard.CheckURL(u); err != nil {
 		return nil, &domain.MCPError{Reason: refusedReason(err), Err: err}
 	}
-	timeout := c.timeout(ep)
 	hc := &http.Client{
-		Transport:     &headerTransport{base: c.transport, headers: ep.Headers, guard: c.opts.Guard},
+		Transport:     &headerTransport{base: c.transport, headers: ep.Headers, guard: c.opts.Guard, origin: originOf(u)},
 		CheckRedirect: c.opts.Guard.CheckRedirect,
 	}
-	streamable := &sdk.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: hc, MaxRetries: 2, DisableStandaloneSSE: true}
-	s, pr, err := c.initialize(ctx, timeout, streamable)
+	a := attempt{ctx: ctx, timeout: c.timeout(ep), began: began, red: newRedactor(ep.Headers)}
+	// The SDK's own cap on an event (16 MiB by default) stays above MaxAnswerBytes, so that
+	// capBody's, which fails only the call, comes first; the SDK's ends the session.
+	streamable := &sdk.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: hc, MaxRetries: 2, DisableStandaloneSSE: true,
+		MaxEventSize: 2 * MaxAnswerBytes}
+	s, pr, err := c.initialize(a, streamable)
 	if err != nil && pr.legacyHint() {
-		sse := &sdk.SSEClientTransport{Endpoint: ep.URL, HTTPClient: hc}
-		if s2, _, err2 := c.initialize(ctx, timeout, sse); err2 == nil {
+		sse := &sdk.SSEClientTransport{Endpoint: ep.URL, HTTPClient: hc, MaxEventSize: 2 * MaxAnswerBytes}
+		s2, pr2, err2 := c.initialize(a, sse)
+		switch {
+		case err2 == nil:
 			s, err = s2, nil
+		case pr2.spokeSSE():
+			err = err2 // the server does speak HTTP+SSE: its failure there is the one to name
 		}
 	}
 	if err != nil {
@@ -128,15 +137,17 @@ func (c *Connector) connect(ctx context.Context, ep domain.MCPEndpoint) (*sessio
 	return s, nil
 }
 
-// initialize runs the initialize handshake over t within timeout. The session gets a context
-// of its own, cancelled by Close: the SSE transport ties its stream to the context it connects
-// with, so the caller's context only bounds the handshake.
-func (c *Connector) initialize(ctx context.Context, timeout time.Duration, t sdk.Transport) (*session, *probe, error) {
-	hsCtx, cancel := context.WithTimeout(ctx, timeout)
+// initialize runs the initialize handshake over t within a's timeout. The session gets a
+// context of its own, cancelled by Close: the SSE transport ties its stream to the context it
+// connects with, so the caller's context only bounds the handshake. The handshake's probe stays
+// with the session: it sees that stream.
+func (c *Connector) initialize(a attempt, t sdk.Transport) (*session, *probe, error) {
+	hsCtx, cancel := context.WithTimeout(a.ctx, a.timeout)
 	defer cancel()
-	life, end := context.WithCancel(context.WithoutCancel(ctx))
+	life, end := context.WithCancel(context.WithoutCancel(a.ctx))
 	stop := context.AfterFunc(hsCtx, end)
 	pr := &probe{}
+	a.callCtx, a.pr = hsCtx, pr
 	cs, err := c.client.Connect(withProbe(life, pr), t, &sdk.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if !stop() && err == nil {
 		err = context.Cause(hsCtx) // the handshake's time ran out as it succeeded
@@ -144,9 +155,9 @@ func (c *Connector) initialize(ctx context.Context, timeout time.Duration, t sdk
 	}
 	if err != nil {
 		end()
-		return nil, pr, classify(ctx, hsCtx, timeout, pr, err)
+		return nil, pr, a.classify(err)
 	}
-	return &session{cs: cs, end: end, timeout: timeout, maxOutput: c.opts.MaxOutput}, pr, nil
+	return &session{cs: cs, end: end, timeout: a.timeout, maxOutput: c.opts.MaxOutput, stream: pr, red: a.red}, pr, nil
 }
 
 // session is one open connection (domain.MCPSession).
@@ -155,10 +166,18 @@ type session struct {
 	end       context.CancelFunc
 	timeout   time.Duration
 	maxOutput int
+	stream    *probe    // the handshake's, which the HTTP+SSE transport's stream reports to
+	red       *redactor // the endpoint's header values
+}
+
+// attempt is one call of s under the caller's ctx, bounded by callCtx.
+func (s *session) attempt(ctx, callCtx context.Context, began time.Time, pr *probe) attempt {
+	return attempt{ctx: ctx, callCtx: callCtx, timeout: s.timeout, began: began, pr: pr, stream: s.stream, red: s.red}
 }
 
 // CallTool calls the tool the server names name with args, within the endpoint's timeout.
 func (s *session) CallTool(ctx context.Context, name string, args map[string]any) (*domain.MCPResult, error) {
+	began := time.Now()
 	callCtx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	pr := &probe{}
@@ -167,9 +186,9 @@ func (s *session) CallTool(ctx context.Context, name string, args map[string]any
 	}
 	res, err := s.cs.CallTool(withProbe(callCtx, pr), &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		return nil, classify(ctx, callCtx, s.timeout, pr, err)
+		return nil, s.attempt(ctx, callCtx, began, pr).classify(err)
 	}
-	return render(res, s.maxOutput), nil
+	return render(res, s.maxOutput, s.red), nil
 }
 
 // closeWait bounds how long Close waits for the server to acknowledge the end of a session.
@@ -195,9 +214,11 @@ func (s *session) Close() error {
 	return nil
 }
 
-// listTools reads every page of tools/list, within MaxToolPages and MaxTools.
-func (s *session) listTools(ctx context.Context) ([]domain.MCPTool, error) {
+// listTools reads every page of tools/list, within MaxToolPages, MaxTools and
+// MaxToolListBytes. began is when the caller's operation began.
+func (s *session) listTools(ctx context.Context, began time.Time) ([]domain.MCPTool, error) {
 	var out []domain.MCPTool
+	size := 0
 	cursor := ""
 	seen := map[string]bool{}
 	for page := 0; ; page++ {
@@ -209,13 +230,18 @@ func (s *session) listTools(ctx context.Context) ([]domain.MCPTool, error) {
 		pr := &probe{}
 		res, err := s.cs.ListTools(withProbe(callCtx, pr), &sdk.ListToolsParams{Cursor: cursor})
 		if err != nil {
-			err = classify(ctx, callCtx, s.timeout, pr, err)
+			err = s.attempt(ctx, callCtx, began, pr).classify(err)
 			cancel()
 			return nil, err
 		}
 		cancel()
+		b, err := json.Marshal(res.Tools)
+		if size += len(b); err != nil || size > MaxToolListBytes {
+			return nil, &domain.MCPError{Reason: fmt.Sprintf("the server's tools take more than %d MiB", MaxToolListBytes>>20),
+				Err: errors.New("tools/list: tools too large")}
+		}
 		for _, t := range res.Tools {
-			out = append(out, tool(t))
+			out = append(out, tool(t, s.red))
 		}
 		if len(out) > MaxTools {
 			return nil, &domain.MCPError{Reason: fmt.Sprintf("the server lists more than %d tools", MaxTools),

@@ -16,8 +16,8 @@ const maxResourceText = 2 << 10
 
 // render makes a tool result text for the model: text content joined by blank lines, images,
 // audio and resources summarised, structured content as JSON when there is no text, capped at
-// max bytes.
-func render(res *sdk.CallToolResult, max int) *domain.MCPResult {
+// max bytes. Header values the server echoes are redacted before the text is cut.
+func render(res *sdk.CallToolResult, max int, red *redactor) *domain.MCPResult {
 	var parts []string
 	hasText := false
 	for _, c := range res.Content {
@@ -32,7 +32,7 @@ func render(res *sdk.CallToolResult, max int) *domain.MCPResult {
 		case *sdk.ResourceLink:
 			parts = append(parts, resourceLink(c))
 		case *sdk.EmbeddedResource:
-			parts = append(parts, embedded(c.Resource))
+			parts = append(parts, embedded(c.Resource, red))
 		default:
 			parts = append(parts, fmt.Sprintf("[%T content, not shown]", c))
 		}
@@ -42,7 +42,7 @@ func render(res *sdk.CallToolResult, max int) *domain.MCPResult {
 			parts = append([]string{string(b)}, parts...)
 		}
 	}
-	text, truncated := capText(strings.Join(parts, "\n\n"), max)
+	text, truncated := capText(red.text(strings.Join(parts, "\n\n")), max)
 	return &domain.MCPResult{Text: text, IsError: res.IsError, Truncated: truncated}
 }
 
@@ -60,7 +60,7 @@ func resourceLink(c *sdk.ResourceLink) string {
 	return s + "]"
 }
 
-func embedded(r *sdk.ResourceContents) string {
+func embedded(r *sdk.ResourceContents, red *redactor) string {
 	if r == nil {
 		return "[resource: empty]"
 	}
@@ -71,7 +71,7 @@ func embedded(r *sdk.ResourceContents) string {
 	if r.Text == "" {
 		return fmt.Sprintf("%s, %d bytes]", head, len(r.Blob))
 	}
-	text, cut := capText(r.Text, maxResourceText)
+	text, cut := capText(red.text(r.Text), maxResourceText)
 	if cut {
 		text += fmt.Sprintf("\n[the resource's text is cut at %d bytes]", maxResourceText)
 	}
@@ -97,8 +97,9 @@ func capText(s string, max int) (string, bool) {
 	return s[:cut], true
 }
 
-// tool converts a tools/list entry; an input schema the server leaves out is an empty object.
-func tool(t *sdk.Tool) domain.MCPTool {
+// tool converts a tools/list entry, header values redacted; an input schema the server leaves
+// out is an empty object.
+func tool(t *sdk.Tool, red *redactor) domain.MCPTool {
 	schema, ok := t.InputSchema.(map[string]any)
 	if !ok && t.InputSchema != nil {
 		if b, err := json.Marshal(t.InputSchema); err == nil {
@@ -108,5 +109,6 @@ func tool(t *sdk.Tool) domain.MCPTool {
 	if schema == nil {
 		schema = map[string]any{"type": "object"}
 	}
-	return domain.MCPTool{Name: t.Name, Description: t.Description, InputSchema: schema}
+	schema, _ = red.value(schema).(map[string]any)
+	return domain.MCPTool{Name: red.text(t.Name), Description: red.text(t.Description), InputSchema: schema}
 }

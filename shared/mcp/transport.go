@@ -3,7 +3,10 @@ package mcp
 import (
 	"context"
 	"mime"
+	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 
 	"github.com/agentorch/agentorch/shared/netguard"
@@ -16,12 +19,16 @@ var reservedHeaders = map[string]bool{
 }
 
 // headerTransport adds an endpoint's headers to every request, checks every URL with the guard
-// (the HTTP+SSE transport posts to an endpoint the server names) and tells the probe in the
-// request's context what the server answered. It never logs or reports header values.
+// (the HTTP+SSE transport posts to an endpoint the server names), refuses every request to
+// another origin than the endpoint's (a redirect, or the POST endpoint of the HTTP+SSE
+// transport: the headers are the registered origin's credentials), bounds what the server
+// answers (capBody) and tells the probe in the request's context what the server answered. It
+// never logs or reports header values, and never sends a Referer.
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
 	guard   netguard.Policy
+	origin  origin // the endpoint's
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -30,12 +37,16 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		pr.failed(err)
 		return nil, err
 	}
-	if len(t.headers) > 0 {
-		req = req.Clone(req.Context())
-		for name, value := range t.headers {
-			if !reservedHeaders[http.CanonicalHeaderKey(name)] {
-				req.Header.Set(name, value)
-			}
+	if o := originOf(req.URL); o != t.origin {
+		err := &otherOriginError{origin: o}
+		pr.failed(err)
+		return nil, err
+	}
+	req = req.Clone(req.Context())
+	req.Header.Del("Referer") // Go's client sets it on redirects, with the whole previous URL
+	for name, value := range t.headers {
+		if !reservedHeaders[http.CanonicalHeaderKey(name)] {
+			req.Header.Set(name, value)
 		}
 	}
 	resp, err := t.base.RoundTrip(req)
@@ -43,10 +54,43 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		pr.failed(err)
 		return nil, err
 	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if req.Method != http.MethodDelete {
-		pr.answered(resp)
+		pr.answered(resp.StatusCode, mt)
+	}
+	if err := capBody(resp, mt, pr); err != nil {
+		pr.failed(err)
+		return nil, err
 	}
 	return resp, nil
+}
+
+// origin is a URL's scheme, host and port, the unit the headers belong to.
+type origin struct{ scheme, host, port string }
+
+// originOf is u's origin, with the scheme's default port written out.
+func originOf(u *url.URL) origin {
+	o := origin{scheme: strings.ToLower(u.Scheme), host: strings.TrimSuffix(strings.ToLower(u.Hostname()), "."), port: u.Port()}
+	if o.port == "" {
+		switch o.scheme {
+		case "http":
+			o.port = "80"
+		case "https":
+			o.port = "443"
+		}
+	}
+	return o
+}
+
+func (o origin) String() string {
+	return o.scheme + "://" + net.JoinHostPort(o.host, o.port)
+}
+
+// otherOriginError is a request the server sent to another origin than its own.
+type otherOriginError struct{ origin origin }
+
+func (e *otherOriginError) Error() string {
+	return "request to " + e.origin.String() + " refused: not the MCP server's origin"
 }
 
 // probe records what the server answered during one call, so that a failure can be named by
@@ -56,7 +100,9 @@ type probe struct {
 	err         error  // the last transport error (refused, unreachable, guard)
 	status      int    // the last HTTP status
 	contentType string // its media type
-	firstStatus int    // the status of the first request (the initialize POST)
+	firstStatus int    // the status of the first request (the initialize POST, or HTTP+SSE's GET)
+	firstType   string // its media type
+	oversize    bool   // an answer or event was larger than MaxAnswerBytes
 }
 
 type probeKey struct{}
@@ -81,17 +127,36 @@ func (p *probe) failed(err error) {
 	p.err = err
 }
 
-func (p *probe) answered(resp *http.Response) {
+func (p *probe) answered(status int, mediaType string) {
 	if p == nil {
 		return
 	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.firstStatus == 0 {
-		p.firstStatus = resp.StatusCode
+		p.firstStatus, p.firstType = status, mediaType
 	}
-	p.status, p.contentType = resp.StatusCode, mt
+	p.status, p.contentType = status, mediaType
+}
+
+// tooLarge records an answer past MaxAnswerBytes; it stays recorded whatever follows.
+func (p *probe) tooLarge() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.oversize = true
+}
+
+// wasTooLarge reports an answer past MaxAnswerBytes.
+func (p *probe) wasTooLarge() bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.oversize
 }
 
 // seen returns what the probe recorded.
@@ -111,4 +176,11 @@ func (p *probe) legacyHint() bool {
 		return true
 	}
 	return false
+}
+
+// spokeSSE reports a server that answered the HTTP+SSE transport's GET with an event stream.
+func (p *probe) spokeSSE() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.firstStatus == http.StatusOK && p.firstType == "text/event-stream"
 }
