@@ -16,7 +16,10 @@ import (
 var ErrForbiddenDestination = errors.New("destination not allowed")
 
 // blockedPrefixes are the ranges that are not the public internet beyond what netip.Addr's
-// own predicates (loopback, private, link-local, multicast, unspecified) catch.
+// own predicates (loopback, private, link-local, multicast, unspecified) catch. The IPv6 ones
+// that carry an IPv4 address (IPv4-compatible, IPv4-translated, local-use NAT64, Teredo) are
+// refused whole: none is routed on the internet, so none is a destination a user may name,
+// whatever IPv4 address it embeds.
 var blockedPrefixes = []struct {
 	prefix netip.Prefix
 	reason string
@@ -30,6 +33,7 @@ var blockedPrefixes = []struct {
 	{netip.MustParsePrefix("203.0.113.0/24"), "a documentation address"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "a reserved or broadcast address"},
 	{netip.MustParsePrefix("::/96"), "an IPv4-compatible or unspecified address"},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "an IPv4-translated address"},
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "a local-use NAT64 address"},
 	{netip.MustParsePrefix("100::/64"), "a discard address"},
 	{netip.MustParsePrefix("2001::/32"), "a Teredo address"},
@@ -37,9 +41,12 @@ var blockedPrefixes = []struct {
 	{netip.MustParsePrefix("fec0::/10"), "a site-local address"},
 }
 
-// Ranges whose addresses embed an IPv4 address, which must itself be public (the local-use NAT64
-// range, 64:ff9b:1::/48, is refused whole above).
 var (
+	// globalUnicast is the only IPv6 range the internet routes (RFC 4291; IANA allocates from
+	// it alone); NAT64's well-known prefix lies outside it and is checked by its IPv4 address.
+	globalUnicast = netip.MustParsePrefix("2000::/3")
+	// Ranges whose addresses embed an IPv4 address that a translator or tunnel delivers to:
+	// an address there is refused when its IPv4 address is.
 	nat64     = netip.MustParsePrefix("64:ff9b::/96")
 	sixToFour = netip.MustParsePrefix("2002::/16")
 )
@@ -49,7 +56,7 @@ func refusal(a netip.Addr) string {
 	if !a.IsValid() {
 		return "not an IP address"
 	}
-	a = a.Unmap() // ::ffff:127.0.0.1 is 127.0.0.1
+	a = a.Unmap() // IPv4-mapped (::ffff:0:0/96): ::ffff:127.0.0.1 is 127.0.0.1
 	switch {
 	case a.IsLoopback():
 		return "a loopback address"
@@ -67,19 +74,34 @@ func refusal(a netip.Addr) string {
 			return b.reason
 		}
 	}
-	if nat64.Contains(a) {
-		b := a.As16()
-		if r := refusal(netip.AddrFrom4([4]byte(b[12:]))); r != "" {
-			return "a NAT64 form of " + r
+	if a.Is4() {
+		return ""
+	}
+	if form, v4, ok := embeddedIPv4(a); ok {
+		if r := refusal(v4); r != "" {
+			return form + " form of " + r
 		}
 	}
-	if sixToFour.Contains(a) {
-		b := a.As16()
-		if r := refusal(netip.AddrFrom4([4]byte(b[2:6]))); r != "" {
-			return "a 6to4 form of " + r
-		}
+	if !globalUnicast.Contains(a) && !nat64.Contains(a) {
+		return "an IPv6 address outside the global unicast range 2000::/3"
 	}
 	return ""
+}
+
+// embeddedIPv4 returns the IPv4 address a NAT64 (64:ff9b::/96, last 32 bits), 6to4
+// (2002::/16, bits 16-48) or ISATAP (interface identifier 0:5efe or 200:5efe, last 32 bits)
+// address carries, and the form's name with its article.
+func embeddedIPv4(a netip.Addr) (form string, v4 netip.Addr, ok bool) {
+	b := a.As16()
+	switch {
+	case nat64.Contains(a):
+		return "a NAT64", netip.AddrFrom4([4]byte(b[12:16])), true
+	case sixToFour.Contains(a):
+		return "a 6to4", netip.AddrFrom4([4]byte(b[2:6])), true
+	case (b[8] == 0 || b[8] == 2) && b[9] == 0 && b[10] == 0x5e && b[11] == 0xfe:
+		return "an ISATAP", netip.AddrFrom4([4]byte(b[12:16])), true
+	}
+	return "", netip.Addr{}, false
 }
 
 // checkHostName refuses names that point inside the network whatever DNS says, and hosts that

@@ -22,10 +22,12 @@ type Policy struct {
 	// AllowPrivate turns the guard off (URL syntax is still checked). For tests against local
 	// servers only.
 	AllowPrivate bool
-	// AllowHosts are host names or literal IPs ("localhost", "127.0.0.1", "::1" or "[::1]") that
-	// an operator allows to be internal: a URL whose host is exactly one of them (case and a
-	// trailing dot aside) may resolve to any address. Every other host keeps the full guard, at
-	// dial time too, so a public name that resolves to 127.0.0.1 stays refused.
+	// AllowHosts are the hosts an operator allows to be internal, as ParseAllowList reads them:
+	// "host" on any port, "host:port" on that port only, IP addresses alike ("127.0.0.1",
+	// "::1", "[::1]:8080"). A URL whose host is exactly one of them (case and a trailing dot
+	// aside; an IP as the same address) on an allowed port may resolve to any address. Every
+	// other host or port keeps the full guard, at dial time too, so a public name that resolves
+	// to 127.0.0.1 stays refused. A malformed entry allows nothing.
 	AllowHosts []string
 	// AllowAddr, when set, admits dialled addresses the guard refuses, so a test can treat one
 	// local server as public while every other local address stays refused.
@@ -34,29 +36,14 @@ type Policy struct {
 	Resolver *net.Resolver
 }
 
-// ParseHosts reads an operator's list of allowed hosts: names separated by commas or spaces.
-func ParseHosts(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
-}
-
-// allowsHost reports whether host (a URL's Hostname or a dial address's host) is one the
-// operator allowed by name.
-func (p Policy) allowsHost(host string) bool {
-	if len(p.AllowHosts) == 0 || host == "" {
+// allowsHost reports whether host (a URL's Hostname or a dial address's host) on port is one
+// the operator allowed.
+func (p Policy) allowsHost(host string, port uint16) bool {
+	if host == "" {
 		return false
 	}
-	h := normHost(host)
-	ha, herr := netip.ParseAddr(h)
-	hIsIP := herr == nil
 	for _, allowed := range p.AllowHosts {
-		a := normHost(allowed)
-		if a == "" {
-			continue
-		}
-		if a == h {
-			return true
-		}
-		if aa, err := netip.ParseAddr(a); err == nil && hIsIP && aa.Unmap() == ha.Unmap() {
+		if e, err := parseAllowEntry(allowed); err == nil && e.matches(host, port) {
 			return true
 		}
 	}
@@ -94,7 +81,7 @@ func (p Policy) control(_, address string, _ syscall.RawConn) error {
 
 // CheckURL refuses what can be refused before any connection: other schemes, credentials in
 // the URL, internal host names, numeric hosts in odd notations and literal non-public IPs.
-// A host in AllowHosts passes the host checks.
+// A host in AllowHosts on an allowed port passes the host checks.
 func (p Policy) CheckURL(u *url.URL) error {
 	switch u.Scheme {
 	case "http", "https":
@@ -119,7 +106,7 @@ func (p Policy) CheckURL(u *url.URL) error {
 		}
 		port = uint16(n)
 	}
-	if p.AllowPrivate || p.allowsHost(host) {
+	if p.AllowPrivate || p.allowsHost(host, port) {
 		return nil
 	}
 	if a, err := netip.ParseAddr(host); err == nil {
@@ -140,14 +127,16 @@ func (p Policy) CheckRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// DialContext dials addr ("host:port") for a guarded transport: a host in AllowHosts is dialled
-// as is, any other host only at public addresses, checked after resolution.
+// DialContext dials addr ("host:port") for a guarded transport: a host and port in AllowHosts
+// is dialled as is, anything else only at public addresses, checked after resolution.
 func (p Policy) DialContext(timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	guarded := &net.Dialer{Timeout: timeout, Control: p.control, Resolver: p.Resolver}
 	open := &net.Dialer{Timeout: timeout, Resolver: p.Resolver}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if host, _, err := net.SplitHostPort(addr); err == nil && p.allowsHost(host) {
-			return open.DialContext(ctx, network, addr)
+		if host, port, err := net.SplitHostPort(addr); err == nil {
+			if n, err := strconv.ParseUint(port, 10, 16); err == nil && p.allowsHost(host, uint16(n)) {
+				return open.DialContext(ctx, network, addr)
+			}
 		}
 		return guarded.DialContext(ctx, network, addr)
 	}

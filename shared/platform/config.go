@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentorch/agentorch/shared/netguard"
 )
 
 // Local defaults: the names the local stack gives the template's resources (their logical ids)
@@ -81,9 +83,11 @@ type Config struct {
 	// is derived from: set locally; on AWS it is read from CredentialsKeyARN on first use.
 	CredentialsKey    string
 	CredentialsKeyARN string
-	// MCPAllowedHosts are host names (or literal IPs) MCP servers may have although they resolve
-	// to internal addresses (MCP_ALLOWED_HOSTS, comma-separated): none on AWS by default,
-	// loopback locally. Every other host gets the full address guard.
+	// MCPAllowedHosts are the hosts MCP servers may have although they resolve to internal
+	// addresses (MCP_ALLOWED_HOSTS, comma-separated, as netguard.ParseAllowList reads it:
+	// "host" on any port, "host:port" on that port only, IPs alike, "[::1]:8080"): none on AWS
+	// by default, loopback locally. Every other host and port gets the full address guard; a
+	// malformed entry fails LoadConfig.
 	MCPAllowedHosts []string
 }
 
@@ -123,16 +127,18 @@ func LoadConfig() (Config, error) {
 		LogLevel:           env("LOG_LEVEL", "info"),
 		InLambda:           inLambda,
 	}
+	var err error
 	// Set but empty is no host at all (locally too), unlike the other variables.
 	hosts, set := os.LookupEnv("MCP_ALLOWED_HOSTS")
 	if !set {
 		hosts = local(LocalMCPAllowedHosts)
 	}
-	c.MCPAllowedHosts = hostList(hosts)
+	if c.MCPAllowedHosts, err = netguard.ParseAllowList(hosts); err != nil {
+		return c, fmt.Errorf("config: MCP_ALLOWED_HOSTS: %w", err)
+	}
 	if c.CredentialsKey != "" && len(c.CredentialsKey) < MinCredentialsKeyBytes {
 		return c, fmt.Errorf("config: CREDENTIALS_KEY has %d bytes; it needs at least %d", len(c.CredentialsKey), MinCredentialsKeyBytes)
 	}
-	var err error
 	if c.TokenTTL, err = durationEnv("TOKEN_TTL", 15*time.Minute); err != nil {
 		return c, err
 	}
@@ -185,17 +191,6 @@ func defaultLocalEmbedDir() string {
 		dir = os.TempDir()
 	}
 	return filepath.Join(dir, "agentorch", "models")
-}
-
-// hostList reads a comma-separated list of host names (spaces around them ignored).
-func hostList(s string) []string {
-	var out []string
-	for _, h := range strings.Split(s, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			out = append(out, h)
-		}
-	}
-	return out
 }
 
 func env(name, def string) string {

@@ -19,7 +19,8 @@ func unsetEnv(t *testing.T, name string) {
 
 // TestLoadConfigCredentials: the credentials key defaults to the local development secret
 // locally and to none in Lambda (where CREDENTIALS_KEY_ARN names the secret); MCP_ALLOWED_HOSTS
-// defaults to loopback locally and to nothing in Lambda, and set but empty allows nothing.
+// defaults to loopback locally and to nothing in Lambda, set but empty allows nothing, it takes
+// host and host:port entries, and a malformed entry fails the load with an error naming it.
 func TestLoadConfigCredentials(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -36,6 +37,15 @@ func TestLoadConfigCredentials(t *testing.T) {
 			arn: "arn:c"},
 		{name: "explicit", env: map[string]string{"MCP_ALLOWED_HOSTS": " mcp.internal , 10.0.0.5,,", "CREDENTIALS_KEY": strings.Repeat("x", 32)},
 			key: strings.Repeat("x", 32), hosts: []string{"mcp.internal", "10.0.0.5"}},
+		{name: "host and host:port entries", env: map[string]string{"MCP_ALLOWED_HOSTS": "mcp.internal,mcp.internal:8443, 10.0.0.5:80,[::1]:8080,::1"}, unset: []string{"CREDENTIALS_KEY"},
+			key: LocalCredentialsKey, hosts: []string{"mcp.internal", "mcp.internal:8443", "10.0.0.5:80", "[::1]:8080", "::1"}},
+		{name: "a URL is refused", env: map[string]string{"MCP_ALLOWED_HOSTS": "localhost,http://x"}, wantError: `MCP_ALLOWED_HOSTS: allowed host "http://x"`},
+		{name: "a bad port is refused", env: map[string]string{"MCP_ALLOWED_HOSTS": "x:abc"}, wantError: `MCP_ALLOWED_HOSTS: allowed host "x:abc"`},
+		{name: "an empty host is refused", env: map[string]string{"MCP_ALLOWED_HOSTS": ":80"}, wantError: `MCP_ALLOWED_HOSTS: allowed host ":80"`},
+		{name: "a path is refused", env: map[string]string{"MCP_ALLOWED_HOSTS": "x/y"}, wantError: `MCP_ALLOWED_HOSTS: allowed host "x/y"`},
+		{name: "a wildcard is refused", env: map[string]string{"MCP_ALLOWED_HOSTS": "*.internal"}, wantError: `MCP_ALLOWED_HOSTS: allowed host "*.internal"`},
+		{name: "refused in Lambda too", env: map[string]string{"MCP_ALLOWED_HOSTS": "mcp.internal:0", "AWS_LAMBDA_FUNCTION_NAME": "fn", "TOKEN_SECRET_ARN": "arn:t", "CREDENTIALS_KEY_ARN": "arn:c"},
+			wantError: `MCP_ALLOWED_HOSTS: allowed host "mcp.internal:0"`},
 		{name: "set but empty allows nothing", env: map[string]string{"MCP_ALLOWED_HOSTS": ""}, unset: []string{"CREDENTIALS_KEY"},
 			key: LocalCredentialsKey},
 		{name: "short key", env: map[string]string{"CREDENTIALS_KEY": "short"}, wantError: "CREDENTIALS_KEY"},

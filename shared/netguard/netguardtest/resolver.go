@@ -12,9 +12,9 @@ import (
 	"strings"
 )
 
-// Resolver answers A queries for the given names from memory, as a DNS server speaking
-// over a stream would; the Go resolver runs unchanged on top of it. Unknown names and AAAA
-// queries get an empty answer.
+// Resolver answers A queries (for IPv4 addresses) and AAAA queries (for IPv6 ones) for the
+// given names from memory, as a DNS server speaking over a stream would; the Go resolver runs
+// unchanged on top of it. Unknown names and the other family's query get an empty answer.
 func Resolver(hosts map[string]netip.Addr) *net.Resolver {
 	return &net.Resolver{
 		PreferGo: true,
@@ -57,10 +57,10 @@ func serveDNS(c net.Conn, hosts map[string]netip.Addr) {
 		resp := binary.BigEndian.AppendUint16(nil, binary.BigEndian.Uint16(q[:2])) // id
 		resp = append(resp, 0x81, 0x80, 0, 1, 0, 0, 0, 0, 0, 0)                    // QR RD RA, 1 question
 		resp = append(resp, question...)
-		if found && addr.Is4() && qtype == 1 {
-			resp[7] = 1                               // one answer
-			resp = append(resp, 0xc0, 12, 0, 1, 0, 1) // name at offset 12, type A, class IN
-			resp = append(resp, 0, 0, 0, 60, 0, 4)    // TTL 60, 4 bytes
+		if found && (addr.Is4() && qtype == 1 || addr.Is6() && qtype == 28) {
+			resp[7] = 1                                                      // one answer
+			resp = append(resp, 0xc0, 12, byte(qtype>>8), byte(qtype), 0, 1) // name at offset 12, the type asked, class IN
+			resp = append(resp, 0, 0, 0, 60, 0, byte(addr.BitLen()/8))       // TTL 60, 4 or 16 bytes
 			resp = append(resp, addr.AsSlice()...)
 		}
 		out := binary.BigEndian.AppendUint16(nil, uint16(len(resp)))
