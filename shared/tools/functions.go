@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -36,7 +38,10 @@ func (noLoader) Load(url string) (any, error) {
 const schemaURL = "https://schemas.agentorch.invalid/tool-input.json"
 
 // Schema is a compiled JSON Schema of a tool's arguments.
-type Schema struct{ s *jsonschema.Schema }
+type Schema struct {
+	s    *jsonschema.Schema
+	same map[*jsonschema.Schema][]*jsonschema.Schema // the subschemas each applies in place
+}
 
 // CompileSchema compiles a tool's input schema (draft 2020-12 unless it names another).
 func CompileSchema(schema map[string]any) (*Schema, error) {
@@ -65,10 +70,15 @@ func CompileSchema(schema map[string]any) (*Schema, error) {
 	case err != nil:
 		return nil, errors.New(firstLine(err))
 	}
-	return &Schema{s: s}, nil
+	same, err := checkBudget(s)
+	if err != nil {
+		return nil, err
+	}
+	return &Schema{s: s, same: same}, nil
 }
 
-// Check validates arguments; the error says what is wrong in words a model can act on.
+// Check validates arguments; the error says what is wrong in words a model can act on. Arguments
+// whose check would take more than MaxCheckSteps steps are refused before the library runs.
 func (s *Schema) Check(args map[string]any) error {
 	if args == nil {
 		args = map[string]any{}
@@ -81,6 +91,10 @@ func (s *Schema) Check(args map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("%w: arguments are not JSON", ErrInvalidInput)
 	}
+	if c := (steps{limit: MaxCheckSteps, same: s.same}); !c.walk(s.s, v) {
+		return fmt.Errorf("%w: the arguments are too deeply nested to check against the tool's schema (more than %d steps); send simpler arguments",
+			ErrInvalidInput, MaxCheckSteps)
+	}
 	if err := s.s.Validate(v); err != nil {
 		return fmt.Errorf("%w: the arguments do not match the tool's schema: %s", ErrInvalidInput, validationMessage(err))
 	}
@@ -90,7 +104,9 @@ func (s *Schema) Check(args map[string]any) error {
 // english prints the library's messages (its ErrorKind needs a printer).
 var english = message.NewPrinter(language.English)
 
-// validationMessage flattens the library's error tree into one short line.
+// validationMessage flattens the library's error tree into one short line. Values the arguments
+// brought (a string that fails a pattern, a property name) are quoted as excerpts of
+// maxExcerpt bytes, and each violation's text is clipped: a 60 KB argument is not sent back.
 func validationMessage(err error) string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
@@ -100,8 +116,7 @@ func validationMessage(err error) string {
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			loc := "/" + strings.Join(e.InstanceLocation, "/")
-			parts = append(parts, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(english)))
+			parts = append(parts, domain.Clip(fmt.Sprintf("at %s: %s", pointer(e.InstanceLocation), describe(e.ErrorKind)), 4*maxExcerpt))
 			return
 		}
 		for _, c := range e.Causes {
@@ -113,6 +128,48 @@ func validationMessage(err error) string {
 		parts = append(parts[:5], "…")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// maxExcerpt bounds a value of the arguments quoted in an error.
+const maxExcerpt = 100
+
+// pointer is a JSON pointer into the arguments, each name clipped.
+func pointer(path []string) string {
+	clipped := make([]string, len(path))
+	for i, p := range path {
+		clipped[i] = domain.Clip(p, maxExcerpt)
+	}
+	return domain.Clip("/"+strings.Join(clipped, "/"), 2*maxExcerpt)
+}
+
+// describe words a violation, clipping what it quotes of the arguments.
+func describe(k jsonschema.ErrorKind) string {
+	switch k := k.(type) {
+	case *kind.Pattern:
+		c := *k
+		c.Got, c.Want = domain.Clip(k.Got, maxExcerpt), domain.Clip(k.Want, maxExcerpt)
+		return c.LocalizedString(english)
+	case *kind.Format:
+		c := *k
+		if s, ok := k.Got.(string); ok {
+			c.Got = domain.Clip(s, maxExcerpt)
+		}
+		if k.Err != nil {
+			c.Err = errors.New(domain.Clip(firstLine(k.Err), maxExcerpt))
+		}
+		return c.LocalizedString(english)
+	case *kind.AdditionalProperties:
+		names := make([]string, 0, 5)
+		for _, n := range slices.Sorted(slices.Values(k.Properties))[:min(len(k.Properties), 5)] {
+			names = append(names, domain.Clip(n, maxExcerpt))
+		}
+		msg := (&kind.AdditionalProperties{Properties: names}).LocalizedString(english)
+		if more := len(k.Properties) - len(names); more > 0 {
+			msg += fmt.Sprintf(" (and %d more)", more)
+		}
+		return msg
+	}
+	return k.LocalizedString(english)
 }
 
 func firstLine(err error) string {
@@ -132,15 +189,21 @@ func (r *Registry) CheckSchema(schema map[string]any) error {
 // lazySchema is a tool's input schema, compiled on its first check: a run binds every tool its
 // node may call (an MCP server's, all of them), and most are never called. A schema that does not
 // compile checks nothing: the MCP server applies its own (ParseConfig refused such a function).
+// One refused as too complex is an error for every call: the model learns why its call failed
+// rather than the run spending its time on a check.
 type lazySchema struct {
 	schema map[string]any
 	once   sync.Once
 	s      *Schema
+	err    error
 }
 
 // Check validates args against the schema once it is compiled.
 func (l *lazySchema) Check(args map[string]any) error {
-	l.once.Do(func() { l.s, _ = CompileSchema(l.schema) })
+	l.once.Do(func() { l.s, l.err = CompileSchema(l.schema) })
+	if errors.Is(l.err, errTooComplex) {
+		return fmt.Errorf("%w: the tool's input schema is %v", ErrInvalidInput, l.err)
+	}
 	if l.s == nil {
 		return nil
 	}
