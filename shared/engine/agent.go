@@ -78,6 +78,9 @@ func (e *Engine) runNode(ctx context.Context, p domain.Principal, query string, 
 			c.addTool(&searchTool{c: c})
 		}
 		if resume != nil {
+			for _, t := range resume.goneTools(func(name string) bool { _, ok := c.tools[name]; return ok }) {
+				c.addTool(t)
+			}
 			c.retr.restore(resume.Retrieval)
 			c.req.Turns = append(slices.Clip(c.req.Turns), resume.Turns...)
 		}
@@ -219,6 +222,10 @@ func (c *call) advance(ctx context.Context, o *outcome, st *nodeState, ans *Answ
 					data["reason"] = d.Reason
 				}
 				c.em.send(Event{Type: EventApproval, Node: c.node.Name, Data: toolData(meta, data)})
+				if d.Approve && st.replaced(u.ID, meta) {
+					c.settle(st, i, u, meta, replacedMessage(st.Servers[u.ID]), true, 0)
+					continue
+				}
 				if d.Approve {
 					st.Approved[u.ID] = true
 					continue
@@ -238,11 +245,7 @@ func (c *call) advance(ctx context.Context, o *outcome, st *nodeState, ans *Answ
 	st.Waiting = map[string]string{}
 	for i, u := range uses {
 		if meta := c.meta(u.Name); st.Results[i] == nil && meta.NeedsApproval && !st.Approved[u.ID] {
-			st.Waiting[u.ID] = PauseApproval
-			if st.Servers == nil {
-				st.Servers = map[string]string{}
-			}
-			st.Servers[u.ID] = meta.Server
+			st.waitApproval(u.ID, meta)
 		}
 	}
 	if len(st.Waiting) > 0 {

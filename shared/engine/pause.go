@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -95,6 +96,9 @@ type nodeState struct {
 	Approved map[string]bool      `json:"approved"`          // approvals given so far
 	Waiting  map[string]string    `json:"waiting"`           // call id → PauseToolCalls or PauseApproval
 	Servers  map[string]string    `json:"servers,omitempty"` // call id → MCP server, for approvals
+	// ServerIDs maps a call waiting for approval to its server's record (ToolMeta.ServerID): the
+	// approval is for that record, not for whatever server bears its name when it is given.
+	ServerIDs map[string]string `json:"server_ids,omitempty"`
 	// External maps a call id to the id the client answers, when it differs: "<node>/<id>" for
 	// an id that another paused node of the step also used.
 	External  map[string]string `json:"external,omitempty"`
@@ -113,6 +117,76 @@ type savedPassage struct {
 	Index  int        `json:"index"`
 	Hit    domain.Hit `json:"hit"`
 	KBName string     `json:"kb_name"`
+}
+
+// waitApproval records that call id waits for a person's approval of a call of the tool meta
+// describes, made to meta's server record.
+func (s *nodeState) waitApproval(id string, meta domain.ToolMeta) {
+	s.Waiting[id] = PauseApproval
+	if s.Servers == nil {
+		s.Servers = map[string]string{}
+	}
+	s.Servers[id] = meta.Server
+	if s.ServerIDs == nil {
+		s.ServerIDs = map[string]string{}
+	}
+	s.ServerIDs[id] = meta.ServerID
+}
+
+// replaced reports whether the tool now bound for call id (meta) is not the one its approval was
+// asked for: its MCP server was deleted (the tool is gone), or deleted and registered again
+// under the same name (another record). A checkpoint written before approvals recorded the
+// record knows the server by name only.
+func (s *nodeState) replaced(id string, meta domain.ToolMeta) bool {
+	if meta.Kind != domain.ToolKindMCP {
+		return true
+	}
+	if want, ok := s.ServerIDs[id]; ok {
+		return meta.ServerID != want
+	}
+	return meta.Server != s.Servers[id]
+}
+
+// replacedMessage is the error result of an approved call whose server is no longer the one the
+// approval was asked for: the call is not made.
+func replacedMessage(server string) string {
+	return fmt.Sprintf("The MCP server %q was deleted or replaced since the approval was asked; the call was not made.", server)
+}
+
+// goneTools stand in, in a resumed node, for the tools of the calls waiting for approval that
+// are no longer bound (their MCP server was deleted since the pause): the conversation still
+// holds those calls, and a provider may refuse tool calls in it when no tool is offered
+// (Bedrock's Converse does). Calling one is an error result. bound reports whether a name is
+// bound.
+func (s *nodeState) goneTools(bound func(name string) bool) []domain.Tool {
+	var out []domain.Tool
+	seen := map[string]bool{}
+	for _, u := range s.uses() {
+		server, asked := s.Servers[u.ID]
+		if !asked || seen[u.Name] || bound(u.Name) {
+			continue
+		}
+		seen[u.Name] = true
+		out = append(out, &goneTool{name: u.Name, server: server})
+	}
+	return out
+}
+
+// goneTool is the tool of a call that waited for approval, in a resumed run that can no longer
+// bind it.
+type goneTool struct{ name, server string }
+
+func (t *goneTool) Spec() domain.ToolSpec {
+	return domain.ToolSpec{Name: t.name, Description: fmt.Sprintf("Unavailable: its MCP server %q was deleted. Do not call it.", t.server),
+		Schema: map[string]any{"type": "object"}}
+}
+
+func (t *goneTool) Meta() domain.ToolMeta {
+	return domain.ToolMeta{Kind: domain.ToolKindMCP, Server: t.server}
+}
+
+func (t *goneTool) Call(context.Context, map[string]any) (string, error) {
+	return "", fmt.Errorf("tool %q is unavailable: its MCP server %q was deleted", t.name, t.server)
 }
 
 // external is the id the client answers call id with.
