@@ -258,3 +258,87 @@ func TestParallelNodesWithTheSameCallIDs(t *testing.T) {
 		t.Fatalf("messages %q %q", a, b)
 	}
 }
+
+// TestApprovalIsBoundToTheServerRecord: a call approved after its MCP server was deleted, or
+// deleted and registered again under the same name (another record), is not made: it settles as
+// an error result for the model and the run completes; a denial is the usual one; the record
+// the approval was asked for runs it. A deleted server's tool is still offered (as unavailable),
+// so that the conversation's calls never go to a provider without any tool.
+func TestApprovalIsBoundToTheServerRecord(t *testing.T) {
+	mcpTool := func(serverID string, calls *atomic.Int32) describedTool {
+		tool := approvalTool("echo", calls)
+		tool.meta.ServerID = serverID
+		return tool
+	}
+	tests := []struct {
+		name      string
+		resume    func(old, replacement *atomic.Int32) toolSet // what binds when the answer comes
+		approve   bool
+		legacy    bool // a checkpoint written before approvals recorded the server's record
+		wantCalls int32
+		wantNew   int32
+		wantError bool
+		want      string // in the result the model gets
+	}{
+		{name: "same record", resume: func(old, _ *atomic.Int32) toolSet { return toolSet{"echo": mcpTool("s1", old)} },
+			approve: true, wantCalls: 1, want: "echo a1"},
+		{name: "deleted, approved", resume: func(_, _ *atomic.Int32) toolSet { return toolSet{} },
+			approve: true, wantError: true, want: `The MCP server "srv" was deleted or replaced since the approval was asked; the call was not made.`},
+		{name: "deleted, denied", resume: func(_, _ *atomic.Int32) toolSet { return toolSet{} },
+			approve: false, wantError: true, want: "A person denied this call."},
+		{name: "replaced under the same name, approved", resume: func(_, repl *atomic.Int32) toolSet { return toolSet{"echo": mcpTool("s2", repl)} },
+			approve: true, wantError: true, want: "was deleted or replaced"},
+		{name: "legacy checkpoint, same name", resume: func(old, _ *atomic.Int32) toolSet { return toolSet{"echo": mcpTool("s1", old)} },
+			approve: true, legacy: true, wantCalls: 1, want: "echo a1"},
+		{name: "legacy checkpoint, deleted", resume: func(_, _ *atomic.Int32) toolSet { return toolSet{} },
+			approve: true, legacy: true, wantError: true, want: `its MCP server "srv" was deleted`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var old, replacement atomic.Int32
+			model := script(toolCalls("", "a1", "echo"), text("fine"))
+			e := NewEngine(models(model), nil, Limits{})
+			first := toolSet{"echo": mcpTool("s1", &old)}
+			run := Run{Graph: mustGraph(t, reactConfig(`"echo"`), first), Input: userInput("go"), Tools: first}
+			res, err := e.Run(context.Background(), run)
+			if err != nil || res.Pending == nil || res.Pending.Type != PauseApproval {
+				t.Fatalf("run: %v, pending %+v", err, res.Pending)
+			}
+			cp := res.Pending.Checkpoint
+			if tt.legacy {
+				cp = []byte(strings.Replace(string(cp), `"server_ids":{"a1":"s1"},`, "", 1))
+				if strings.Contains(string(cp), "server_ids") {
+					t.Fatalf("the checkpoint kept its server_ids: %s", cp)
+				}
+			}
+			run.Tools = tt.resume(&old, &replacement)
+			rec := &recorder{}
+			run.Emit = rec.emit
+			res, err = e.Resume(context.Background(), run, cp, Answers{Approvals: map[string]Decision{"a1": {Approve: tt.approve}}})
+			if err != nil || res.Pending != nil || len(res.Messages) != 1 || res.Messages[0].Content != "fine" {
+				t.Fatalf("resume: %v, %+v", err, res)
+			}
+			if got := old.Load(); got != tt.wantCalls {
+				t.Errorf("calls to the record the approval was asked for = %d, want %d", got, tt.wantCalls)
+			}
+			if got := replacement.Load(); got != tt.wantNew {
+				t.Errorf("calls to the replacement = %d, want %d", got, tt.wantNew)
+			}
+			reqs := model.requests()
+			got := lastResults(reqs[len(reqs)-1])
+			if len(got) != 1 || got[0].IsError != tt.wantError || !strings.Contains(got[0].Content, tt.want) {
+				t.Errorf("result given to the model = %+v, want error %t with %q", got, tt.wantError, tt.want)
+			}
+			var offered []string
+			for _, s := range reqs[len(reqs)-1].Tools {
+				offered = append(offered, s.Name)
+			}
+			if !slices.Equal(offered, []string{"echo"}) {
+				t.Errorf("tools offered after the answer = %v, want [echo]", offered)
+			}
+			if ty := rec.types(); !slices.Contains(ty, EventApproval) || !slices.Contains(ty, EventToolResult) {
+				t.Errorf("events %v", ty)
+			}
+		})
+	}
+}
