@@ -48,6 +48,10 @@ func TestTemplateFunctions(t *testing.T) {
 		{LogicalID: "AgentsFunction", CodeURI: ".", Dir: "agents", Timeout: 29},
 		{LogicalID: "AuthFunction", CodeURI: ".", Dir: "auth", Timeout: 29},
 		{LogicalID: "CollectionsFunction", CodeURI: ".", Dir: "collections", Timeout: 29},
+		{
+			LogicalID: "ExecutionFailedFunction", CodeURI: ".", Dir: "executionfailed", Timeout: 60, Queues: []string{"ExecutionDeadLetterQueue"},
+			SQSEvents: []SQSEvent{{Name: "DeadExecutionJobs", Queue: "ExecutionDeadLetterQueue", BatchSize: 1, ReportBatchItemFailures: true}},
+		},
 		{LogicalID: "FilesFunction", CodeURI: ".", Dir: "files", Timeout: 29},
 		{LogicalID: "ImagesFunction", CodeURI: ".", Dir: "images", Timeout: 29},
 		{
@@ -165,6 +169,7 @@ func TestTemplateFunctionSettings(t *testing.T) {
 	}}}
 	ingestQueue := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"IngestQueue", "QueueName"}}}
 	deadIngest := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"IngestDeadLetterQueue", "QueueName"}}}
+	deadExecutions := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"ExecutionDeadLetterQueue", "QueueName"}}}
 	sendIngest := map[string]any{"SQSSendMessagePolicy": ingestQueue}
 	// The agents function seals MCP servers' headers; the runs open them.
 	credentials := map[string]any{"AWSSecretsManagerGetSecretValuePolicy": map[string]any{"SecretArn": ref("CredentialsKey")}}
@@ -184,8 +189,11 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		"RuntimeFunction": {512, 29, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSSendMessagePolicy": queueName}}},
 		// The runtime group behind the streaming function URL: the same rights, runs of up to 5 min.
 		"StreamFunction": {512, 300, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSSendMessagePolicy": queueName}}},
-		// Runs queued executions for up to Lambda's 15 minutes.
+		// Runs queued executions for up to Lambda's 15 minutes; the poller policy also grants
+		// sqs:ChangeMessageVisibility, which brings a job given back within seconds.
 		"WorkerFunction": {512, 900, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSPollerPolicy": queueName}}},
+		// Marks the executions of dead-lettered jobs failed: the table only.
+		"ExecutionFailedFunction": {256, 60, []any{crud, map[string]any{"SQSPollerPolicy": deadExecutions}}},
 		// Uploads (base64-decoded bodies of up to 6 MB) and deletes chunks of deleted files.
 		"FilesFunction":       {512, 29, []any{crud, secret, readWriteFiles, vectorIndex, sendIngest}},
 		"CollectionsFunction": {256, 29, []any{crud, secret}},
@@ -288,8 +296,8 @@ func TestTemplateData(t *testing.T) {
 		t.Errorf("Tables (-want +got):\n%s", diff)
 	}
 	queues := []Queue{
-		{LogicalID: "ExecutionDeadLetterQueue"},
-		{LogicalID: "ExecutionQueue", VisibilityTimeout: 960, DeadLetterTarget: "ExecutionDeadLetterQueue", MaxReceiveCount: 3},
+		{LogicalID: "ExecutionDeadLetterQueue", VisibilityTimeout: 360},
+		{LogicalID: "ExecutionQueue", VisibilityTimeout: 960, DeadLetterTarget: "ExecutionDeadLetterQueue", MaxReceiveCount: 12},
 		{LogicalID: "IngestDeadLetterQueue", VisibilityTimeout: 360},
 		{LogicalID: "IngestQueue", VisibilityTimeout: 960, DeadLetterTarget: "IngestDeadLetterQueue", MaxReceiveCount: 3},
 	}
@@ -369,7 +377,7 @@ func TestTemplateQueueConsumers(t *testing.T) {
 			deadLetter[q.DeadLetterTarget] = true
 		}
 	}
-	batch := map[string]int{"WorkerFunction": 1, "IngestFunction": 5, "IngestFailedFunction": 1}
+	batch := map[string]int{"WorkerFunction": 1, "IngestFunction": 5, "IngestFailedFunction": 1, "ExecutionFailedFunction": 1}
 	consumers := map[string][]string{}
 	for _, f := range tpl.Functions() {
 		if len(f.Queues) == 0 {
@@ -423,7 +431,8 @@ func TestTemplateQueueConsumers(t *testing.T) {
 			}
 		}
 	}
-	want := map[string][]string{"ExecutionQueue": {"WorkerFunction"}, "IngestQueue": {"IngestFunction"}, "IngestDeadLetterQueue": {"IngestFailedFunction"}}
+	want := map[string][]string{"ExecutionQueue": {"WorkerFunction"}, "IngestQueue": {"IngestFunction"},
+		"IngestDeadLetterQueue": {"IngestFailedFunction"}, "ExecutionDeadLetterQueue": {"ExecutionFailedFunction"}}
 	if diff := cmp.Diff(want, consumers); diff != "" {
 		t.Errorf("queue consumers (-want +got):\n%s", diff)
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -71,6 +72,7 @@ var Functions = []Function{
 	{Dir: "collections", HTTP: Collections},
 	{Dir: "knowledge", HTTP: Knowledge},
 	{Dir: "worker", SQS: Worker, MCP: true},
+	{Dir: "executionfailed", SQS: ExecutionFailed},
 	{Dir: "ingest", SQS: Ingest},
 	{Dir: "ingestfailed", SQS: IngestFailed},
 }
@@ -85,9 +87,29 @@ func Lookup(dir string) (Function, bool) {
 	return Function{}, false
 }
 
-// Worker builds the worker function's processor: queued executions.
+// WorkerBackoff is how soon the worker's queue delivers a job again after the worker gave it
+// back (its session busy, a dependency failing): 2 s after the first receive, doubling up to
+// 5 minutes. With ExecutionQueue's maxReceiveCount (template.yaml) a job outwaits the longest
+// lease a run holds (the worker's 900 s and a margin) before the dead-letter queue takes it;
+// TestWorkerBackoffOutwaitsALease holds the two together.
+var WorkerBackoff = platform.Backoff{Base: 2 * time.Second, Max: 5 * time.Minute}
+
+// Worker builds the worker function's processor: queued executions. A job it gives back comes
+// back after WorkerBackoff, not after the queue's 960 s visibility timeout.
 func Worker(a *App) (func(ctx context.Context, body string) error, error) {
-	return a.Sessions().ProcessJob, nil
+	process := a.Sessions().ProcessJob
+	if a.Config.ExecQueueURL == "" {
+		return process, nil
+	}
+	redrive := sqs.NewRedrive(platform.SQSClient(a.awsCfg, a.Config), a.Config.ExecQueueURL)
+	return platform.RedriveSoon(process, redrive, WorkerBackoff), nil
+}
+
+// ExecutionFailed builds the processor of the execution dead-letter queue: a job the queue gave
+// up on marks its execution failed, so that no poll waits for it forever. It needs only the
+// store (no engine, models or tools: it runs nothing).
+func ExecutionFailed(a *App) (func(ctx context.Context, body string) error, error) {
+	return sessions.New(sessions.Deps{Store: a.Store}, sessions.Limits{}).HandleDeadLetter, nil
 }
 
 // Ingest builds the ingestion function's processor: one knowledge-base ingestion job per message.
@@ -357,8 +379,8 @@ func (noMCP) Connect(context.Context, domain.MCPEndpoint) (domain.MCPSession, er
 // configurations, and each run's binder of their tools. The feature is built on first use.
 type mcpRuns struct{ a *App }
 
-func (m mcpRuns) Resolve(ctx context.Context, company string) (domain.MCPServers, error) {
-	return m.a.MCPServers().Resolve(ctx, company)
+func (m mcpRuns) Resolve(ctx context.Context, company string, refs []string) (domain.MCPServers, error) {
+	return m.a.MCPServers().Resolve(ctx, company, refs)
 }
 
 func (m mcpRuns) NewRun() sessions.RunTools {

@@ -181,8 +181,9 @@ func (r *replayer) replayAll(t *testing.T, tpl *sam.Template, files []string, fn
 
 // TestEventsQueueShape checks the sample events of the queue consumers without running them
 // (their replay belongs with the consumer): each is an SQS event whose records come from a queue
-// the function consumes, with a job body its consumer accepts (sessions.ParseJob for the worker,
-// knowledge.CheckJob for the ingestion functions) once the placeholders are filled in.
+// the function consumes, with a job body its consumer accepts (sessions.ParseJob for the worker
+// and its dead-letter consumer, knowledge.CheckJob for the ingestion functions) once the
+// placeholders are filled in.
 // Every consumer must have one.
 func TestEventsQueueShape(t *testing.T) {
 	root := repoRoot(t)
@@ -229,7 +230,7 @@ func TestEventsQueueShape(t *testing.T) {
 						t.Errorf("record %d: placeholder %s is not one the replay fills in", i, left)
 					}
 					var err error
-					if f.Dir == "worker" {
+					if f.Dir == "worker" || f.Dir == "executionfailed" {
 						_, _, err = sessions.ParseJob(body)
 					} else {
 						err = knowledge.CheckJob(body)

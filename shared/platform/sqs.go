@@ -50,7 +50,7 @@ func SQSHandler(process func(ctx context.Context, body string) error, log *slog.
 		for _, rec := range ev.Records {
 			err := work.Err()
 			if err == nil {
-				err = processRecord(work, process, rec.Body)
+				err = processRecord(context.WithValue(work, recordKey{}, rec), process, rec.Body)
 			}
 			if err != nil && !domain.KindOf(err).Retryable() {
 				// An outcome the feature recorded (or a job that can never succeed): a

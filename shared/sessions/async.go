@@ -49,6 +49,8 @@ func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID str
 		return nil, fmt.Errorf("queue execution: %w", err)
 	}
 	if err := s.queue.Send(ctx, encodeJob(sessionID, e.ID), sessionID); err != nil {
+		// No job will run it: the record must not stay queued.
+		_ = s.fail(ctx, e, err)
 		return nil, fmt.Errorf("dispatch execution %s: %w", e.ID, err)
 	}
 	return e, nil
@@ -81,17 +83,25 @@ func (s *Service) enqueueAnswer(ctx context.Context, p domain.Principal, session
 	if err != nil {
 		return nil, fmt.Errorf("paused execution %s: %w", sess.Pending.ExecutionID, err)
 	}
-	if e.Status != domain.ExecRequiresAction {
+	// A failed one whose session still waits is an answer that did not apply (a queued answer
+	// the worker failed or the queue gave up on): it may be answered again, as it may be
+	// synchronously. Queued or running, another answer is on its way.
+	if e.Status != domain.ExecRequiresAction && e.Status != domain.ExecFailed {
 		return nil, &domain.Error{Kind: domain.KindConflict, Message: fmt.Sprintf("Execution %s is already being answered", e.ID)}
 	}
+	was := *e
 	var stored map[string]any
 	b, _ := json.Marshal(a) // strings and booleans: cannot fail
 	_ = json.Unmarshal(b, &stored)
 	e.Status, e.Request, e.Scopes, e.Pending = domain.ExecQueued, map[string]any{"answer": stored}, p.Grants(), nil
+	e.Error, e.ErrorType, e.CompletedAt = "", "", nil
 	if err := s.store.PutExecution(ctx, e); err != nil {
 		return nil, fmt.Errorf("queue the answer of %s: %w", e.ID, err)
 	}
 	if err := s.queue.Send(ctx, encodeJob(sessionID, e.ID), sessionID); err != nil {
+		// No job will run it: put the execution back as it was (still under the lease), so
+		// that it can be answered again rather than stay queued.
+		_ = s.store.PutExecution(context.WithoutCancel(ctx), &was)
 		return nil, fmt.Errorf("dispatch execution %s: %w", e.ID, err)
 	}
 	return e, nil

@@ -276,7 +276,8 @@ func (s *Service) finish(ctx context.Context, t *turn, out *engine.Result) (*Res
 			visible = append(visible, m)
 		}
 	}
-	exec.Status, exec.StopReason = domain.ExecCompleted, out.StopReason
+	// A failed answer's error goes with the answer that now applied.
+	exec.Status, exec.StopReason, exec.Error, exec.ErrorType = domain.ExecCompleted, out.StopReason, "", ""
 	exec.InputTokens, exec.OutputTokens = out.Usage.InputTokens, out.Usage.OutputTokens
 	exec.DurationMS = (t.prior + done.Sub(t.start)).Milliseconds()
 	exec.CompletedAt, exec.Pending, exec.Checkpoint = &done, nil, nil

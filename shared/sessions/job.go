@@ -3,6 +3,10 @@ package sessions
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
 
 	"github.com/agentorch/agentorch/shared/domain"
 )
@@ -61,4 +65,78 @@ func (s *Service) ProcessJob(ctx context.Context, body string) error {
 		return &domain.Error{Kind: domain.KindInternal, Message: "malformed execution job", Err: err}
 	}
 	return s.RunQueued(ctx, sessionID, execID)
+}
+
+// Client-facing errors of an execution whose job the queue gave up on.
+const (
+	msgDeadMessage = "The execution did not run: the execution queue gave up on it after repeated attempts (its session stayed busy, or the worker stopped). Send the message again."
+	msgDeadAnswer  = "The answer was not applied: the execution queue gave up on it after repeated attempts (its session stayed busy, or the worker stopped). The session still waits for it: answer again."
+)
+
+// HandleDeadLetter settles a job the execution queue gave up on (the dead-letter queue's
+// processor): an execution still queued or running is recorded failed, with an
+// overloaded_error saying so, so that no poll waits for it forever. A queued answer that fails
+// leaves its session waiting for an answer, as a failed synchronous one does: the paused
+// execution can be answered again. The write is made under the session's lease, so it never
+// overwrites a run that finished meanwhile; a session busy now is an overloaded error (the
+// message is delivered again). A job whose execution or session is gone, or is already
+// finished, has nothing to settle; a body that is not a job is invalid (dropped: it names no
+// execution).
+func (s *Service) HandleDeadLetter(ctx context.Context, body string) error {
+	sessionID, execID, err := ParseJob(body)
+	if err != nil {
+		return err
+	}
+	e, err := s.store.GetExecution(ctx, sessionID, execID)
+	switch {
+	case errors.Is(err, domain.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("dead letter of execution %s: %w", execID, err)
+	case !unsettled(e):
+		return nil
+	}
+	sess, err := s.store.GetSession(ctx, sessionID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("dead letter of execution %s: %w", execID, err)
+	}
+	leaseID := uuid.NewString()
+	if _, err := s.acquire(ctx, domain.Principal{Owner: sess.Owner, Company: sess.Company}, sessionID, leaseID, true); err != nil {
+		if domain.KindOf(err) == domain.KindConflict {
+			return &domain.Error{Kind: domain.KindOverloaded, Message: "session busy; retry later", Err: err}
+		}
+		if errors.Is(err, domain.ErrNotFound) {
+			return nil
+		}
+		return fmt.Errorf("dead letter of execution %s: %w", execID, err)
+	}
+	defer s.release(ctx, sessionID, leaseID)
+	// Read again under the lease: a run may have finished it since.
+	if e, err = s.store.GetExecution(ctx, sessionID, execID); err != nil {
+		if errors.Is(err, domain.ErrNotFound) {
+			return nil
+		}
+		return fmt.Errorf("dead letter of execution %s: %w", execID, err)
+	}
+	if !unsettled(e) {
+		return nil
+	}
+	msg := msgDeadMessage
+	if queuedAnswer(e) != nil {
+		msg = msgDeadAnswer
+	}
+	cause := &domain.Error{Kind: domain.KindOverloaded, Message: msg}
+	// fail returns cause itself once recorded (errors.Is would match any overloaded error).
+	if err := s.fail(ctx, e, cause); err != error(cause) { //nolint:errorlint // identity, see above
+		return err // the write failed: internal, so the message is delivered again
+	}
+	return nil
+}
+
+// unsettled reports whether a queued execution is still waiting for its job.
+func unsettled(e *domain.Execution) bool {
+	return e.Status == domain.ExecQueued || e.Status == domain.ExecRunning
 }

@@ -1,5 +1,6 @@
 // Package sqs is the SQS adapter: it sends the features' jobs (opaque message bodies) to their
-// queues. SDK errors leave it as domain kinds.
+// queues, and sets when a received message is delivered again (Redrive). SDK errors leave it as
+// domain kinds.
 package sqs
 
 import (
