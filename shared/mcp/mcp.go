@@ -1,8 +1,10 @@
 // Package mcp reaches remote MCP servers for the service: it implements domain.MCPConnector over
 // the official Go SDK (github.com/modelcontextprotocol/go-sdk), with the Streamable HTTP
 // transport and, for servers that only speak it, the older HTTP+SSE transport. Every request
-// goes through the address guard (netguard) and carries the endpoint's headers; every failure
-// is a *domain.MCPError whose Reason is safe to show (it never holds header values).
+// goes through the address guard (netguard) and carries the endpoint's headers, to the
+// endpoint's origin only; every answer is read under MaxAnswerBytes; every failure is a
+// *domain.MCPError whose Reason is safe to show: it never holds header values, not even those a
+// server echoes (what the server says is redacted, results and tool lists too).
 package mcp
 
 import (
