@@ -19,6 +19,10 @@ const (
 	// status and searches it; ScopeKnowledgeWrite uploads, changes and deletes them.
 	ScopeKnowledgeRead  = "knowledge:read"
 	ScopeKnowledgeWrite = "knowledge:write"
+	// ScopeApprovals approves or denies the MCP calls a paused execution waits on (with
+	// ScopeSessionsWrite, which executing needs): a key that runs sessions does not thereby
+	// approve its own calls. Answering function calls needs ScopeSessionsWrite only.
+	ScopeApprovals = "approvals:write"
 	// ScopeAdmin manages the keys of every owner of the company and includes every other scope.
 	// Only a key that lists it explicitly holds it.
 	ScopeAdmin = "admin"
@@ -26,7 +30,7 @@ const (
 
 // KnownScopes lists every scope a key may carry.
 var KnownScopes = []string{ScopeAgentsRead, ScopeAgentsWrite, ScopeKeysManage, ScopeSessionRead, ScopeSessionsWrite,
-	ScopeKnowledgeRead, ScopeKnowledgeWrite, ScopeAdmin}
+	ScopeKnowledgeRead, ScopeKnowledgeWrite, ScopeApprovals, ScopeAdmin}
 
 // identifierRE is what owners and companies look like: they become parts of storage keys, so no
 // separators, spaces or control characters.

@@ -64,6 +64,10 @@ func (s *Service) enqueueAnswer(ctx context.Context, p domain.Principal, session
 	if err := a.check(); err != nil {
 		return nil, err
 	}
+	// The worker resumes with the grants recorded below; the answer's scope is checked now.
+	if err := a.permit(p); err != nil {
+		return nil, err
+	}
 	if !domain.IsID(sessionID) {
 		return nil, domain.Errorf(domain.KindNotFound, "Session %q not found", domain.Clip(sessionID, 64))
 	}

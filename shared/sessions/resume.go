@@ -83,6 +83,17 @@ type ApprovalInput struct {
 	Reason     string `json:"reason,omitempty"`
 }
 
+// permit refuses p an answer it may not give: approving or denying calls needs ScopeApprovals
+// (besides the ScopeSessionsWrite of executing), so that a key that runs sessions does not
+// approve its own calls; results of function calls need nothing more.
+func (a *Answer) permit(p domain.Principal) error {
+	if a.HasApprovals && !p.Can(domain.ScopeApprovals) {
+		return &domain.Error{Kind: domain.KindPermission, Message: domain.MsgNoPermission,
+			Err: fmt.Errorf("answering approvals needs the %s scope", domain.ScopeApprovals)}
+	}
+	return nil
+}
+
 // check validates the answer on its own (against the pending calls: matches).
 func (a *Answer) check() error {
 	var errs []domain.FieldError
@@ -209,6 +220,9 @@ func pendingConflict(p *domain.PendingAction) error {
 
 // resume continues the session's paused execution with the answer.
 func (s *Service) resume(ctx context.Context, p domain.Principal, sess *domain.Session, leaseID string, req ExecuteRequest, obs Observer) (*Result, error) {
+	if err := req.Answer.permit(p); err != nil {
+		return nil, err
+	}
 	pend := sess.Pending
 	if pend == nil {
 		return nil, nothingPending(req.Answer)
