@@ -20,7 +20,7 @@ type directory struct {
 	ep  domain.MCPEndpoint
 }
 
-func (d directory) Resolve(context.Context, string) (domain.MCPServers, error) {
+func (d directory) Resolve(context.Context, string, []string) (domain.MCPServers, error) {
 	return func(ref string) (*domain.MCPServer, bool) { return d.srv, ref == d.srv.Name }, nil
 }
 

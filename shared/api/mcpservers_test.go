@@ -15,6 +15,7 @@ import (
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/mcpservers"
+	"github.com/agentorch/agentorch/shared/mcpservers/mcpserverstest"
 	"github.com/agentorch/agentorch/shared/seal"
 )
 
@@ -30,10 +31,10 @@ const (
 
 // mcpStack is the fake stack with the MCP-servers group mounted where the agents function
 // serves it, and the log of the group.
-func mcpStack(t *testing.T) (*stack, *mcpMemStore, *mcpMemConnector, *bytes.Buffer) {
+func mcpStack(t *testing.T) (*stack, *mcpserverstest.Store, *mcpMemConnector, *bytes.Buffer) {
 	t.Helper()
 	s, f := newFakeStack(t)
-	store := &mcpMemStore{servers: map[string]*domain.MCPServer{}}
+	store := mcpserverstest.NewStore()
 	conn := &mcpMemConnector{up: map[string]bool{mcpURL: true}}
 	svc := mcpservers.New(store, conn, seal.New(seal.Static(strings.Repeat("s", 32))))
 	var logs bytes.Buffer
@@ -47,72 +48,6 @@ func mcpStack(t *testing.T) (*stack, *mcpMemStore, *mcpMemConnector, *bytes.Buff
 		rest.ServeHTTP(w, r)
 	})
 	return s, store, conn, &logs
-}
-
-// mcpMemStore is an in-memory mcpservers.Store: names unique per company.
-type mcpMemStore struct {
-	mu      sync.Mutex
-	servers map[string]*domain.MCPServer
-	fail    error
-}
-
-func (m *mcpMemStore) CreateMCPServer(_ context.Context, s *domain.MCPServer) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.fail != nil {
-		return m.fail
-	}
-	for _, o := range m.servers {
-		if o.Company == s.Company && o.Name == s.Name {
-			return domain.ErrMCPNameTaken
-		}
-	}
-	c := *s
-	m.servers[s.ID] = &c
-	return nil
-}
-
-func (m *mcpMemStore) GetMCPServer(_ context.Context, company, id string) (*domain.MCPServer, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if s, ok := m.servers[id]; ok && s.Company == company {
-		c := *s
-		return &c, nil
-	}
-	return nil, domain.ErrNotFound
-}
-
-func (m *mcpMemStore) ListMCPServers(_ context.Context, company string) ([]*domain.MCPServer, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []*domain.MCPServer
-	for _, s := range m.servers {
-		if s.Company == company {
-			c := *s
-			out = append(out, &c)
-		}
-	}
-	return out, nil
-}
-
-func (m *mcpMemStore) UpdateMCPServer(_ context.Context, s, _ *domain.MCPServer) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, o := range m.servers {
-		if o.Company == s.Company && o.Name == s.Name && o.ID != s.ID {
-			return domain.ErrMCPNameTaken
-		}
-	}
-	c := *s
-	m.servers[s.ID] = &c
-	return nil
-}
-
-func (m *mcpMemStore) DeleteMCPServer(_ context.Context, s *domain.MCPServer) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.servers, s.ID)
-	return nil
 }
 
 // mcpMemConnector serves one echo tool at the URLs that are up.
@@ -266,8 +201,8 @@ func TestMCPServerRefusals(t *testing.T) {
 			if strings.Contains(string(res.body), "do-not-show-me") {
 				t.Errorf("the answer shows a header value: %s", res.body)
 			}
-			if len(store.servers) != 1 {
-				t.Errorf("%d servers stored", len(store.servers))
+			if store.Len() != 1 {
+				t.Errorf("%d servers stored", store.Len())
 			}
 		})
 	}
@@ -312,7 +247,7 @@ func TestMCPServerRefusals(t *testing.T) {
 	}
 
 	// A store failure is a 500 without detail, logged without the header values.
-	store.fail = errors.New("dynamodb down")
+	store.Fail = errors.New("dynamodb down")
 	res = s.do(req{method: "POST", path: "/api/v1/mcp-servers/", key: key, body: `{"name":"z","url":"` + mcpURL + `","headers":{"Authorization":"` + mcpSecret + `"}}`})
 	if typ, _ := res.errorType(t); res.status != 500 || typ != "api_error" || strings.Contains(string(res.body), "dynamodb") {
 		t.Errorf("store failure: %d %s", res.status, res.body)

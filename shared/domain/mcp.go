@@ -85,3 +85,7 @@ type MCPSession interface {
 // ErrMCPNameTaken is what a store reports (wrapped) when a server's name is already used in its
 // company; the mcpservers feature answers it with a 409 naming the name.
 var ErrMCPNameTaken = errors.New("MCP server name taken")
+
+// ErrMCPLimit is what a store reports (wrapped) when a company has as many servers as it may;
+// the mcpservers feature answers it with a 409 naming the limit.
+var ErrMCPLimit = errors.New("MCP server limit reached")

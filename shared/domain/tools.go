@@ -207,18 +207,46 @@ func parseToolEntry(n *NodeConfig, x any, path string, tools ToolCatalog, errs *
 // bindings (the mcpservers feature implements it from one read of the company's servers).
 type MCPServers func(ref string) (*MCPServer, bool)
 
-// MCPResolver reads a company's MCP servers at once (the mcpservers feature).
+// MCPResolver reads the MCP servers of a company that refs name, by name or id, at once (the
+// mcpservers feature); it reads no others.
 type MCPResolver interface {
-	Resolve(ctx context.Context, company string) (MCPServers, error)
+	Resolve(ctx context.Context, company string, refs []string) (MCPServers, error)
 }
 
-// CheckToolsFor is CheckTools with company's servers, read (once) only when a node binds one;
+// MCPRefs lists the server references (names or ids, as written) of the node's bindings, each
+// once.
+func (n *NodeConfig) MCPRefs() []string {
+	var out []string
+	for _, b := range n.MCP {
+		if !slices.Contains(out, b.Server) {
+			out = append(out, b.Server)
+		}
+	}
+	return out
+}
+
+// MCPRefs lists the server references of every node of c, each once.
+func (c *AgentConfig) MCPRefs() []string {
+	var out []string
+	for _, name := range c.Order {
+		if n := c.Nodes[name]; n != nil {
+			for _, ref := range n.MCPRefs() {
+				if !slices.Contains(out, ref) {
+					out = append(out, ref)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// CheckToolsFor is CheckTools with the servers c binds, read (once) only when a node binds one;
 // r nil knows no server.
 func (c *AgentConfig) CheckToolsFor(ctx context.Context, r MCPResolver, company string) ([]FieldError, error) {
 	var find MCPServers
 	if c.HasMCP() && r != nil {
 		var err error
-		if find, err = r.Resolve(ctx, company); err != nil {
+		if find, err = r.Resolve(ctx, company, c.MCPRefs()); err != nil {
 			return nil, fmt.Errorf("check MCP servers: %w", err)
 		}
 	}
@@ -233,6 +261,25 @@ func (c *AgentConfig) HasMCP() bool {
 		}
 	}
 	return false
+}
+
+// ForeignMCP refuses every MCP binding of a configuration written in another company (a public
+// agent of another company): a binding spends the credentials of the opener's servers, and a
+// configuration may only spend what its author's company owns. One error per binding, on its
+// server field.
+func (c *AgentConfig) ForeignMCP() []FieldError {
+	var errs []FieldError
+	for _, name := range c.Order {
+		n := c.Nodes[name]
+		if n == nil {
+			continue
+		}
+		for _, b := range n.MCP {
+			errs = append(errs, FieldError{Field: b.Path + ".server", Message: fmt.Sprintf(
+				"binds the MCP server %q: an agent of another company cannot use your company's MCP servers; copy the agent into your company to bind them", Clip(b.Server, 64))})
+		}
+	}
+	return errs
 }
 
 // CheckTools checks what ParseConfig cannot alone: that every MCP binding names a server of the

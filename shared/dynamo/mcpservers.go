@@ -19,12 +19,30 @@ import (
 //
 //	server:     pk CO#<company>#MCP  sk S#<id>    data, updated_at (optimistic lock)
 //	name claim: pk CO#<company>#MCP  sk N#<name>  server_id (makes names unique in the company)
+//	count:      pk CO#<company>#MCP  sk COUNT     servers (bounds the servers of a company)
 
 func companyMCP(c string) string   { return "CO#" + c + "#MCP" }
 func mcpServerSK(id string) string { return "S#" + id }
 func mcpNameSK(name string) string { return "N#" + name }
 
-const attrServerID = "server_id"
+const (
+	attrServerID   = "server_id"
+	attrMCPServers = "servers"
+	mcpCountSK     = "COUNT"
+)
+
+// mcpCount changes a company's count of servers by delta; a rise needs the count below max.
+func (st *Store) mcpCount(company string, delta, max int64) *types.Update {
+	u := &types.Update{TableName: aws.String(st.table), Key: itemKey(companyMCP(company), mcpCountSK),
+		UpdateExpression:          aws.String("ADD #n :d"),
+		ExpressionAttributeNames:  map[string]string{"#n": attrMCPServers},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":d": numberAttr(delta)}}
+	if delta > 0 {
+		u.ConditionExpression = aws.String("attribute_not_exists(#n) OR #n < :max")
+		u.ExpressionAttributeValues[":max"] = numberAttr(max)
+	}
+	return u
+}
 
 // mcpRecord is the stored form of a server (the header values sealed).
 type mcpRecord struct {
@@ -79,9 +97,10 @@ func (st *Store) mcpClaim(s *domain.MCPServer) *types.Put {
 	return &types.Put{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}
 }
 
-// CreateMCPServer writes the server and its name claim in one transaction; a taken name is
-// domain.ErrMCPNameTaken and writes nothing.
-func (st *Store) CreateMCPServer(ctx context.Context, s *domain.MCPServer) error {
+// CreateMCPServer writes the server, its name claim and its company's count in one
+// transaction; a taken name is domain.ErrMCPNameTaken, a company that has max servers already
+// domain.ErrMCPLimit, and both write nothing.
+func (st *Store) CreateMCPServer(ctx context.Context, s *domain.MCPServer, max int) error {
 	it, err := mcpItem(s)
 	if err != nil {
 		return err
@@ -89,9 +108,13 @@ func (st *Store) CreateMCPServer(ctx context.Context, s *domain.MCPServer) error
 	err = st.transact(ctx, []types.TransactWriteItem{
 		{Put: st.mcpClaim(s)},
 		{Put: &types.Put{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+		{Update: st.mcpCount(s.Company, 1, int64(max))},
 	})
-	if cancelledAt(err, 0) {
+	switch {
+	case cancelledAt(err, 0):
 		return fmt.Errorf("MCP server name %q: %w", s.Name, domain.ErrMCPNameTaken)
+	case cancelledAt(err, 2):
+		return fmt.Errorf("MCP servers of %s: %w", s.Company, domain.ErrMCPLimit)
 	}
 	if err != nil {
 		return fmt.Errorf("create MCP server %s: %w", s.ID, translate(err))
@@ -129,6 +152,55 @@ func (st *Store) ListMCPServers(ctx context.Context, company string) ([]*domain.
 			return nil, err
 		}
 		out = append(out, s)
+	}
+	return out, nil
+}
+
+// FindMCPServers reads the servers of company that refs name, by id or by name, without reading
+// the others: one BatchGetItem for the ids and the name claims, and one more for the servers
+// the names claim (none when every ref is an id). A ref that names nothing is absent from the
+// result. Strongly consistent, as a configuration check follows a registration at once.
+func (st *Store) FindMCPServers(ctx context.Context, company string, refs []string) ([]*domain.MCPServer, error) {
+	pk := companyMCP(company)
+	var keys []map[string]types.AttributeValue
+	seen := map[string]bool{}
+	add := func(sk string) {
+		if !seen[sk] {
+			seen[sk] = true
+			keys = append(keys, itemKey(pk, sk))
+		}
+	}
+	for _, ref := range refs {
+		switch {
+		case ref == "":
+		case domain.IsID(ref):
+			add(mcpServerSK(ref)) // names are never UUIDs
+		default:
+			add(mcpNameSK(ref))
+		}
+	}
+	var out []*domain.MCPServer
+	var claimed []map[string]types.AttributeValue
+	collect := func(it map[string]types.AttributeValue) error {
+		if id, ok := it[attrServerID].(*types.AttributeValueMemberS); ok {
+			if sk := mcpServerSK(id.Value); !seen[sk] {
+				seen[sk] = true
+				claimed = append(claimed, itemKey(pk, sk))
+			}
+			return nil
+		}
+		s, err := decodeMCP(it)
+		if err != nil {
+			return err
+		}
+		out = append(out, s)
+		return nil
+	}
+	if err := st.batchGetKeys(ctx, keys, true, "", nil, collect); err != nil {
+		return nil, fmt.Errorf("find MCP servers of %s: %w", company, err)
+	}
+	if err := st.batchGetKeys(ctx, claimed, true, "", nil, collect); err != nil {
+		return nil, fmt.Errorf("find MCP servers of %s: %w", company, err)
 	}
 	return out, nil
 }
@@ -196,6 +268,7 @@ func (st *Store) DeleteMCPServer(ctx context.Context, s *domain.MCPServer) error
 		{Delete: &types.Delete{TableName: aws.String(st.table), Key: itemKey(companyMCP(s.Company), mcpNameSK(s.Name)),
 			ConditionExpression:       aws.String(attrServerID + " = :id"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":id": stringAttr(s.ID)}}},
+		{Update: st.mcpCount(s.Company, -1, 0)},
 	})
 	what := "MCP server " + s.ID
 	switch {

@@ -32,11 +32,11 @@ func TestMCPServerEntity(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now().UTC()
 	a := newMCPServer("acme", "docs", now)
-	if err := st.CreateMCPServer(ctx, a); err != nil {
+	if err := st.CreateMCPServer(ctx, a, 50); err != nil {
 		t.Fatal(err)
 	}
 	dup := newMCPServer("acme", "docs", now)
-	if err := st.CreateMCPServer(ctx, dup); !errors.Is(err, domain.ErrMCPNameTaken) {
+	if err := st.CreateMCPServer(ctx, dup, 50); !errors.Is(err, domain.ErrMCPNameTaken) {
 		t.Fatalf("second claim of the name: %v, want ErrMCPNameTaken", err)
 	}
 	if _, err := st.GetMCPServer(ctx, "acme", dup.ID); !errors.Is(err, domain.ErrNotFound) {
@@ -44,7 +44,7 @@ func TestMCPServerEntity(t *testing.T) {
 	}
 	// Names are per company.
 	other := newMCPServer("globex", "docs", now)
-	if err := st.CreateMCPServer(ctx, other); err != nil {
+	if err := st.CreateMCPServer(ctx, other, 50); err != nil {
 		t.Fatal(err)
 	}
 
@@ -61,7 +61,7 @@ func TestMCPServerEntity(t *testing.T) {
 
 	b := newMCPServer("acme", "search", now.Add(time.Second))
 	b.HeaderNames, b.SealedHeaders, b.Tools = []string{}, nil, []domain.MCPTool{}
-	if err := st.CreateMCPServer(ctx, b); err != nil {
+	if err := st.CreateMCPServer(ctx, b, 50); err != nil {
 		t.Fatal(err)
 	}
 	list, err := st.ListMCPServers(ctx, "acme")
@@ -101,10 +101,10 @@ func TestMCPServerEntity(t *testing.T) {
 		t.Errorf("after rename: %+v", got)
 	}
 	// The old name is free, the new one taken.
-	if err := st.CreateMCPServer(ctx, newMCPServer("acme", "docs", now)); err != nil {
+	if err := st.CreateMCPServer(ctx, newMCPServer("acme", "docs", now), 50); err != nil {
 		t.Errorf("the old name is still claimed: %v", err)
 	}
-	if err := st.CreateMCPServer(ctx, newMCPServer("acme", "docs-v2", now)); !errors.Is(err, domain.ErrMCPNameTaken) {
+	if err := st.CreateMCPServer(ctx, newMCPServer("acme", "docs-v2", now), 50); !errors.Is(err, domain.ErrMCPNameTaken) {
 		t.Errorf("the new name is not claimed: %v", err)
 	}
 	// A rename of a server deleted meanwhile is not found.
@@ -126,10 +126,77 @@ func TestMCPServerEntity(t *testing.T) {
 	if err := st.DeleteMCPServer(ctx, &r); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("second delete: %v", err)
 	}
-	if err := st.CreateMCPServer(ctx, newMCPServer("acme", "docs-v2", now)); err != nil {
+	if err := st.CreateMCPServer(ctx, newMCPServer("acme", "docs-v2", now), 50); err != nil {
 		t.Errorf("the deleted server's name is still claimed: %v", err)
 	}
 	if list, _ := st.ListMCPServers(ctx, "globex"); len(list) != 1 || list[0].ID != other.ID {
 		t.Errorf("globex's list: %v", list)
+	}
+}
+
+// TestMCPServerFindAndLimit: FindMCPServers reads by id and by name only the servers asked for
+// (another company's id and unknown names are absent) in two BatchGetItem at most; the count of
+// a company's servers bounds registrations (a refused one writes nothing) and a delete frees a
+// place.
+func TestMCPServerFindAndLimit(t *testing.T) {
+	env := localstack.NewTestEnv(t)
+	calls := newCounting(env.DynamoDB())
+	st := dynamo.NewStore(calls, env.Config.Table)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	const max = 3
+	var made []*domain.MCPServer
+	for _, name := range []string{"a", "b", "c"} {
+		s := newMCPServer("initech", name, now)
+		if err := st.CreateMCPServer(ctx, s, max); err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, s)
+	}
+	foreign := newMCPServer("umbrella", "a", now)
+	if err := st.CreateMCPServer(ctx, foreign, max); err != nil {
+		t.Fatal(err)
+	}
+	over := newMCPServer("initech", "d", now)
+	if err := st.CreateMCPServer(ctx, over, max); !errors.Is(err, domain.ErrMCPLimit) {
+		t.Fatalf("a fourth server: %v, want ErrMCPLimit", err)
+	}
+	if _, err := st.GetMCPServer(ctx, "initech", over.ID); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("the refused server was written: %v", err)
+	}
+	if err := st.CreateMCPServer(ctx, newMCPServer("initech", "a", now), max); !errors.Is(err, domain.ErrMCPNameTaken) {
+		t.Errorf("a taken name at the limit: %v, want ErrMCPNameTaken", err)
+	}
+
+	calls.reset()
+	got, err := st.FindMCPServers(ctx, "initech", []string{"a", made[1].ID, "a", foreign.ID, "nope", uuid.NewString()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, s := range got {
+		names[s.Name] = true
+	}
+	if diff := cmp.Diff(map[string]bool{"a": true, "b": true}, names); diff != "" {
+		t.Errorf("found (-want +got):\n%s", diff)
+	}
+	if n := calls.reset()["BatchGetItem"]; n != 2 {
+		t.Errorf("%d BatchGetItem calls, want 2", n)
+	}
+	if got, err := st.FindMCPServers(ctx, "initech", []string{made[2].ID}); err != nil || len(got) != 1 || got[0].Name != "c" {
+		t.Errorf("by id alone: %v, %v", got, err)
+	}
+	if n := calls.reset()["BatchGetItem"]; n != 1 {
+		t.Errorf("%d BatchGetItem calls for ids only, want 1", n)
+	}
+
+	if err := st.DeleteMCPServer(ctx, made[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateMCPServer(ctx, over, max); err != nil {
+		t.Errorf("after a delete: %v", err)
+	}
+	if list, _ := st.ListMCPServers(ctx, "initech"); len(list) != max {
+		t.Errorf("%d servers listed, want %d (the count item is not a server)", len(list), max)
 	}
 }

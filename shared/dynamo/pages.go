@@ -73,6 +73,11 @@ func (st *Store) batchGet(ctx context.Context, ids []string, pkOf func(string) s
 			keys = append(keys, itemKey(pkOf(id), sk))
 		}
 	}
+	return st.batchGetKeys(ctx, keys, consistent, projection, names, each)
+}
+
+// batchGetKeys is batchGet over distinct keys of any shape.
+func (st *Store) batchGetKeys(ctx context.Context, keys []map[string]types.AttributeValue, consistent bool, projection string, names map[string]string, each func(map[string]types.AttributeValue) error) error {
 	for len(keys) > 0 {
 		n := min(len(keys), maxBatchGet)
 		pending := keys[:n]

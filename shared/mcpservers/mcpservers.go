@@ -23,12 +23,15 @@ import (
 // Store keeps the servers of each company together, so that one Query reads them all.
 type Store interface {
 	// CreateMCPServer stores a new server; a name the company already uses is an error wrapping
-	// domain.ErrMCPNameTaken.
-	CreateMCPServer(ctx context.Context, s *domain.MCPServer) error
+	// domain.ErrMCPNameTaken, a company with max servers already one wrapping domain.ErrMCPLimit.
+	CreateMCPServer(ctx context.Context, s *domain.MCPServer, max int) error
 	// GetMCPServer reads a company's server by id; another company's is not found.
 	GetMCPServer(ctx context.Context, company, id string) (*domain.MCPServer, error)
 	// ListMCPServers reads every server of a company (one Query per 1 MB), in any order.
 	ListMCPServers(ctx context.Context, company string) ([]*domain.MCPServer, error)
+	// FindMCPServers reads the servers of a company that refs name (by id or by name) and no
+	// others; a ref that names none is absent from the result.
+	FindMCPServers(ctx context.Context, company string, refs []string) ([]*domain.MCPServer, error)
 	// UpdateMCPServer replaces prev by s if it is unchanged since read (its UpdatedAt): a
 	// changed one is a conflict, a deleted one not found, a taken new name domain.ErrMCPNameTaken.
 	UpdateMCPServer(ctx context.Context, s, prev *domain.MCPServer) error
@@ -42,13 +45,13 @@ type Sealer interface {
 	Open(ctx context.Context, sealed, aad []byte) ([]byte, error)
 }
 
+// MaxServersPerCompany bounds the servers a company may register: a registration past it is a
+// 409 naming the limit.
+const MaxServersPerCompany = 50
+
 // RegisterBudget bounds the connection of a registration, a change or a refresh (initialize and
 // every page of tools/list), within API Gateway's 30 s.
 const RegisterBudget = 20 * time.Second
-
-// MaxToolsBytes bounds the JSON of a server's tools as the record keeps them (DynamoDB's items
-// hold 400 KB).
-const MaxToolsBytes = 300_000
 
 // Service implements the MCP-server use cases.
 type Service struct {
@@ -79,7 +82,7 @@ func (s *Service) Create(ctx context.Context, p domain.Principal, in CreateInput
 	if err := s.connect(ctx, srv, in.Headers); err != nil {
 		return nil, err
 	}
-	if err := s.store.CreateMCPServer(ctx, srv); err != nil {
+	if err := s.store.CreateMCPServer(ctx, srv, MaxServersPerCompany); err != nil {
 		return nil, storeErr("register MCP server", srv.Name, err)
 	}
 	return srv, nil
@@ -141,15 +144,22 @@ func (s *Service) Update(ctx context.Context, p domain.Principal, id string, in 
 	}
 	reconnect := false
 	if in.URL != nil && *in.URL != prev.URL {
+		// Stored headers were given for the old URL only: a new one never sees them, not even
+		// to be checked. The change must say which headers go to the new URL (null: none).
+		if len(prev.SealedHeaders) > 0 && !in.HeadersSet {
+			return nil, domain.Invalid([]domain.FieldError{{Field: "headers",
+				Message: "are required with a new url: the stored headers are sent only to the URL they were given for; send them again, or null for none"}})
+		}
 		srv.URL, reconnect = *in.URL, true
 	}
-	headers, err := s.headers(ctx, prev)
-	if err != nil {
-		return nil, err
-	}
+	headers := in.Headers
 	if in.HeadersSet {
-		headers, reconnect = in.Headers, true
+		reconnect = true
 		if err := s.setHeaders(ctx, &srv, headers); err != nil {
+			return nil, err
+		}
+	} else if reconnect {
+		if headers, err = s.headers(ctx, prev); err != nil {
 			return nil, err
 		}
 	}
@@ -266,8 +276,7 @@ func (s *Service) connect(ctx context.Context, srv *domain.MCPServer, headers ma
 	tools, err := s.conn.ListTools(ctx, endpoint(srv, headers))
 	var me *domain.MCPError
 	if errors.As(err, &me) {
-		return &domain.Error{Kind: domain.KindInvalid, Message: "url: the MCP server could not be used: " + me.Reason,
-			Fields: []domain.FieldError{{Field: "url", Message: "the MCP server could not be used: " + me.Reason}}, Err: err}
+		return unusable(me.Reason, err)
 	}
 	if err != nil {
 		return fmt.Errorf("list tools of MCP server %s: %w", srv.ID, err)
@@ -275,13 +284,20 @@ func (s *Service) connect(ctx context.Context, srv *domain.MCPServer, headers ma
 	if tools == nil {
 		tools = []domain.MCPTool{}
 	}
-	if b, err := json.Marshal(tools); err != nil || len(b) > MaxToolsBytes {
-		return &domain.Error{Kind: domain.KindInvalid, Message: fmt.Sprintf("url: the MCP server's tools take more than %d bytes", MaxToolsBytes),
-			Fields: []domain.FieldError{{Field: "url", Message: fmt.Sprintf("the MCP server's tools take more than %d bytes", MaxToolsBytes)}}}
+	if reason := toolsProblem(tools); reason != "" {
+		return unusable(reason, nil)
 	}
 	srv.Tools, srv.ToolsAt = tools, s.now().UTC()
 	srv.Status, srv.LastError = domain.MCPStatusActive, ""
 	return nil
+}
+
+// unusable is the 400 on url of a server that cannot be used, for reason; a refresh keeps the
+// reason as the record's last_error.
+func unusable(reason string, err error) error {
+	msg := "the MCP server could not be used: " + reason
+	return &domain.Error{Kind: domain.KindInvalid, Message: "url: " + msg,
+		Fields: []domain.FieldError{{Field: "url", Message: msg}}, Err: err}
 }
 
 // connectReason is what a failed connection says on the record (last_error).
@@ -311,6 +327,9 @@ func storeErr(op, name string, err error) error {
 	switch {
 	case errors.Is(err, domain.ErrMCPNameTaken):
 		return &domain.Error{Kind: domain.KindConflict, Message: fmt.Sprintf("An MCP server named %q exists in your company", name), Err: err}
+	case errors.Is(err, domain.ErrMCPLimit):
+		return &domain.Error{Kind: domain.KindConflict, Message: fmt.Sprintf(
+			"Your company has %d MCP servers, the most it may register; delete one before registering another", MaxServersPerCompany), Err: err}
 	case domain.KindOf(err) == domain.KindNotFound:
 		return domain.Errorf(domain.KindNotFound, "MCP server %q not found", name)
 	}

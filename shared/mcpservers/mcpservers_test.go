@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/mcpservers"
+	"github.com/agentorch/agentorch/shared/mcpservers/mcpserverstest"
 	"github.com/agentorch/agentorch/shared/seal"
 )
 
@@ -31,12 +33,12 @@ var (
 
 type env struct {
 	svc   *mcpservers.Service
-	store *fakeStore
+	store *mcpserverstest.Store
 	conn  *fakeConnector
 }
 
 func newEnv() env {
-	st := newFakeStore()
+	st := mcpserverstest.NewStore()
 	conn := &fakeConnector{tools: map[string][]domain.MCPTool{goodURL: {echo}, otherURL: {echo, sum}}}
 	return env{svc: mcpservers.New(st, conn, seal.New(seal.Static(strings.Repeat("k", 40)))), store: st, conn: conn}
 }
@@ -167,7 +169,7 @@ func TestCreateRefuses(t *testing.T) {
 			if strings.Contains(de.Message+string(all), "very-secret") {
 				t.Errorf("the error quotes a header value: %s %s", de.Message, all)
 			}
-			if n := len(e.store.servers); n != 1 {
+			if n := e.store.Len(); n != 1 {
 				t.Errorf("%d servers stored, want the 1 made before", n)
 			}
 		})
@@ -187,20 +189,87 @@ func TestConnectorFailures(t *testing.T) {
 	if err == nil || domain.KindOf(err) != domain.KindInternal {
 		t.Errorf("Create = %v, want an internal error", err)
 	}
-	if len(e.store.servers) != 0 {
+	if e.store.Len() != 0 {
 		t.Error("stored a server whose connection failed")
 	}
 	// A server offering more tools than a record holds is refused.
 	e = newEnv()
-	big := make([]domain.MCPTool, 400)
+	big := make([]domain.MCPTool, 150)
 	for i := range big {
-		big[i] = domain.MCPTool{Name: "t", Description: strings.Repeat("d", 1000), InputSchema: map[string]any{}}
+		big[i] = domain.MCPTool{Name: fmt.Sprint("t", i), Description: strings.Repeat("d", 2500), InputSchema: map[string]any{}}
 	}
 	e.conn.tools[goodURL] = big
 	_, err = e.svc.Create(context.Background(), alice, createInput(t, `{"name":"a","url":"`+goodURL+`"}`))
 	if domain.KindOf(err) != domain.KindInvalid || !strings.Contains(err.Error(), "300000 bytes") {
-		t.Errorf("Create with 400 KB of tools = %v", err)
+		t.Errorf("Create with 375 KB of tools = %v", err)
 	}
+}
+
+// TestToolListsRefused: a tools/list that cannot be kept is a 400 at registration naming why,
+// and on a refresh the status error with the same last_error (the tools last read stay): too
+// many tools, a name listed twice, names with control or format characters.
+func TestToolListsRefused(t *testing.T) {
+	many := make([]domain.MCPTool, mcpservers.MaxToolsPerServer+1)
+	for i := range many {
+		many[i] = domain.MCPTool{Name: fmt.Sprint("t", i)}
+	}
+	for _, tc := range []struct {
+		name  string
+		tools []domain.MCPTool
+		want  string
+	}{
+		{"too many", many, "lists 201 tools, more than the 200"},
+		{"twice", []domain.MCPTool{{Name: "a"}, {Name: "b"}, {Name: "a"}}, `lists the tool "a" twice`},
+		{"NUL", []domain.MCPTool{{Name: "a\x00b"}}, `control or format characters ("a\x00b")`},
+		{"ESC", []domain.MCPTool{{Name: "\x1b[31mred"}}, "control or format characters"},
+		{"bidi", []domain.MCPTool{{Name: "abc\u202etxt.exe"}}, `control or format characters ("abc\u202etxt.exe")`},
+		{"zero width", []domain.MCPTool{{Name: "se\u200barch"}}, "control or format characters"},
+		{"invalid UTF-8", []domain.MCPTool{{Name: "a\xffb"}}, "control or format characters"},
+		{"empty", []domain.MCPTool{{Name: ""}}, "tool 0 has no name"},
+		{"long", []domain.MCPTool{{Name: strings.Repeat("n", 129)}}, "longer than 128 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			e := newEnv()
+			e.conn.tools[otherURL] = tc.tools
+			_, err := e.svc.Create(ctx, alice, createInput(t, `{"name":"a","url":"`+otherURL+`"}`))
+			if domain.KindOf(err) != domain.KindInvalid || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Create = %v, want a 400 with %q", err, tc.want)
+			}
+			srv := e.create(t, alice, `{"name":"b","url":"`+goodURL+`"}`)
+			e.conn.tools[goodURL] = tc.tools
+			got, err := e.svc.Refresh(ctx, alice, srv.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status != domain.MCPStatusError || !strings.Contains(got.LastError, tc.want) || !cmp.Equal(got.Tools, srv.Tools) {
+				t.Errorf("refreshed: status %s, last_error %q, tools %v", got.Status, got.LastError, got.Tools)
+			}
+		})
+	}
+}
+
+// TestServersPerCompany: a company registers at most MaxServersPerCompany servers (409 past it,
+// nothing stored); another company is not counted, and a delete frees a place.
+func TestServersPerCompany(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv()
+	var first *domain.MCPServer
+	for i := range mcpservers.MaxServersPerCompany {
+		s := e.create(t, alice, fmt.Sprintf(`{"name":"s%d","url":"%s"}`, i, goodURL))
+		if first == nil {
+			first = s
+		}
+	}
+	_, err := e.svc.Create(ctx, alice, createInput(t, `{"name":"one-more","url":"`+goodURL+`"}`))
+	if domain.KindOf(err) != domain.KindConflict || !strings.Contains(err.Error(), "50 MCP servers") {
+		t.Errorf("one server too many = %v, want a 409 naming the limit", err)
+	}
+	e.create(t, eve, `{"name":"one-more","url":"`+goodURL+`"}`)
+	if err := e.svc.Delete(ctx, alice, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.create(t, alice, `{"name":"one-more","url":"`+goodURL+`"}`)
 }
 
 // TestTenancy: another company's server is not found, the same answer as an unknown id, for
@@ -259,20 +328,36 @@ func TestUpdate(t *testing.T) {
 		t.Errorf("rename to a taken name = %v", err)
 	}
 
-	// A new url connects again, with the stored headers; a failure is a 400 and changes nothing.
+	// Stored headers never go to a new url: a change of url without headers is a 400 on headers
+	// that connects nowhere; with headers, it connects with those; a failure is a 400 and
+	// changes nothing.
 	before, _ := e.svc.Get(ctx, alice, srv.ID)
-	_, err = e.svc.Update(ctx, alice, srv.ID, updateInput(t, `{"url":"https://down.example.com/","description":"x"}`))
+	calls = len(e.conn.calls)
+	_, err = e.svc.Update(ctx, bob, srv.ID, updateInput(t, `{"url":"`+otherURL+`"}`))
+	var de *domain.Error
+	if !errors.As(err, &de) || de.Kind != domain.KindInvalid || len(de.Fields) != 1 || de.Fields[0].Field != "headers" || len(e.conn.calls) != calls {
+		t.Errorf("url change without headers = %v after %d connections, want a 400 on headers and none", err, len(e.conn.calls)-calls)
+	}
+	_, err = e.svc.Update(ctx, alice, srv.ID, updateInput(t, `{"url":"https://down.example.com/","headers":{"Authorization":"other"},"description":"x"}`))
 	if domain.KindOf(err) != domain.KindInvalid || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("update to an unreachable url = %v", err)
 	}
 	if after, _ := e.svc.Get(ctx, alice, srv.ID); !cmp.Equal(before, after) {
 		t.Errorf("a failed update changed the server:\n%s", cmp.Diff(before, after))
 	}
-	got, err = e.svc.Update(ctx, alice, srv.ID, updateInput(t, `{"url":"`+otherURL+`"}`))
+	got, err = e.svc.Update(ctx, alice, srv.ID, updateInput(t, `{"url":"`+otherURL+`","headers":{"Authorization":"`+secret+`2"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ep := e.conn.last(); ep.URL != otherURL || ep.Headers["Authorization"] != secret || ep.Timeout != 500*time.Millisecond {
+	if ep := e.conn.last(); ep.URL != otherURL || ep.Headers["Authorization"] != secret+"2" || ep.Timeout != 500*time.Millisecond {
+		t.Errorf("reconnected with %+v", ep)
+	}
+	// Without headers stored, a url changes alone (and connects with none).
+	plain := e.create(t, alice, `{"name":"plain","url":"`+goodURL+`"}`)
+	if _, err := e.svc.Update(ctx, alice, plain.ID, updateInput(t, `{"url":"`+otherURL+`"}`)); err != nil {
+		t.Errorf("url change of a server without headers: %v", err)
+	}
+	if ep := e.conn.last(); ep.URL != otherURL || len(ep.Headers) != 0 {
 		t.Errorf("reconnected with %+v", ep)
 	}
 	if len(got.Tools) != 2 {
@@ -384,12 +469,13 @@ func TestListAndResolve(t *testing.T) {
 		t.Errorf("past the end: %v, %v", page, more)
 	}
 
-	reads := e.store.reads
-	find, err := e.svc.Resolve(ctx, "acme")
+	finds, lists := e.store.Finds, e.store.Lists
+	refs := []string{"a", made[1].ID, made[0].ID, "A", "d", "", made[0].ID + "x"}
+	find, err := e.svc.Resolve(ctx, "acme", refs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ref := range []string{"a", made[1].ID, "c"} {
+	for _, ref := range []string{"a", made[1].ID} {
 		if _, ok := find(ref); !ok {
 			t.Errorf("Resolve does not find %s", ref)
 		}
@@ -397,16 +483,20 @@ func TestListAndResolve(t *testing.T) {
 	if s, ok := find(made[0].ID); !ok || s.Name != "a" {
 		t.Errorf("by id: %v, %v", s, ok)
 	}
-	for _, ref := range []string{"A", "d", "", made[0].ID + "x"} {
+	// "c" exists but was not asked for: a run reads only the servers it binds.
+	for _, ref := range []string{"A", "d", "", made[0].ID + "x", "c"} {
 		if _, ok := find(ref); ok {
 			t.Errorf("Resolve finds %q", ref)
 		}
 	}
-	if e.store.reads != reads+1 {
-		t.Errorf("Resolve and its lookups read the store %d times, want 1", e.store.reads-reads)
+	if e.store.Finds != finds+1 || e.store.Lists != lists {
+		t.Errorf("Resolve and its lookups read the store %d times (%d lists), want 1 find", e.store.Finds-finds, e.store.Lists-lists)
 	}
-	e.store.fail = domain.ErrOverloaded
-	if _, err := e.svc.Resolve(ctx, "acme"); domain.KindOf(err) != domain.KindOverloaded {
+	if _, err := e.svc.Resolve(ctx, "acme", nil); err != nil || e.store.Finds != finds+1 {
+		t.Errorf("Resolve of no refs: %v, %d reads", err, e.store.Finds-finds-1)
+	}
+	e.store.Fail = domain.ErrOverloaded
+	if _, err := e.svc.Resolve(ctx, "acme", []string{"a"}); domain.KindOf(err) != domain.KindOverloaded {
 		t.Errorf("Resolve with a failing store = %v", err)
 	}
 }

@@ -11,17 +11,20 @@ import (
 // What the engine's tool binding and the configuration checks call: a configuration names a
 // server by its name or its id, within the caller's company only.
 
-// Resolve reads every server of company at once (one Query) and finds them by name or id (ids
-// first: names are never UUIDs): a run calls it once and resolves all its nodes' references
-// from the result (the configuration checks and the runs read servers through it).
-func (s *Service) Resolve(ctx context.Context, company string) (domain.MCPServers, error) {
-	all, err := s.store.ListMCPServers(ctx, company)
-	if err != nil {
-		return nil, fmt.Errorf("read MCP servers of %s: %w", company, err)
+// Resolve reads the servers of company that refs name (by name or id; ids first: names are
+// never UUIDs) and no others, and finds them by name or id: a configuration check or a run reads
+// only the servers it binds, however many the company has (two BatchGetItem at most).
+func (s *Service) Resolve(ctx context.Context, company string, refs []string) (domain.MCPServers, error) {
+	found := []*domain.MCPServer{}
+	if len(refs) > 0 {
+		var err error
+		if found, err = s.store.FindMCPServers(ctx, company, refs); err != nil {
+			return nil, fmt.Errorf("read MCP servers of %s: %w", company, err)
+		}
 	}
-	byID := make(map[string]*domain.MCPServer, len(all))
-	byName := make(map[string]*domain.MCPServer, len(all))
-	for _, srv := range all {
+	byID := make(map[string]*domain.MCPServer, len(found))
+	byName := make(map[string]*domain.MCPServer, len(found))
+	for _, srv := range found {
 		byID[srv.ID], byName[srv.Name] = srv, srv
 	}
 	return func(ref string) (*domain.MCPServer, bool) {
@@ -36,7 +39,7 @@ func (s *Service) Resolve(ctx context.Context, company string) (domain.MCPServer
 // Lookup finds one of company's servers by name or id, for checking a configuration. Unknown,
 // and another company's, is the same not-found error (errors.Is(err, domain.ErrNotFound)).
 func (s *Service) Lookup(ctx context.Context, company, ref string) (*domain.MCPServer, error) {
-	find, err := s.Resolve(ctx, company)
+	find, err := s.Resolve(ctx, company, []string{ref})
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ type MCPRun struct {
 	mu      sync.Mutex
 	servers map[string]*domain.MCPServer // by the refs read so far (nil: named nothing)
 	open    map[string]*mcpConn          // by server id
-	resumed bool                // Resume was called
+	resumed bool                         // Resume was called
 }
 
 type mcpConn struct {

@@ -1,0 +1,156 @@
+// Package mcpserverstest holds an in-memory fake of the mcpservers Store for the tests of the
+// feature and of the handlers built on it. It honours the DynamoDB adapter's rules (names unique
+// in a company, updates conditional on UpdatedAt, a bound on the servers of a company) and
+// counts reads; shared/dynamo's own tests check the adapter against DynamoDB Local.
+package mcpserverstest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// Store keeps servers by company and id.
+type Store struct {
+	mu      sync.Mutex
+	servers map[string]*domain.MCPServer // by company + "/" + id
+	// Fail is returned by every call when set.
+	Fail error
+	// Lists and Finds count ListMCPServers and FindMCPServers calls.
+	Lists, Finds int
+}
+
+// NewStore returns an empty store.
+func NewStore() *Store { return &Store{servers: map[string]*domain.MCPServer{}} }
+
+func (f *Store) nameTaken(s *domain.MCPServer) bool {
+	for _, o := range f.servers {
+		if o.Company == s.Company && o.Name == s.Name && o.ID != s.ID {
+			return true
+		}
+	}
+	return false
+}
+
+func clone(s *domain.MCPServer) *domain.MCPServer {
+	c := *s
+	return &c
+}
+
+// CreateMCPServer implements mcpservers.Store.
+func (f *Store) CreateMCPServer(_ context.Context, s *domain.MCPServer, max int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.Fail != nil {
+		return f.Fail
+	}
+	if f.nameTaken(s) {
+		return fmt.Errorf("name %q: %w", s.Name, domain.ErrMCPNameTaken)
+	}
+	n := 0
+	for _, o := range f.servers {
+		if o.Company == s.Company {
+			n++
+		}
+	}
+	if n >= max {
+		return fmt.Errorf("servers of %s: %w", s.Company, domain.ErrMCPLimit)
+	}
+	f.servers[s.Company+"/"+s.ID] = clone(s)
+	return nil
+}
+
+// GetMCPServer implements mcpservers.Store.
+func (f *Store) GetMCPServer(_ context.Context, company, id string) (*domain.MCPServer, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.Fail != nil {
+		return nil, f.Fail
+	}
+	s, ok := f.servers[company+"/"+id]
+	if !ok {
+		return nil, domain.ErrNotFound
+	}
+	return clone(s), nil
+}
+
+// ListMCPServers implements mcpservers.Store.
+func (f *Store) ListMCPServers(_ context.Context, company string) ([]*domain.MCPServer, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.Lists++
+	if f.Fail != nil {
+		return nil, f.Fail
+	}
+	var out []*domain.MCPServer
+	for _, s := range f.servers {
+		if s.Company == company {
+			out = append(out, clone(s))
+		}
+	}
+	return out, nil
+}
+
+// FindMCPServers implements mcpservers.Store: the company's servers whose id or name is a ref.
+func (f *Store) FindMCPServers(_ context.Context, company string, refs []string) ([]*domain.MCPServer, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.Finds++
+	if f.Fail != nil {
+		return nil, f.Fail
+	}
+	want := map[string]bool{}
+	for _, r := range refs {
+		want[r] = true
+	}
+	var out []*domain.MCPServer
+	for _, s := range f.servers {
+		if s.Company == company && (want[s.ID] || want[s.Name]) {
+			out = append(out, clone(s))
+		}
+	}
+	return out, nil
+}
+
+// UpdateMCPServer implements mcpservers.Store.
+func (f *Store) UpdateMCPServer(_ context.Context, s, prev *domain.MCPServer) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.Fail != nil {
+		return f.Fail
+	}
+	cur, ok := f.servers[prev.Company+"/"+prev.ID]
+	switch {
+	case !ok:
+		return domain.ErrNotFound
+	case !cur.UpdatedAt.Equal(prev.UpdatedAt):
+		return domain.ErrConflict
+	case f.nameTaken(s):
+		return fmt.Errorf("name %q: %w", s.Name, domain.ErrMCPNameTaken)
+	}
+	f.servers[s.Company+"/"+s.ID] = clone(s)
+	return nil
+}
+
+// DeleteMCPServer implements mcpservers.Store.
+func (f *Store) DeleteMCPServer(_ context.Context, s *domain.MCPServer) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.Fail != nil {
+		return f.Fail
+	}
+	if _, ok := f.servers[s.Company+"/"+s.ID]; !ok {
+		return domain.ErrNotFound
+	}
+	delete(f.servers, s.Company+"/"+s.ID)
+	return nil
+}
+
+// Len is the number of servers stored, of every company.
+func (f *Store) Len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.servers)
+}
