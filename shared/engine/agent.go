@@ -66,15 +66,16 @@ func (e *Engine) runNode(ctx context.Context, p domain.Principal, query string, 
 	}
 	if n.AgentType == domain.AgentTypeReact {
 		if bind != nil {
-			bound, err := bind.Bind(ctx, p, n)
+			bn := n
+			if len(n.MCP) > 0 && !p.Can(domain.ScopeAgentsRead) {
+				bn = c.denyMCP()
+			}
+			bound, err := bind.Bind(ctx, p, bn)
 			if err != nil {
 				return o, fmt.Errorf("agent %q: tools: %w", n.Name, err)
 			}
-			for _, t := range bound {
-				c.addTool(t)
-			}
-		}
-		if c.retr != nil {
+			c.addTools(bound)
+		} else if c.retr != nil {
 			c.addTool(&searchTool{c: c})
 		}
 		if resume != nil {
@@ -114,6 +115,42 @@ type call struct {
 }
 
 // addTool offers t to the model unless a tool of the same name is already bound.
+// addTools adds a node's bound tools, then knowledge_base_search, and the MCP tools last: a
+// name is bound once, so a built-in, a function or the search tool always keeps its name, and
+// a server's tool that a refresh renamed onto one of them is left out rather than taking its
+// place (configurations that bind such a server are refused from then on; sessions opened
+// before keep the built-in).
+func (c *call) addTools(bound []domain.Tool) {
+	var remote []domain.Tool
+	for _, t := range bound {
+		if d, ok := t.(domain.DescribedTool); ok && d.Meta().Kind == domain.ToolKindMCP {
+			remote = append(remote, t)
+			continue
+		}
+		c.addTool(t)
+	}
+	if c.retr != nil {
+		c.addTool(&searchTool{c: c})
+	}
+	for _, t := range remote {
+		c.addTool(t)
+	}
+}
+
+// denyMCP is the node without its MCP bindings, for a caller without agents:read (the scope
+// that reads MCP servers, which binding one needs at configuration time too), and says so in
+// one error event; the run goes on with the node's other tools, as retrieval does without
+// knowledge:read.
+func (c *call) denyMCP() *Node {
+	servers := c.node.MCPRefs()
+	c.em.send(Event{Type: EventError, Node: c.node.Name, Data: map[string]any{
+		"message": MCPDenied, "mcp_servers": servers,
+	}})
+	bn := *c.node
+	bn.MCP = nil
+	return &bn
+}
+
 func (c *call) addTool(t domain.Tool) {
 	name := t.Spec().Name
 	if _, dup := c.tools[name]; dup {

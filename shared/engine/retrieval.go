@@ -45,7 +45,10 @@ const (
 	// RetrievalDenied is what clients and the model are told when the run's caller may not read
 	// knowledge bases: nothing is searched.
 	RetrievalDenied = "knowledge base retrieval skipped: this API key lacks the knowledge:read scope"
-	contextDenied   = "The knowledge bases were not searched: the caller may not read them. " +
+	// MCPDenied is the error event of a node whose MCP tools were not bound for a caller
+	// without agents:read.
+	MCPDenied     = "MCP tools not bound: this API key lacks the agents:read scope"
+	contextDenied = "The knowledge bases were not searched: the caller may not read them. " +
 		"If the answer depends on them, say that you could not consult them."
 )
 
