@@ -92,7 +92,7 @@ func (s *Schema) Check(args map[string]any) error {
 		return fmt.Errorf("%w: arguments are not JSON", ErrInvalidInput)
 	}
 	if c := (steps{limit: MaxCheckSteps, same: s.same}); !c.walk(s.s, v) {
-		return fmt.Errorf("%w: the arguments are too deeply nested to check against the tool's schema (more than %d steps); send simpler arguments",
+		return fmt.Errorf("%w: the arguments are too large or too deeply nested to check against the tool's schema (more than %d steps); send simpler arguments",
 			ErrInvalidInput, MaxCheckSteps)
 	}
 	if err := s.s.Validate(v); err != nil {
