@@ -98,7 +98,7 @@ var WorkerBackoff = platform.Backoff{Base: 2 * time.Second, Max: 5 * time.Minute
 // back after WorkerBackoff, not after the queue's 960 s visibility timeout.
 func Worker(a *App) (func(ctx context.Context, body string) error, error) {
 	process := a.Sessions().ProcessJob
-	if a.Config.ExecQueueURL == "" || true {
+	if a.Config.ExecQueueURL == "" {
 		return process, nil
 	}
 	redrive := sqs.NewRedrive(platform.SQSClient(a.awsCfg, a.Config), a.Config.ExecQueueURL)
