@@ -30,6 +30,7 @@ type workerRig struct {
 	env     *localstack.TestEnv
 	app     *app.App
 	queue   string
+	arn     string // the queue's, which Lambda's records carry
 	handler func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 	p       domain.Principal
 }
@@ -44,6 +45,7 @@ func newWorkerRig(t *testing.T) *workerRig {
 	if r.queue == "" {
 		t.Fatalf("template.yaml has no ExecutionQueue: %v", env.Resources.Queues)
 	}
+	r.arn = queueARN(t, env, r.queue)
 	cfg := env.Config
 	cfg.ExecQueueURL = r.queue
 	log := slog.New(slog.DiscardHandler)
@@ -86,11 +88,25 @@ func (r *workerRig) receive(t *testing.T) events.SQSEvent {
 			break
 		}
 		if len(out.Messages) == 1 {
-			return sqsEvent(out.Messages[0])
+			ev := sqsEvent(out.Messages[0])
+			ev.Records[0].EventSourceARN = r.arn
+			return ev
 		}
 	}
 	t.Fatal("no message arrived on the execution queue within 10 s")
 	return events.SQSEvent{}
+}
+
+// queueARN is the ARN of the queue at url.
+func queueARN(t *testing.T, env *localstack.TestEnv, url string) string {
+	t.Helper()
+	out, err := env.SQS().GetQueueAttributes(t.Context(), &awssqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Attributes[string(sqstypes.QueueAttributeNameQueueArn)]
 }
 
 func sqsEvent(m sqstypes.Message) events.SQSEvent {
