@@ -7,7 +7,7 @@ import { Confirm, ErrorBox, Section, Spinner, usePaged, when } from './ui'
 interface Key { id: string; name: string; prefix: string; owner: string; scopes: string[]; rate_limit: number; expires_at: string; revoked_at: string | null; created_at: string }
 interface Server { id: string; name: string; url: string; description: string; status: string; last_error: string | null; tool_count: number; tools_refreshed_at: string }
 
-const SCOPES = ['agents:read', 'agents:write', 'sessions:read', 'sessions:write', 'knowledge:read', 'knowledge:write', 'keys:manage']
+const SCOPES = ['agents:read', 'agents:write', 'sessions:read', 'sessions:write', 'approvals:write', 'knowledge:read', 'knowledge:write', 'keys:manage']
 
 export function Settings() {
   return <div class="stack"><Keys /><Servers /></div>
