@@ -126,7 +126,7 @@ func TestMCPServerHandlers(t *testing.T) {
 	if m := res.json(t); res.status != 200 || m["description"] != "Changed" || m["timeout_ms"] != 2000.0 {
 		t.Errorf("patch: %d %s", res.status, res.body)
 	}
-	res = do(req{method: "PATCH", path: "/api/v1/mcp-servers/" + id + "/", body: `{"url":"` + mcpDownURL + `"}`})
+	res = do(req{method: "PATCH", path: "/api/v1/mcp-servers/" + id + "/", body: `{"url":"` + mcpDownURL + `","headers":{"Authorization":"Bearer other"}}`})
 	if typ, msg := res.errorType(t); res.status != 400 || typ != "invalid_request_error" || !strings.Contains(msg, "connection refused") {
 		t.Errorf("patch to a down server: %d %s", res.status, res.body)
 	}

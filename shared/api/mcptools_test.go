@@ -183,8 +183,9 @@ func toJSON(t *testing.T, v any) string {
 }
 
 // TestMCPExecuteRoundTrips: an execute that binds an MCP server costs today's three DynamoDB
-// calls (the lease, the history, the commit) and one Query of the company's servers, however
-// many calls of how many of its tools the run makes; the connection is opened once per run.
+// calls (the lease, the history, the commit) and one BatchGetItem of the server it binds (by
+// the id its name had when the session was checked), however many calls of how many of its
+// tools the run makes; the connection is opened once per run.
 func TestMCPExecuteRoundTrips(t *testing.T) {
 	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
 	if err != nil {

@@ -59,6 +59,7 @@ type Service struct {
 	conn  domain.MCPConnector
 	seal  Sealer
 	now   func() time.Time
+	names nameIDs // the ids of names resolved before
 }
 
 // New builds the service.

@@ -553,3 +553,42 @@ func TestRecordUse(t *testing.T) {
 		t.Fatalf("a stale use overwrote the record: %+v", got)
 	}
 }
+
+// TestResolveRemembersNames: a name resolved once is read by its id next time (the store is
+// asked for the id, not the name); a server renamed, replaced or deleted since is found by its
+// name again, never by the id remembered.
+func TestResolveRemembersNames(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv()
+	a := e.create(t, alice, `{"name":"a","url":"`+goodURL+`"}`)
+	if _, err := e.svc.Lookup(ctx, "acme", "a"); err != nil {
+		t.Fatal(err)
+	}
+	finds := e.store.Finds
+	if got, err := e.svc.Lookup(ctx, "acme", "a"); err != nil || got.ID != a.ID || e.store.Finds != finds+1 {
+		t.Fatalf("second lookup: %v, %v after %d reads", got, err, e.store.Finds-finds)
+	}
+	// Renamed away, and another server takes the name: the name finds the new one.
+	if _, err := e.svc.Update(ctx, alice, a.ID, updateInput(t, `{"name":"old-a"}`)); err != nil {
+		t.Fatal(err)
+	}
+	b := e.create(t, alice, `{"name":"a","url":"`+goodURL+`"}`)
+	if got, err := e.svc.Lookup(ctx, "acme", "a"); err != nil || got.ID != b.ID {
+		t.Errorf("after the rename: %v, %v, want the new server", got, err)
+	}
+	// Deleted: not found, though its id was remembered.
+	if err := e.svc.Delete(ctx, alice, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Lookup(ctx, "acme", "a"); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("after the delete: %v, want not found", err)
+	}
+	// Another company's server of the same name is never found through a remembered id.
+	e.create(t, eve, `{"name":"a","url":"`+goodURL+`"}`)
+	if _, err := e.svc.Lookup(ctx, "evil", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Lookup(ctx, "acme", "a"); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("acme finds evil's server: %v", err)
+	}
+}

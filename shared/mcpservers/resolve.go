@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/agentorch/agentorch/shared/domain"
 )
@@ -13,19 +14,47 @@ import (
 
 // Resolve reads the servers of company that refs name (by name or id; ids first: names are
 // never UUIDs) and no others, and finds them by name or id: a configuration check or a run reads
-// only the servers it binds, however many the company has (two BatchGetItem at most).
+// only the servers it binds, however many the company has. A name this process has resolved
+// before is read by its id at once (one BatchGetItem), the record confirming the name; other
+// names cost two (the name's claim, then the server).
 func (s *Service) Resolve(ctx context.Context, company string, refs []string) (domain.MCPServers, error) {
-	found := []*domain.MCPServer{}
-	if len(refs) > 0 {
-		var err error
-		if found, err = s.store.FindMCPServers(ctx, company, refs); err != nil {
-			return nil, fmt.Errorf("read MCP servers of %s: %w", company, err)
+	byID := map[string]*domain.MCPServer{}
+	byName := map[string]*domain.MCPServer{}
+	read := func(refs []string) error {
+		if len(refs) == 0 {
+			return nil
+		}
+		found, err := s.store.FindMCPServers(ctx, company, refs)
+		if err != nil {
+			return fmt.Errorf("read MCP servers of %s: %w", company, err)
+		}
+		for _, srv := range found {
+			byID[srv.ID], byName[srv.Name] = srv, srv
+			s.names.put(company, srv.Name, srv.ID)
+		}
+		return nil
+	}
+	first := make([]string, 0, len(refs))
+	var guessed []string // names read by the id they had
+	for _, ref := range refs {
+		if id, ok := s.names.get(company, ref); ok && !domain.IsID(ref) {
+			first, guessed = append(first, id), append(guessed, ref)
+			continue
+		}
+		first = append(first, ref)
+	}
+	if err := read(first); err != nil {
+		return nil, err
+	}
+	var again []string // renamed or deleted since: read by name
+	for _, ref := range guessed {
+		if _, ok := byName[ref]; !ok {
+			s.names.drop(company, ref)
+			again = append(again, ref)
 		}
 	}
-	byID := make(map[string]*domain.MCPServer, len(found))
-	byName := make(map[string]*domain.MCPServer, len(found))
-	for _, srv := range found {
-		byID[srv.ID], byName[srv.Name] = srv, srv
+	if err := read(again); err != nil {
+		return nil, err
 	}
 	return func(ref string) (*domain.MCPServer, bool) {
 		if srv, ok := byID[ref]; ok {
@@ -34,6 +63,39 @@ func (s *Service) Resolve(ctx context.Context, company string, refs []string) (d
 		srv, ok := byName[ref]
 		return srv, ok
 	}, nil
+}
+
+// maxNames bounds the names a process remembers; past it the memory starts again.
+const maxNames = 4096
+
+// nameIDs remembers the id of each server name resolved (by company), so that a name is read by
+// its id next time. A remembered id is a guess the record confirms: a server renamed or deleted
+// since reads by name again.
+type nameIDs struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (n *nameIDs) get(company, name string) (string, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	id, ok := n.m[company+"\x00"+name]
+	return id, ok
+}
+
+func (n *nameIDs) put(company, name, id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.m == nil || len(n.m) >= maxNames {
+		n.m = map[string]string{}
+	}
+	n.m[company+"\x00"+name] = id
+}
+
+func (n *nameIDs) drop(company, name string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.m, company+"\x00"+name)
 }
 
 // Lookup finds one of company's servers by name or id, for checking a configuration. Unknown,

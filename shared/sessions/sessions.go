@@ -158,6 +158,12 @@ func (s *Service) FromAgent(ctx context.Context, p domain.Principal, agentKey st
 	if err := s.checkKnowledgeBases(ctx, p, g, true); err != nil {
 		return nil, nil, err
 	}
+	// Nor may it bind the opener's MCP servers: the author would choose whose credentials run.
+	if a.Company != p.Company {
+		if errs := g.ForeignMCP(); len(errs) > 0 {
+			return nil, nil, domain.Invalid(errs)
+		}
+	}
 	if err := s.checkTools(ctx, p, g); err != nil {
 		return nil, nil, err
 	}
