@@ -20,7 +20,7 @@ var layer = map[string]string{
 	// Features: the use cases. They define the interfaces the adapters implement.
 	"agents": "feature", "auth": "feature", "sessions": "feature", "engine": "feature",
 	"tools": "feature", "images": "feature", "knowledge": "feature", "library": "feature",
-	"library/librarytest": "feature", "mcpservers": "feature",
+	"library/librarytest": "feature", "mcpservers": "feature", "mcpservers/mcpserverstest": "feature",
 	// Adapters: outside services (and the offline model), behind the features' interfaces.
 	"dynamo": "adapter", "s3": "adapter", "sqs": "adapter", "bedrock": "adapter", "openai": "adapter",
 	"localmodel": "adapter", "vectors": "adapter", "platform": "adapter", "embeddings": "adapter",
