@@ -79,7 +79,8 @@ func (e *Engine) runNode(ctx context.Context, p domain.Principal, query string, 
 			c.addTool(&searchTool{c: c})
 		}
 		if resume != nil {
-			for _, t := range resume.goneTools(func(name string) bool { _, ok := c.tools[name]; return ok }) {
+			denied := len(n.MCP) > 0 && !p.Can(domain.ScopeAgentsRead) // as bound above
+			for _, t := range resume.goneTools(func(name string) bool { _, ok := c.tools[name]; return ok }, denied) {
 				c.addTool(t)
 			}
 			c.retr.restore(resume.Retrieval)
@@ -260,7 +261,7 @@ func (c *call) advance(ctx context.Context, o *outcome, st *nodeState, ans *Answ
 				}
 				c.em.send(Event{Type: EventApproval, Node: c.node.Name, Data: toolData(meta, data)})
 				if d.Approve && st.replaced(u.ID, meta) {
-					c.settle(st, i, u, meta, replacedMessage(st.Servers[u.ID]), true, 0)
+					c.settle(st, i, u, meta, c.notMade(st, u), true, 0)
 					continue
 				}
 				if d.Approve {

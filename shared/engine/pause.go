@@ -147,18 +147,12 @@ func (s *nodeState) replaced(id string, meta domain.ToolMeta) bool {
 	return meta.Server != s.Servers[id]
 }
 
-// replacedMessage is the error result of an approved call whose server is no longer the one the
-// approval was asked for: the call is not made.
-func replacedMessage(server string) string {
-	return fmt.Sprintf("The MCP server %q was deleted or replaced since the approval was asked; the call was not made.", server)
-}
-
 // goneTools stand in, in a resumed node, for the tools of the calls waiting for approval that
-// are no longer bound (their MCP server was deleted since the pause): the conversation still
-// holds those calls, and a provider may refuse tool calls in it when no tool is offered
-// (Bedrock's Converse does). Calling one is an error result. bound reports whether a name is
-// bound.
-func (s *nodeState) goneTools(bound func(name string) bool) []domain.Tool {
+// are no longer bound: their MCP server was deleted since the pause, or (denied) the answering
+// key may not bind MCP servers. The conversation still holds those calls, and a provider may
+// refuse tool calls in it when no tool is offered (Bedrock's Converse does). Calling one is an
+// error result. bound reports whether a name is bound.
+func (s *nodeState) goneTools(bound func(name string) bool, denied bool) []domain.Tool {
 	var out []domain.Tool
 	seen := map[string]bool{}
 	for _, u := range s.uses() {
@@ -167,17 +161,20 @@ func (s *nodeState) goneTools(bound func(name string) bool) []domain.Tool {
 			continue
 		}
 		seen[u.Name] = true
-		out = append(out, &goneTool{name: u.Name, server: server})
+		out = append(out, &goneTool{name: u.Name, server: server, denied: denied})
 	}
 	return out
 }
 
 // goneTool is the tool of a call that waited for approval, in a resumed run that can no longer
 // bind it.
-type goneTool struct{ name, server string }
+type goneTool struct {
+	name, server string
+	denied       bool // the answering key may not bind MCP servers; else the server was deleted
+}
 
 func (t *goneTool) Spec() domain.ToolSpec {
-	return domain.ToolSpec{Name: t.name, Description: fmt.Sprintf("Unavailable: its MCP server %q was deleted. Do not call it.", t.server),
+	return domain.ToolSpec{Name: t.name, Description: "Unavailable: " + t.why() + ". Do not call it.",
 		Schema: map[string]any{"type": "object"}}
 }
 
@@ -186,7 +183,24 @@ func (t *goneTool) Meta() domain.ToolMeta {
 }
 
 func (t *goneTool) Call(context.Context, map[string]any) (string, error) {
-	return "", fmt.Errorf("tool %q is unavailable: its MCP server %q was deleted", t.name, t.server)
+	return "", fmt.Errorf("tool %q is unavailable: %s", t.name, t.why())
+}
+
+func (t *goneTool) why() string {
+	if t.denied {
+		return MCPDenied
+	}
+	return fmt.Sprintf("its MCP server %q was deleted", t.server)
+}
+
+// notMade is the error result of an approved call that is not made (replaced): its server was
+// deleted or replaced since the approval was asked, or the answering key may not bind MCP
+// servers.
+func (c *call) notMade(st *nodeState, u *domain.ToolUse) string {
+	if g, ok := c.tools[u.Name].(*goneTool); ok && g.denied {
+		return "The call was not made: " + MCPDenied
+	}
+	return fmt.Sprintf("The MCP server %q was deleted or replaced since the approval was asked; the call was not made.", st.Servers[u.ID])
 }
 
 // external is the id the client answers call id with.
