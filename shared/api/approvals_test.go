@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -239,5 +240,23 @@ func waitDone(t *testing.T, s *stack, key, poll string) {
 	}
 	if v["status"] != "completed" {
 		t.Fatalf("queued answer: %v", v)
+	}
+}
+
+// TestOpenAPIScopes: the document's Scope enum is the scopes a key may carry, no more, no less.
+func TestOpenAPIScopes(t *testing.T) {
+	doc, err := openapiDoc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range doc.Components.Schemas["Scope"].Value.Enum {
+		got = append(got, v.(string))
+	}
+	want := slices.Clone(domain.KnownScopes)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("Scope enum = %v, want domain.KnownScopes %v", got, want)
 	}
 }
