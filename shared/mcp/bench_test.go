@@ -72,7 +72,7 @@ func BenchmarkCallTool(b *testing.B) {
 }
 
 // BenchmarkOversizedAnswer measures what an answer of 300 MB as sent, or of 512 MiB inflated
-// from half a megabyte of gzip, costs the process that registers the server (the answer to
+// from half a megabyte of gzip, as application/json or as one event of a stream, costs the process that registers the server (the answer to
 // initialize, as a registration reads it) or calls its tool (the answer to tools/call): the peak
 // resident memory above the baseline (VmHWM, reset before each case through
 // /proc/self/clear_refs; the in-process test server's share included) and what stays resident
@@ -80,16 +80,23 @@ func BenchmarkCallTool(b *testing.B) {
 func BenchmarkOversizedAnswer(b *testing.B) {
 	for _, method := range []string{"initialize", "tools/call"} {
 		for _, a := range []struct {
-			name string
-			size int64
-			gz   bool
-		}{{"plain-300MB", plainSize, false}, {"gzip-512MiB", bombSize, true}} {
+			name    string
+			size    int64
+			sse, gz bool
+		}{
+			{"json-plain-300MB", plainSize, false, false}, {"json-gzip-512MiB", bombSize, false, true},
+			{"sse-plain-300MB", plainSize, true, false}, {"sse-gzip-512MiB", bombSize, true, true},
+		} {
 			b.Run(method+"/"+a.name, func(b *testing.B) {
-				url := mcpServer(b, mcptest.PathJSON, func(w http.ResponseWriter, _ *http.Request, call rpcCall) bool {
+				path := mcptest.PathJSON
+				if a.sse {
+					path = mcptest.PathMCP
+				}
+				url := mcpServer(b, path, func(w http.ResponseWriter, _ *http.Request, call rpcCall) bool {
 					if call.Method != method {
 						return false
 					}
-					hugeAnswer(w, call.ID, a.size, false, a.gz)
+					hugeAnswer(w, call.ID, a.size, a.sse, a.gz)
 					return true
 				})
 				c := mcp.NewConnector(mcp.Options{Guard: loopback})

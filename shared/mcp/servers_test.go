@@ -65,16 +65,26 @@ func hugeAnswer(w http.ResponseWriter, id json.RawMessage, size int64, sse, gz b
 		w.Header().Set("Content-Type", "application/json")
 	}
 	var out io.Writer = w
+	flush := func() error { return http.NewResponseController(w).Flush() }
 	if gz {
 		w.Header().Set("Content-Encoding", "gzip")
 		zw := gzip.NewWriter(w)
 		defer zw.Close()
 		out = zw
+		flush = func() error {
+			if err := zw.Flush(); err != nil {
+				return err
+			}
+			return http.NewResponseController(w).Flush()
+		}
 	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = io.WriteString(out, head)
-	if _, err := io.Copy(out, io.LimitReader(zeros{}, size)); err != nil {
-		return // the client left, as it should
+	// Flushed every MiB, so that the server compresses no further ahead than the client reads.
+	for left := size; left > 0; left -= 1 << 20 {
+		if _, err := io.Copy(out, io.LimitReader(zeros{}, min(left, 1<<20))); err != nil || flush() != nil {
+			return // the client left, as it should
+		}
 	}
 	_, _ = io.WriteString(out, tail)
 }
