@@ -202,7 +202,7 @@ type lazySchema struct {
 func (l *lazySchema) Check(args map[string]any) error {
 	l.once.Do(func() { l.s, l.err = CompileSchema(l.schema) })
 	if errors.Is(l.err, errTooComplex) {
-		return fmt.Errorf("%w: the tool's input schema is %v", ErrInvalidInput, l.err)
+		return fmt.Errorf("%w: the tool's input schema is %w", ErrInvalidInput, l.err)
 	}
 	if l.s == nil {
 		return nil
