@@ -76,7 +76,12 @@ func (s *Service) enqueueAnswer(ctx context.Context, p domain.Principal, session
 	if err != nil {
 		return nil, err
 	}
-	defer s.release(ctx, sessionID, leaseID)
+	held := true
+	defer func() {
+		if held {
+			s.release(ctx, sessionID, leaseID)
+		}
+	}()
 	if sess.Pending == nil {
 		return nil, nothingPending(a)
 	}
@@ -102,9 +107,14 @@ func (s *Service) enqueueAnswer(ctx context.Context, p domain.Principal, session
 	if err := s.store.PutExecution(ctx, e); err != nil {
 		return nil, fmt.Errorf("queue the answer of %s: %w", e.ID, err)
 	}
+	// The lease goes before the job: a worker that took the job at once would otherwise find
+	// the session held by this very request and give the job back. Once the execution is
+	// queued, every other answer is refused (409) without the lease.
+	held = false
+	s.release(ctx, sessionID, leaseID)
 	if err := s.queue.Send(ctx, encodeJob(sessionID, e.ID), sessionID); err != nil {
-		// No job will run it: put the execution back as it was (still under the lease), so
-		// that it can be answered again rather than stay queued.
+		// No job will run it: put the execution back as it was, so that it can be answered
+		// again rather than stay queued (no one else writes a queued execution).
 		_ = s.store.PutExecution(context.WithoutCancel(ctx), &was)
 		return nil, fmt.Errorf("dispatch execution %s: %w", e.ID, err)
 	}
