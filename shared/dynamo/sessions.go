@@ -279,7 +279,7 @@ func (st *Store) Commit(ctx context.Context, c domain.Commit) error {
 		writes = append(writes, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(st.table), Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}})
 	}
 	if c.Execution != nil {
-		it, err := rawItem(sessionPK(c.Session.ID), execPrefix+c.Execution.ID, c.Execution)
+		it, err := executionItem(c.Session.ID, c.Execution)
 		if err != nil {
 			return err
 		}
@@ -302,7 +302,7 @@ func (st *Store) Commit(ctx context.Context, c domain.Commit) error {
 
 // PutExecution stores an execution record (queued or finished asynchronous runs).
 func (st *Store) PutExecution(ctx context.Context, e *domain.Execution) error {
-	it, err := rawItem(sessionPK(e.SessionID), execPrefix+e.ID, e)
+	it, err := executionItem(e.SessionID, e)
 	if err != nil {
 		return err
 	}
@@ -426,7 +426,7 @@ func (st *Store) PutFeedback(ctx context.Context, f *domain.Feedback) (*domain.F
 	case !errors.Is(err, domain.ErrNotFound):
 		return nil, err
 	}
-	it, err := item(sessionPK(f.SessionID), feedbackSK(f.MessageID, f.User), f)
+	it, err := feedbackItem(f)
 	if err != nil {
 		return nil, err
 	}
@@ -434,4 +434,12 @@ func (st *Store) PutFeedback(ctx context.Context, f *domain.Feedback) (*domain.F
 		return nil, translate(err)
 	}
 	return f, nil
+}
+
+func feedbackItem(f *domain.Feedback) (map[string]types.AttributeValue, error) {
+	return item(sessionPK(f.SessionID), feedbackSK(f.MessageID, f.User), f)
+}
+
+func executionItem(sessionID string, e *domain.Execution) (map[string]types.AttributeValue, error) {
+	return rawItem(sessionPK(sessionID), execPrefix+e.ID, e)
 }
