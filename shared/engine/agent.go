@@ -42,9 +42,10 @@ func (e *Engine) runNode(ctx context.Context, p domain.Principal, query string, 
 		if err != nil || o.paused != nil {
 			return
 		}
-		o.finished = time.Now().UTC()
+		now := time.Now()
+		o.finished = now.UTC()
 		em.send(Event{Type: EventNodeFinished, Node: n.Name, Data: map[string]any{
-			"duration_ms": time.Since(start).Milliseconds(), "stop_reason": o.stopReason,
+			"duration_ms": now.Sub(start).Milliseconds(), "stop_reason": o.stopReason,
 		}})
 	}()
 	model, err := e.models.Model(n.Provider)

@@ -194,11 +194,7 @@ func (e *Engine) run(ctx context.Context, run Run, cp *checkpoint, ans *Answers)
 		}
 	}
 
-	order := map[string]int{}
-	for i, name := range g.Order {
-		order[name] = i
-	}
-	frontier := e.next(g, []string{domain.NodeStart}, order)
+	frontier := e.next(g, []string{domain.NodeStart})
 	runs := 0
 	if cp != nil {
 		res.Steps, runs, frontier, res.Usage, res.StopReason, query = cp.Steps, cp.Runs, cp.Frontier, cp.Usage, cp.StopReason, cp.Query
@@ -218,9 +214,12 @@ func (e *Engine) run(ctx context.Context, run Run, cp *checkpoint, ans *Answers)
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		turns := slices.Clone(base)
-		for _, m := range res.Messages {
-			turns = appendTurn(turns, textTurn(domain.RoleAssistant, m.Content))
+		turns := base // the nodes leave it as it is
+		if len(res.Messages) > 0 {
+			turns = slices.Clone(base)
+			for _, m := range res.Messages {
+				turns = appendTurn(turns, textTurn(domain.RoleAssistant, m.Content))
+			}
 		}
 		outs, err := e.step(ctx, run.Principal, query, g, frontier, systems, turns, em, bind, cp, ans)
 		cp, ans = nil, nil
@@ -246,7 +245,7 @@ func (e *Engine) run(ctx context.Context, run Run, cp *checkpoint, ans *Answers)
 		if err != nil {
 			return res, err
 		}
-		frontier = e.next(g, frontier, order)
+		frontier = e.next(g, frontier)
 	}
 	return res, nil
 }
@@ -357,7 +356,17 @@ func (m savedMessage) message() Message {
 // query is what the nodes' knowledge bases are searched for (the new message's text).
 // A resumed step (cp set) takes the outcome of its finished nodes from cp and continues its
 // paused ones with ans.
-func (e *Engine) step(ctx context.Context, p domain.Principal, query string, g *Graph, frontier []string, systems map[string]string, turns []domain.Turn, em *emitter, bind ToolBinder, cp *checkpoint, ans *Answers) ([]*outcome, error) {
+func (e *Engine) step(ctx context.Context, p domain.Principal, query string, g *Graph, frontier []string, systems []string, turns []domain.Turn, em *emitter, bind ToolBinder, cp *checkpoint, ans *Answers) ([]*outcome, error) {
+	if len(frontier) == 1 {
+		// A step of one node (every step of a flat agent) runs on this goroutine, as no other
+		// node is there to cancel: a new goroutine would start on a small stack that the model
+		// call grows by copying, and the wait would wake another thread.
+		o, err := e.stepNode(ctx, p, query, g, frontier[0], systems, turns, em, bind, cp, ans)
+		if err != nil {
+			em.send(Event{Type: EventError, Node: frontier[0], Data: map[string]any{"message": err.Error()}})
+		}
+		return []*outcome{o}, err
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	outs := make([]*outcome, len(frontier))
@@ -368,16 +377,7 @@ func (e *Engine) step(ctx context.Context, p domain.Principal, query string, g *
 	)
 	for i, name := range frontier {
 		wg.Go(func() {
-			n := g.Nodes[name]
-			var resume *nodeState
-			if cp != nil {
-				if d := cp.Done[name]; d != nil {
-					outs[i] = d.outcome()
-					return
-				}
-				resume = cp.Paused[name]
-			}
-			o, err := e.runNode(ctx, p, query, n, systems[name], turns, em, bind, resume, ans)
+			o, err := e.stepNode(ctx, p, query, g, name, systems, turns, em, bind, cp, ans)
 			outs[i] = o
 			if err == nil {
 				return
@@ -398,8 +398,25 @@ func (e *Engine) step(ctx context.Context, p domain.Principal, query string, g *
 	return outs, firstErr
 }
 
+// stepNode runs the frontier node name of a step; in a resumed step a node that had finished
+// gives its saved outcome and a paused one continues.
+func (e *Engine) stepNode(ctx context.Context, p domain.Principal, query string, g *Graph, name string, systems []string, turns []domain.Turn, em *emitter, bind ToolBinder, cp *checkpoint, ans *Answers) (*outcome, error) {
+	var resume *nodeState
+	if cp != nil {
+		if d := cp.Done[name]; d != nil {
+			return d.outcome(), nil
+		}
+		resume = cp.Paused[name]
+	}
+	system := ""
+	if i := slices.Index(g.Order, name); i >= 0 {
+		system = systems[i]
+	}
+	return e.runNode(ctx, p, query, g.Nodes[name], system, turns, em, bind, resume, ans)
+}
+
 // next returns the distinct successors of nodes other than __end__, in configuration order.
-func (e *Engine) next(g *Graph, nodes []string, order map[string]int) []string {
+func (e *Engine) next(g *Graph, nodes []string) []string {
 	var out []string
 	for _, n := range nodes {
 		for _, s := range g.Successors(n) {
@@ -408,7 +425,9 @@ func (e *Engine) next(g *Graph, nodes []string, order map[string]int) []string {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b string) int { return order[a] - order[b] })
+	if len(out) > 1 {
+		slices.SortFunc(out, func(a, b string) int { return slices.Index(g.Order, a) - slices.Index(g.Order, b) })
+	}
 	return out
 }
 

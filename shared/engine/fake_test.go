@@ -156,7 +156,7 @@ func (b *barrier) wait(ctx context.Context) error {
 }
 
 // mustConfig decodes a JSON configuration as the API does, with json.Number numbers.
-func mustConfig(t *testing.T, s string) map[string]any {
+func mustConfig(t testing.TB, s string) map[string]any {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
@@ -168,7 +168,7 @@ func mustConfig(t *testing.T, s string) map[string]any {
 }
 
 // mustGraph parses a configuration that the test expects to be valid.
-func mustGraph(t *testing.T, cfg string, tools toolSet) *Graph {
+func mustGraph(t testing.TB, cfg string, tools toolSet) *Graph {
 	t.Helper()
 	var catalog domain.ToolCatalog
 	if tools != nil {

@@ -33,6 +33,9 @@ func Variables(g *Graph) []string {
 // strings as they are, any other value (numbers, booleans, objects, null) as JSON. It returns the
 // names that vars lacks, sorted and unique; their placeholders stay in the text.
 func ResolvePrompt(prompt string, vars map[string]any) (string, []string) {
+	if !strings.Contains(prompt, "{{") {
+		return prompt, nil // no placeholder, which the expression would have to rule out
+	}
 	var missing []string
 	out := variableRE.ReplaceAllStringFunc(prompt, func(ph string) string {
 		name := variableRE.FindStringSubmatch(ph)[1]
@@ -61,19 +64,22 @@ func formatValue(v any) string {
 	return strings.TrimSuffix(buf.String(), "\n")
 }
 
-// resolveSystems resolves every node's system prompt, or reports the missing variables as an
-// invalid request naming each one as the field "inputs.<name>".
-func resolveSystems(g *Graph, vars map[string]any) (map[string]string, error) {
-	out := make(map[string]string, len(g.Nodes))
-	users := map[string][]string{} // missing variable → nodes that use it
-	for _, name := range g.Order {
+// resolveSystems resolves every node's system prompt, in g.Order's order, or reports the missing
+// variables as an invalid request naming each one as the field "inputs.<name>".
+func resolveSystems(g *Graph, vars map[string]any) ([]string, error) {
+	out := make([]string, len(g.Order))
+	var users map[string][]string // missing variable → nodes that use it
+	for i, name := range g.Order {
 		n := g.Nodes[name]
 		if n == nil {
 			continue
 		}
 		s, missing := ResolvePrompt(n.SystemPrompt, vars)
-		out[name] = s
+		out[i] = s
 		for _, m := range missing {
+			if users == nil {
+				users = map[string][]string{}
+			}
 			users[m] = append(users[m], name)
 		}
 	}
