@@ -58,6 +58,7 @@ type keyView struct {
 }
 
 type createKeyRequest struct {
+	firstError
 	Name      string   `json:"name"`
 	Owner     string   `json:"owner"`
 	ExpiresIn *int64   `json:"expires_in"`
@@ -66,20 +67,18 @@ type createKeyRequest struct {
 	RateLimit *int     `json:"rate_limit"`
 }
 
+// refusedKeys: a key's company is never chosen by the client.
+func (createKeyRequest) refusedKeys() map[string]string {
+	return map[string]string{"company": "unknown field: a key's company is always the caller's"}
+}
+
 func (h *authHandlers) createKey(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
 	if !p.Can(domain.ScopeKeysManage) {
 		return domain.ErrPermission
 	}
-	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
-	if err != nil {
-		return err
-	}
-	if _, ok := body["company"]; ok {
-		return domain.Invalid([]domain.FieldError{{Field: "company", Message: "unknown field: a key's company is always the caller's"}})
-	}
 	var req createKeyRequest
-	if err := decodeInto(body, &req); err != nil {
+	if err := decode(w, r, h.g.opts.MaxBodyBytes, &req); err != nil {
 		return err
 	}
 	in := auth.NewKey{Name: req.Name, Owner: req.Owner, Scopes: req.Scopes, RateLimit: p.RateLimit}

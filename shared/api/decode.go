@@ -164,27 +164,6 @@ func boolParam(q url.Values, name string) (bool, error) {
 	return false, domain.Invalid([]domain.FieldError{{Field: name, Message: "must be true or false (also 1/0, yes/no, on/off)"}})
 }
 
-// decodeInto converts a decoded object into a typed request (a pointer to a struct), naming
-// the field whose type is wrong. A field the struct does not have is a 400 naming it rather than
-// silently ignored.
-func decodeInto(m map[string]any, dst any) error {
-	if errs := unknownFields(m, jsonFields(reflect.TypeOf(dst))); len(errs) > 0 {
-		return domain.Invalid(errs)
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return domain.Errorf(domain.KindInvalid, "The request body could not be read")
-	}
-	if err := json.Unmarshal(b, dst); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return domain.Invalid([]domain.FieldError{{Field: te.Field, Message: "must be " + kindName(te.Type)}})
-		}
-		return domain.Errorf(domain.KindInvalid, "The request body has a field of the wrong type")
-	}
-	return nil
-}
-
 // kindName names the JSON type a Go type decodes from, as in "must be an array".
 func kindName(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
@@ -242,26 +221,6 @@ func unknownFields(m map[string]any, known []string) []domain.FieldError {
 	return errs
 }
 
-// jsonFields lists the JSON names of a struct type's fields (through pointers), in field order.
-func jsonFields(t reflect.Type) []string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	var out []string
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch {
-		case name == "-" || !f.IsExported():
-		case name == "":
-			out = append(out, f.Name)
-		default:
-			out = append(out, name)
-		}
-	}
-	return out
-}
-
 // emptyBody refuses a body with fields for an operation that takes none: no body, an empty one
 // and {} pass (in any format bodyFormat accepts), anything else is a 400 rather than ignored.
 func emptyBody(w http.ResponseWriter, r *http.Request, limit int64) error {
@@ -273,12 +232,5 @@ func emptyBody(w http.ResponseWriter, r *http.Request, limit int64) error {
 		return err
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
-	m, err := decodeObject(w, r, limit)
-	if err != nil {
-		return err
-	}
-	if errs := unknownFields(m, nil); len(errs) > 0 {
-		return domain.Invalid(errs)
-	}
-	return nil
+	return decode(w, r, limit, &struct{}{})
 }

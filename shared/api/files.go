@@ -198,12 +198,8 @@ func (h *fileHandlers) startUpload(w http.ResponseWriter, r *http.Request) error
 	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
 		return err
 	}
-	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
-	if err != nil {
-		return err
-	}
 	var req startUploadRequest
-	if err := decodeInto(body, &req); err != nil {
+	if err := decode(w, r, h.g.opts.MaxBodyBytes, &req); err != nil {
 		return err
 	}
 	var errs []domain.FieldError

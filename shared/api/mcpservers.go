@@ -66,7 +66,7 @@ func (h *mcpHandlers) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var in mcpservers.CreateInput
-	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
+	if err := decode(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
 	s, err := h.svc.Create(r.Context(), principal(r), in)
@@ -82,7 +82,7 @@ func (h *mcpHandlers) update(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var in mcpservers.UpdateInput
-	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
+	if err := decode(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
 	s, err := h.svc.Update(r.Context(), principal(r), r.PathValue("id"), in)

@@ -47,9 +47,10 @@ type runtimeHandlers struct {
 }
 
 type executeBody struct {
+	firstError
 	Content        any            `json:"content"`
 	CorrelationID  *string        `json:"correlation_id"`
-	Inputs         map[string]any `json:"inputs"`
+	Inputs         map[string]any `json:"inputs" want:"an object of variable names to values"`
 	ResponseFormat string         `json:"response_format"`
 	Stream         bool           `json:"stream"`
 	Async          bool           `json:"async"`
@@ -62,22 +63,12 @@ func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error 
 	if err := require(r, domain.ScopeSessionsWrite); err != nil {
 		return err
 	}
-	body, err := decodeObject(w, r, max(h.g.opts.MaxBodyBytes, ExecuteMaxBodyBytes))
+	body, raw, err := readObject(w, r, max(h.g.opts.MaxBodyBytes, ExecuteMaxBodyBytes))
 	if err != nil {
 		return err
 	}
-	if in, ok := body["inputs"]; ok && in != nil {
-		if _, isObj := in.(map[string]any); !isObj {
-			return domain.Invalid([]domain.FieldError{{Field: "inputs", Message: "must be an object of variable names to values"}})
-		}
-	}
-	if c, ok := body["correlation_id"]; ok && c != nil {
-		if _, isStr := c.(string); !isStr {
-			return domain.Invalid([]domain.FieldError{{Field: "correlation_id", Message: "must be a string"}})
-		}
-	}
 	var b executeBody
-	if err := decodeInto(body, &b); err != nil {
+	if err := decodeJSON(body, raw, &b); err != nil {
 		return err
 	}
 	answer, err := readAnswer(body)

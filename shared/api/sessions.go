@@ -101,6 +101,7 @@ func (h *sessionHandlers) fromAgent(w http.ResponseWriter, r *http.Request) erro
 }
 
 type feedbackRequest struct {
+	firstError
 	Message *string `json:"message"`
 	Rating  *int    `json:"rating"`
 	Comment *string `json:"comment"`
@@ -110,12 +111,8 @@ func (h *sessionHandlers) feedback(w http.ResponseWriter, r *http.Request) error
 	if err := require(r, domain.ScopeSessionsWrite); err != nil {
 		return err
 	}
-	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
-	if err != nil {
-		return err
-	}
 	var req feedbackRequest
-	if err := decodeInto(body, &req); err != nil {
+	if err := decode(w, r, h.g.opts.MaxBodyBytes, &req); err != nil {
 		return err
 	}
 	if req.Message == nil {

@@ -1,7 +1,6 @@
 package mcpservers
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/url"
@@ -53,183 +52,78 @@ func (e *fieldErrs) add(field, format string, args ...any) {
 }
 
 // CreateInput is a registration: POST /api/v1/mcp-servers/ {name, url, description?, headers?,
-// timeout_ms?}. Headers are secrets: they never appear in an error.
+// timeout_ms?}. Headers are secrets: they never appear in an error. Name and URL are pointers so
+// that a missing one is told from an empty one.
 type CreateInput struct {
-	Name        string
-	URL         string
-	Description string
-	Headers     map[string]string
-	TimeoutMS   int // 0: DefaultTimeoutMS
-	shape       fieldErrs
+	Name        *string `json:"name"`
+	URL         *string `json:"url"`
+	Description string  `json:"description"`
+	// Headers: an object of header names to string values; null or none is no headers.
+	Headers   map[string]string `json:"headers" want:"an object of header names to string values"`
+	TimeoutMS *int              `json:"timeout_ms" want:"an integer from 100 to 60000 (milliseconds)"` // nil: DefaultTimeoutMS
 }
 
-var createFields = []string{"name", "url", "description", "headers", "timeout_ms"}
-
-// UnmarshalJSON reads the body of a registration; what its JSON shape has wrong is reported by
-// Create with the errors of its values.
-func (in *CreateInput) UnmarshalJSON(b []byte) error {
-	body, err := domain.DecodeObject(b)
-	if err != nil {
-		return err
+// Validate lists what is wrong with a registration's values, in the order of its fields.
+func (in *CreateInput) Validate() []domain.FieldError {
+	var errs fieldErrs
+	if in.Name == nil {
+		errs.add("name", "is required")
 	}
-	*in = CreateInput{}
-	in.shape = unknownFields(body, createFields)
-	in.Name = str(body, "name", true, &in.shape)
-	in.URL = str(body, "url", true, &in.shape)
-	in.Description = str(body, "description", false, &in.shape)
-	in.Headers, _ = headers(body, &in.shape)
-	in.TimeoutMS, _ = timeout(body, &in.shape)
-	return nil
-}
-
-// check validates a registration (after its shape).
-func (in *CreateInput) check() []domain.FieldError {
-	errs := slices.Clone(in.shape)
-	bad := func(f string) bool {
-		return slices.ContainsFunc(errs, func(e domain.FieldError) bool { return e.Field == f })
+	if in.URL == nil {
+		errs.add("url", "is required")
 	}
-	if !bad("name") {
-		checkName(in.Name, &errs)
+	checkTimeout(in.TimeoutMS, &errs)
+	if in.Name != nil {
+		checkName(*in.Name, &errs)
 	}
-	if !bad("url") {
-		checkURL(in.URL, &errs)
+	if in.URL != nil {
+		checkURL(*in.URL, &errs)
 	}
 	checkDescription(in.Description, &errs)
 	checkHeaders(in.Headers, &errs)
 	return errs
 }
 
-// UpdateInput is a change: PATCH /api/v1/mcp-servers/{id}/. A nil field is left as it is;
-// Headers set (HeadersSet) replaces the whole map, and an empty map removes them all.
+// UpdateInput is a change: PATCH /api/v1/mcp-servers/{id}/. A field left out is left as it is;
+// null description, headers and timeout_ms clear them (back to none and the default); name and
+// url cannot be null. Headers set replaces the whole map, and an empty map removes them all.
 type UpdateInput struct {
-	Name        *string
-	URL         *string
-	Description *string
-	Headers     map[string]string
-	HeadersSet  bool
-	TimeoutMS   *int // 0: back to DefaultTimeoutMS
-	shape       fieldErrs
+	Name        domain.Optional[string]            `json:"name"`
+	URL         domain.Optional[string]            `json:"url"`
+	Description domain.Optional[string]            `json:"description"`
+	Headers     domain.Optional[map[string]string] `json:"headers" want:"an object of header names to string values"`
+	TimeoutMS   domain.Optional[int]               `json:"timeout_ms" want:"an integer from 100 to 60000 (milliseconds)"`
 }
 
-// UnmarshalJSON reads the body of a change. null description, headers and timeout_ms clear them
-// (back to none and the default); name and url cannot be null.
-func (in *UpdateInput) UnmarshalJSON(b []byte) error {
-	body, err := domain.DecodeObject(b)
-	if err != nil {
-		return err
-	}
-	*in = UpdateInput{}
-	in.shape = unknownFields(body, createFields)
+// Validate lists what is wrong with a change's values, in the order of its fields.
+func (in *UpdateInput) Validate() []domain.FieldError {
+	var errs fieldErrs
 	for _, f := range []struct {
 		name string
-		dst  **string
-	}{{"name", &in.Name}, {"url", &in.URL}, {"description", &in.Description}} {
-		v, ok := body[f.name]
-		if !ok {
-			continue
-		}
-		if v == nil && f.name != "description" {
-			in.shape.add(f.name, "must be a string, not null (leave it out to keep it)")
-			continue
-		}
-		s := str(body, f.name, false, &in.shape)
-		*f.dst = &s
-	}
-	if _, ok := body["headers"]; ok {
-		in.Headers, in.HeadersSet = headers(body, &in.shape)
-	}
-	if _, ok := body["timeout_ms"]; ok {
-		if t, ok := timeout(body, &in.shape); ok {
-			in.TimeoutMS = &t
+		v    domain.Optional[string]
+	}{{"name", in.Name}, {"url", in.URL}} {
+		if f.v.Null {
+			errs.add(f.name, "must be a string, not null (leave it out to keep it)")
 		}
 	}
-	return nil
-}
-
-// check validates a change (after its shape).
-func (in *UpdateInput) check() []domain.FieldError {
-	errs := slices.Clone(in.shape)
-	bad := func(f string) bool {
-		return slices.ContainsFunc(errs, func(e domain.FieldError) bool { return e.Field == f })
+	if in.TimeoutMS.Set && !in.TimeoutMS.Null {
+		checkTimeout(&in.TimeoutMS.Value, &errs)
 	}
-	if in.Name != nil && !bad("name") {
-		checkName(*in.Name, &errs)
+	if in.Name.Set && !in.Name.Null {
+		checkName(in.Name.Value, &errs)
 	}
-	if in.URL != nil && !bad("url") {
-		checkURL(*in.URL, &errs)
+	if in.URL.Set && !in.URL.Null {
+		checkURL(in.URL.Value, &errs)
 	}
-	if in.Description != nil {
-		checkDescription(*in.Description, &errs)
-	}
-	checkHeaders(in.Headers, &errs)
+	checkDescription(in.Description.Value, &errs)
+	checkHeaders(in.Headers.Value, &errs)
 	return errs
 }
 
-func unknownFields(body map[string]any, known []string) fieldErrs {
-	var errs fieldErrs
-	for _, k := range slices.Sorted(maps.Keys(body)) {
-		if !slices.Contains(known, k) {
-			errs.add(domain.Clip(k, 64), "unknown field; the fields are %s", strings.Join(known, ", "))
-		}
-	}
-	return errs
-}
-
-// str reads a string field; absent or null is "" (an error when required).
-func str(body map[string]any, name string, required bool, errs *fieldErrs) string {
-	switch v := body[name].(type) {
-	case string:
-		return v
-	case nil:
-		if required {
-			errs.add(name, "is required")
-		}
-	default:
-		errs.add(name, "must be a string, got %s", domain.JSONType(v))
-	}
-	return ""
-}
-
-// headers reads headers: an object of strings, or null (none). The values are never quoted in
-// an error. ok is false when the field is not a usable object.
-func headers(body map[string]any, errs *fieldErrs) (map[string]string, bool) {
-	switch v := body["headers"].(type) {
-	case nil:
-		return map[string]string{}, true
-	case map[string]any:
-		out := make(map[string]string, len(v))
-		good := true
-		for _, k := range slices.Sorted(maps.Keys(v)) {
-			s, ok := v[k].(string)
-			if !ok {
-				errs.add("headers."+domain.Clip(k, MaxHeaderNameLength), "must be a string, got %s", domain.JSONType(v[k]))
-				good = false
-				continue
-			}
-			out[k] = s
-		}
-		return out, good
-	default:
-		errs.add("headers", "must be an object of header names to string values, got %s", domain.JSONType(v))
-		return nil, false
-	}
-}
-
-// timeout reads timeout_ms: an integer, or null (the default).
-func timeout(body map[string]any, errs *fieldErrs) (int, bool) {
-	switch v := body["timeout_ms"].(type) {
-	case nil:
-		return 0, true
-	case json.Number:
-		n, err := v.Int64()
-		if err != nil || n < MinTimeoutMS || n > MaxTimeoutMS {
-			errs.add("timeout_ms", "must be an integer from %d to %d (milliseconds)", MinTimeoutMS, MaxTimeoutMS)
-			return 0, false
-		}
-		return int(n), true
-	default:
-		errs.add("timeout_ms", "must be an integer from %d to %d (milliseconds), got %s", MinTimeoutMS, MaxTimeoutMS, domain.JSONType(v))
-		return 0, false
+// checkTimeout validates timeout_ms (nil: the default).
+func checkTimeout(ms *int, errs *fieldErrs) {
+	if ms != nil && (*ms < MinTimeoutMS || *ms > MaxTimeoutMS) {
+		errs.add("timeout_ms", "must be an integer from %d to %d (milliseconds)", MinTimeoutMS, MaxTimeoutMS)
 	}
 }
 

@@ -71,12 +71,15 @@ func New(store Store, conn domain.MCPConnector, sealer Sealer) *Service {
 // stores the server with its tools. A server that cannot be used is a 400 naming the reason, and
 // nothing is stored.
 func (s *Service) Create(ctx context.Context, p domain.Principal, in CreateInput) (*domain.MCPServer, error) {
-	if errs := in.check(); len(errs) > 0 {
+	if errs := in.Validate(); len(errs) > 0 {
 		return nil, domain.Invalid(errs)
 	}
 	now := s.now().UTC()
-	srv := &domain.MCPServer{ID: uuid.NewString(), Company: p.Company, CreatedBy: p.KeyID, Name: in.Name, URL: in.URL,
-		Description: in.Description, TimeoutMS: in.TimeoutMS, CreatedAt: now, UpdatedAt: now}
+	srv := &domain.MCPServer{ID: uuid.NewString(), Company: p.Company, CreatedBy: p.KeyID, Name: *in.Name, URL: *in.URL,
+		Description: in.Description, CreatedAt: now, UpdatedAt: now}
+	if in.TimeoutMS != nil {
+		srv.TimeoutMS = *in.TimeoutMS
+	}
 	if err := s.setHeaders(ctx, srv, in.Headers); err != nil {
 		return nil, err
 	}
@@ -126,7 +129,7 @@ func (s *Service) List(ctx context.Context, p domain.Principal, offset, limit in
 // Update changes a server. A new url or new headers connect again first; a server that then
 // cannot be used is a 400 and nothing changes.
 func (s *Service) Update(ctx context.Context, p domain.Principal, id string, in UpdateInput) (*domain.MCPServer, error) {
-	if errs := in.check(); len(errs) > 0 {
+	if errs := in.Validate(); len(errs) > 0 {
 		return nil, domain.Invalid(errs)
 	}
 	prev, err := s.Get(ctx, p, id)
@@ -134,27 +137,27 @@ func (s *Service) Update(ctx context.Context, p domain.Principal, id string, in 
 		return nil, err
 	}
 	srv := *prev
-	if in.Name != nil {
-		srv.Name = *in.Name
+	if in.Name.Set {
+		srv.Name = in.Name.Value
 	}
-	if in.Description != nil {
-		srv.Description = *in.Description
+	if in.Description.Set {
+		srv.Description = in.Description.Value
 	}
-	if in.TimeoutMS != nil {
-		srv.TimeoutMS = *in.TimeoutMS
+	if in.TimeoutMS.Set {
+		srv.TimeoutMS = in.TimeoutMS.Value
 	}
 	reconnect := false
-	if in.URL != nil && *in.URL != prev.URL {
+	if in.URL.Set && in.URL.Value != prev.URL {
 		// Stored headers were given for the old URL only: a new one never sees them, not even
 		// to be checked. The change must say which headers go to the new URL (null: none).
-		if len(prev.SealedHeaders) > 0 && !in.HeadersSet {
+		if len(prev.SealedHeaders) > 0 && !in.Headers.Set {
 			return nil, domain.Invalid([]domain.FieldError{{Field: "headers",
 				Message: "are required with a new url: the stored headers are sent only to the URL they were given for; send them again, or null for none"}})
 		}
-		srv.URL, reconnect = *in.URL, true
+		srv.URL, reconnect = in.URL.Value, true
 	}
-	headers := in.Headers
-	if in.HeadersSet {
+	headers := in.Headers.Value
+	if in.Headers.Set {
 		reconnect = true
 		if err := s.setHeaders(ctx, &srv, headers); err != nil {
 			return nil, err

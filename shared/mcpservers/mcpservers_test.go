@@ -130,11 +130,6 @@ func TestCreateRefuses(t *testing.T) {
 		{"url without host", `{"name":"a","url":"http:///mcp"}`, domain.KindInvalid, "url", "host"},
 		{"url with password", `{"name":"a","url":"https://u:pw-very-secret@mcp.example.com/"}`, domain.KindInvalid, "url", "headers"},
 		{"url missing", `{"name":"a"}`, domain.KindInvalid, "url", "required"},
-		{"url a number", `{"name":"a","url":5}`, domain.KindInvalid, "url", "a number"},
-		{"headers an array", `{"name":"a","url":"` + goodURL + `","headers":["Authorization"]}`, domain.KindInvalid, "headers", "an array"},
-		{"headers a string", `{"name":"a","url":"` + goodURL + `","headers":"Authorization: x"}`, domain.KindInvalid, "headers", "a string"},
-		{"header value a number", `{"name":"a","url":"` + goodURL + `","headers":{"X-Key":5}}`, domain.KindInvalid, "headers.X-Key", "a number"},
-		{"header value an object", `{"name":"a","url":"` + goodURL + `","headers":{"X-Key":{"v":"` + secret + `"}}}`, domain.KindInvalid, "headers.X-Key", "an object"},
 		{"header value a line break", `{"name":"a","url":"` + goodURL + `","headers":{"X-Key":"` + secret + `\r\nHost: evil"}}`, domain.KindInvalid, "headers.X-Key", "control"},
 		{"header name invalid", `{"name":"a","url":"` + goodURL + `","headers":{"X Key":"` + secret + `"}}`, domain.KindInvalid, "headers.X Key", "header name"},
 		{"header reserved", `{"name":"a","url":"` + goodURL + `","headers":{"Host":"internal"}}`, domain.KindInvalid, "headers.Host", "transport"},
@@ -145,11 +140,10 @@ func TestCreateRefuses(t *testing.T) {
 		{"name too long", `{"name":"` + strings.Repeat("a", 65) + `","url":"` + goodURL + `"}`, domain.KindInvalid, "name", "64"},
 		{"name a UUID", `{"name":"0b5a3f4e-8c4e-4d2b-9a51-2f1d7c0e9b11","url":"` + goodURL + `"}`, domain.KindInvalid, "name", "UUID"},
 		{"timeout too small", `{"name":"a","url":"` + goodURL + `","timeout_ms":99}`, domain.KindInvalid, "timeout_ms", "100 to 60000"},
-		{"timeout a fraction", `{"name":"a","url":"` + goodURL + `","timeout_ms":1000.5}`, domain.KindInvalid, "timeout_ms", "integer"},
-		{"timeout a string", `{"name":"a","url":"` + goodURL + `","timeout_ms":"1000"}`, domain.KindInvalid, "timeout_ms", "a string"},
-		{"unknown field", `{"name":"a","url":"` + goodURL + `","token":"` + secret + `"}`, domain.KindInvalid, "token", "unknown field"},
 		{"unreachable server", `{"name":"a","url":"https://down.example.com/mcp","headers":{"Authorization":"` + secret + `"}}`, domain.KindInvalid, "url", "connection refused"},
 		{"taken name", `{"name":"taken","url":"` + otherURL + `"}`, domain.KindConflict, "", `"taken"`},
+		// What is wrong with the JSON shape (types, unknown fields) is the API decoder's to
+		// name: shared/api TestDecodeMCPServerInputs.
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv()
@@ -387,7 +381,7 @@ func TestUpdate(t *testing.T) {
 	if err != nil || got.Description != "" || got.TimeoutMS != 0 {
 		t.Errorf("clearing = %+v, %v", got, err)
 	}
-	for _, body := range []string{`{"name":null}`, `{"url":null}`, `{"headers":[]}`, `{"timeout_ms":0}`, `{"name":"bad name"}`, `{"colour":"red"}`} {
+	for _, body := range []string{`{"name":null}`, `{"url":null}`, `{"timeout_ms":0}`, `{"name":"bad name"}`} {
 		if _, err := e.svc.Update(ctx, alice, srv.ID, updateInput(t, body)); domain.KindOf(err) != domain.KindInvalid {
 			t.Errorf("Update(%s) = %v, want invalid", body, err)
 		}

@@ -1,0 +1,277 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// This file is the one decoder of request bodies into typed inputs: a json.Decoder that refuses
+// unknown fields, into a plain tagged struct the feature owns (a field's `want` tag words what it
+// must be, as in "must be an object of header names to string values"), with every error of the
+// body's shape turned into dotted domain.FieldErrors here. A request type with refusedKeys names
+// top-level keys that are refused alone, each with its own message (a key's company). The feature validates the values
+// (Validate) once the shape is right.
+
+// decode reads the body as readObject does (JSON or YAML, one object, its text checked) into dst,
+// a pointer to a struct.
+func decode(w http.ResponseWriter, r *http.Request, limit int64, dst any) error {
+	m, b, err := readObject(w, r, limit)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(m, b, dst)
+}
+
+// decodeInput is decode for an input that still reads itself from the body's JSON (the library
+// and knowledge groups, until they are plain structs too).
+func decodeInput(w http.ResponseWriter, r *http.Request, limit int64, dst json.Unmarshaler) error {
+	_, b, err := readObject(w, r, limit)
+	if err != nil {
+		return err
+	}
+	return dst.UnmarshalJSON(b)
+}
+
+// firstError, embedded in a request type, keeps the form the API's first endpoints answered
+// with: only the first value of the wrong type is named (keys in sorted order, paths without
+// array indexes or map keys) and without the JSON type it has. Inputs without it name every
+// such value, by its full path, with its JSON type ("must be a string, got a number").
+type firstError struct{}
+
+var firstErrorType = reflect.TypeFor[firstError]()
+
+// decodeJSON decodes b (the JSON of m, a checked object) into dst. A key dst's type does not
+// have is a 400 naming it (names match exactly, where encoding/json would take any case), as is
+// a value of the wrong JSON type.
+func decodeJSON(m map[string]any, b []byte, dst any) error {
+	t := reflect.TypeOf(dst).Elem()
+	s := shapeCheck{legacy: slices.ContainsFunc(reflect.VisibleFields(t), func(f reflect.StructField) bool {
+		return f.Anonymous && f.Type == firstErrorType
+	})}
+	if rk, ok := dst.(interface{ refusedKeys() map[string]string }); ok {
+		var errs []domain.FieldError
+		for _, k := range sortedKeys(m) {
+			if msg, refused := rk.refusedKeys()[k]; refused {
+				errs = append(errs, domain.FieldError{Field: k, Message: msg})
+			}
+		}
+		if len(errs) > 0 {
+			return domain.Invalid(errs)
+		}
+	}
+	s.value(m, t, "", "")
+	if s.legacy && len(s.unknown) > 0 {
+		s.wrong = nil // named first, alone
+	} else if s.legacy && len(s.wrong) > 1 {
+		s.wrong = s.wrong[:1]
+	}
+	if errs := append(s.unknown, s.wrong...); len(errs) > 0 {
+		return domain.Invalid(errs)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err)
+	}
+	return nil
+}
+
+// decodeError turns what the json.Decoder refused into a client error; the shape check has
+// found these before it in every case it knows.
+func decodeError(err error) error {
+	var te *json.UnmarshalTypeError
+	var de *domain.Error
+	switch {
+	case errors.As(err, &te) && te.Field != "":
+		return domain.Invalid([]domain.FieldError{{Field: te.Field, Message: "must be " + kindName(te.Type)}})
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		// encoding/json has no typed error for it, nor the path of the object.
+		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return domain.Invalid([]domain.FieldError{{Field: domain.Clip(name, 64), Message: "unknown field"}})
+	case errors.As(err, &de):
+		return de
+	}
+	return domain.Errorf(domain.KindInvalid, "The request body has a field of the wrong type")
+}
+
+// shapeCheck walks a decoded body beside the type it will be decoded into, collecting unknown
+// keys and values of the wrong JSON type.
+type shapeCheck struct {
+	legacy  bool
+	unknown []domain.FieldError
+	wrong   []domain.FieldError
+}
+
+// valueTyper is a field type that decodes a T of its own (domain.Optional).
+type valueTyper interface{ ValueType() reflect.Type }
+
+var (
+	valueTyperType  = reflect.TypeFor[valueTyper]()
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	numberType      = reflect.TypeFor[json.Number]()
+)
+
+// value checks v (null is always accepted: encoding/json leaves the zero value) against t at
+// path; want words what the value must be when the field's tag says.
+func (s *shapeCheck) value(v any, t reflect.Type, path, want string) {
+	if v == nil {
+		return
+	}
+	for {
+		switch {
+		case t.Implements(valueTyperType):
+			t = reflect.Zero(t).Interface().(valueTyper).ValueType()
+			continue
+		case t.Kind() == reflect.Pointer:
+			t = t.Elem()
+			continue
+		}
+		break
+	}
+	if t.Kind() == reflect.Interface || (t != numberType && reflect.PointerTo(t).Implements(unmarshalerType)) {
+		return // any value, or a type that reads itself
+	}
+	got := domain.JSONType(v)
+	ok := false
+	switch t.Kind() {
+	case reflect.String:
+		if t == numberType {
+			_, ok = v.(json.Number)
+		} else {
+			_, ok = v.(string)
+		}
+	case reflect.Bool:
+		_, ok = v.(bool)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if n, isNum := v.(json.Number); isNum {
+			_, err := strconv.ParseInt(string(n), 10, t.Bits())
+			ok = err == nil
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if n, isNum := v.(json.Number); isNum {
+			_, err := strconv.ParseUint(string(n), 10, t.Bits())
+			ok = err == nil
+		}
+	case reflect.Float32, reflect.Float64:
+		if n, isNum := v.(json.Number); isNum {
+			_, err := strconv.ParseFloat(string(n), t.Bits())
+			ok = err == nil
+		}
+	case reflect.Slice, reflect.Array:
+		var list []any
+		if list, ok = v.([]any); ok {
+			for i, x := range list {
+				s.value(x, t.Elem(), s.member(path, strconv.Itoa(i)), "")
+			}
+		}
+	case reflect.Map:
+		var m map[string]any
+		if m, ok = v.(map[string]any); ok {
+			for _, k := range sortedKeys(m) {
+				s.value(m[k], t.Elem(), s.member(path, domain.Clip(k, 128)), "")
+			}
+		}
+	case reflect.Struct:
+		var m map[string]any
+		if m, ok = v.(map[string]any); ok {
+			s.object(m, t, path)
+		}
+	}
+	if !ok {
+		s.wrong = append(s.wrong, domain.FieldError{Field: path, Message: s.typeMessage(t, want, got)})
+	}
+}
+
+// object checks the keys of m against the fields of struct type t, then each field's value.
+func (s *shapeCheck) object(m map[string]any, t reflect.Type, path string) {
+	fields := structFields(t)
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.name
+	}
+	for _, e := range unknownFields(m, names) {
+		s.unknown = append(s.unknown, domain.FieldError{Field: joinPath(path, e.Field), Message: e.Message})
+	}
+	if s.legacy {
+		// encoding/json's first error, of the keys in sorted order (as decodeInto had them).
+		slices.SortFunc(fields, func(a, b jsonField) int { return strings.Compare(a.name, b.name) })
+	}
+	for _, f := range fields {
+		if v, ok := m[f.name]; ok {
+			s.value(v, f.typ, joinPath(path, f.name), f.want)
+		}
+	}
+}
+
+// member is the path of an array item or map value: encoding/json's form names only the field.
+func (s *shapeCheck) member(path, key string) string {
+	if s.legacy {
+		return path
+	}
+	return joinPath(path, key)
+}
+
+// typeMessage words a value of JSON type got where t was wanted: "must be a string, got a
+// number". A number that does not fit (a fraction for an integer) says only what it must be.
+func (s *shapeCheck) typeMessage(t reflect.Type, want, got string) string {
+	if want == "" {
+		want = kindName(t)
+	}
+	msg := "must be " + want
+	if !s.legacy && got != jsonKind(t) {
+		msg += ", got " + got
+	}
+	return msg
+}
+
+// jsonKind is the JSON type a value of t is written as, in domain.JSONType's words.
+func jsonKind(t reflect.Type) string {
+	switch kindName(t) {
+	case "an integer", "a number":
+		return "a number"
+	case "a value of another type":
+		return ""
+	}
+	return kindName(t)
+}
+
+// jsonField is a struct field as encoding/json sees it: its JSON name, its type and the `want`
+// tag that words what its value must be.
+type jsonField struct {
+	name, want string
+	typ        reflect.Type
+}
+
+// structFields lists the JSON fields of a struct type in field order.
+func structFields(t reflect.Type) []jsonField {
+	var out []jsonField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, jsonField{name: name, want: f.Tag.Get("want"), typ: f.Type})
+	}
+	return out
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
