@@ -367,6 +367,12 @@ func (e *Engine) step(ctx context.Context, p domain.Principal, query string, g *
 		}
 		return []*outcome{o}, err
 	}
+	return e.stepConcurrent(ctx, p, query, g, frontier, systems, turns, em, bind, cp, ans)
+}
+
+// stepConcurrent is a step of several nodes: each on its own goroutine, the others cancelled when
+// one fails.
+func (e *Engine) stepConcurrent(ctx context.Context, p domain.Principal, query string, g *Graph, frontier []string, systems []string, turns []domain.Turn, em *emitter, bind ToolBinder, cp *checkpoint, ans *Answers) ([]*outcome, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	outs := make([]*outcome, len(frontier))
@@ -436,6 +442,9 @@ func (e *Engine) next(g *Graph, nodes []string) []string {
 func historyTurns(history []Message) []domain.Turn {
 	// As appendTurn would build them, without its copies: every part here is this call's own.
 	turns := make([]domain.Turn, 0, len(history)+1)
+	// One text part per turn, from one allocation; a turn's parts are capped so that appending
+	// to them copies.
+	parts := make([]domain.Part, len(history))
 	for _, m := range history {
 		if m.Role != domain.RoleUser && m.Role != domain.RoleAssistant {
 			continue
@@ -449,7 +458,9 @@ func historyTurns(history []Message) []domain.Turn {
 			last.Text += "\n\n" + text
 			continue
 		}
-		turns = append(turns, domain.Turn{Role: m.Role, Parts: []domain.Part{{Type: domain.PartText, Text: text}}})
+		k := len(turns)
+		parts[k] = domain.Part{Type: domain.PartText, Text: text}
+		turns = append(turns, domain.Turn{Role: m.Role, Parts: parts[k : k+1 : k+1]})
 	}
 	return turns
 }
