@@ -26,17 +26,17 @@ func NewAgents(svc AgentService, opts Options) *Group {
 	h := &agentHandlers{svc: svc, g: g}
 	g.handle(http.MethodPost, "/api/v1/agent/validate/", false, h.validate)
 	g.handle(http.MethodPost, "/api/v1/agent/", false, h.create)
-	g.handle(http.MethodGet, "/api/v1/agent/", false, listPage(domain.ScopeAgentsRead, func(r *http.Request, offset, limit int) ([]*domain.Agent, bool, error) {
+	g.handle(http.MethodGet, "/api/v1/agent/", false, listPage(domain.ScopeAgentsRead, viewedList(func(r *http.Request, offset, limit int) ([]*domain.Agent, bool, error) {
 		return svc.List(r.Context(), principal(r), offset, limit)
-	}))
-	g.handle(http.MethodGet, "/api/v1/agent/{id}/", false, getByID(domain.ScopeAgentsRead, "id", svc.Get))
+	}, viewAgent)))
+	g.handle(http.MethodGet, "/api/v1/agent/{id}/", false, getByID(domain.ScopeAgentsRead, "id", viewed(svc.Get, viewAgent)))
 	g.handle(http.MethodPatch, "/api/v1/agent/{id}/", false, h.patch)
 	g.handle(http.MethodPut, "/api/v1/agent/{id}/", false, h.put)
 	g.handle(http.MethodDelete, "/api/v1/agent/{id}/", false, deleteByID(domain.ScopeAgentsWrite, "id", svc.Delete))
-	g.handle(http.MethodGet, "/api/v1/agent/{id}/versions/", false, listPage(domain.ScopeAgentsRead, func(r *http.Request, offset, limit int) ([]*domain.AgentVersion, bool, error) {
+	g.handle(http.MethodGet, "/api/v1/agent/{id}/versions/", false, listPage(domain.ScopeAgentsRead, viewedList(func(r *http.Request, offset, limit int) ([]*domain.AgentVersion, bool, error) {
 		return svc.Versions(r.Context(), principal(r), r.PathValue("id"), offset, limit)
-	}))
-	g.handle(http.MethodGet, "/api/v1/agent/{id}/versions/current/", false, getByID(domain.ScopeAgentsRead, "id", svc.CurrentVersion))
+	}, viewAgentVersion)))
+	g.handle(http.MethodGet, "/api/v1/agent/{id}/versions/current/", false, getByID(domain.ScopeAgentsRead, "id", viewed(svc.CurrentVersion, viewAgentVersion)))
 	return g
 }
 
@@ -144,7 +144,7 @@ func (h *agentHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, a)
+	writeJSON(w, http.StatusCreated, viewAgent(a))
 	return nil
 }
 
@@ -160,7 +160,7 @@ func (h *agentHandlers) update(w http.ResponseWriter, r *http.Request, merge boo
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, a)
+	writeJSON(w, http.StatusOK, viewAgent(a))
 	return nil
 }
 

@@ -69,3 +69,14 @@ func viewed[T, V any](get func(ctx context.Context, p domain.Principal, id strin
 		return view(v), nil
 	}
 }
+
+// viewedList is list with each element shown as view shows it.
+func viewedList[T, V any](list func(r *http.Request, offset, limit int) ([]T, bool, error), view func(T) V) func(*http.Request, int, int) ([]V, bool, error) {
+	return func(r *http.Request, offset, limit int) ([]V, bool, error) {
+		items, more, err := list(r, offset, limit)
+		if err != nil {
+			return nil, false, err
+		}
+		return each(items, view), more, nil
+	}
+}

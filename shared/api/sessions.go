@@ -122,7 +122,7 @@ func (h *sessionHandlers) feedback(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, f)
+	writeJSON(w, http.StatusOK, viewFeedback(f))
 	return nil
 }
 

@@ -23,41 +23,42 @@ const VectorEngine = "opensearch"
 // DefaultMaxTokens is filled into llm_config.max_tokens when the client leaves it out.
 const DefaultMaxTokens = 4096
 
-// Agent is a stored agent with its current configuration.
+// Agent is an agent with its current configuration. It has no wire form of its own: dynamo
+// stores an agentRecord and the API shows an agentJSON.
 type Agent struct {
-	ID            string         `json:"id"`
-	AgentKey      string         `json:"agent_key"`
-	Name          string         `json:"name"`
-	Architecture  string         `json:"architecture"`
-	EntryPoint    string         `json:"entry_point"`
-	IsPublic      bool           `json:"is_public"`
-	IsShared      bool           `json:"is_shared"`
-	OriginURL     *string        `json:"origin_url"`
-	Owner         string         `json:"owner"`
-	Company       string         `json:"company"`
-	SystemConfig  map[string]any `json:"system_config"`
-	VersionNumber string         `json:"version_number"`
-	ConfigHash    string         `json:"config_hash"`
-	CreatedAt     time.Time      `json:"created_at"`
-	UpdatedAt     time.Time      `json:"updated_at"`
+	ID            string
+	AgentKey      string
+	Name          string
+	Architecture  string
+	EntryPoint    string
+	IsPublic      bool
+	IsShared      bool
+	OriginURL     *string
+	Owner         string
+	Company       string
+	SystemConfig  map[string]any
+	VersionNumber string
+	ConfigHash    string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 
 	// VersionID is the id of the current AgentVersion; Explicit is the configuration exactly as
 	// the client set it (SystemConfig adds the service's defaults).
-	VersionID string         `json:"-"`
-	Explicit  map[string]any `json:"-"`
+	VersionID string
+	Explicit  map[string]any
 	// Seq counts versions (1 for the first); stores use it for optimistic concurrency.
-	Seq int `json:"-"`
+	Seq int
 }
 
 // AgentVersion is one immutable configuration of an agent.
 type AgentVersion struct {
-	ID            string         `json:"id"`
-	AgentID       string         `json:"agent"`
-	VersionNumber string         `json:"version_number"`
-	Seq           int            `json:"-"`
-	SystemConfig  map[string]any `json:"system_config"`
-	Metadata      map[string]any `json:"metadata"`
-	CreatedAt     time.Time      `json:"-"`
+	ID            string
+	AgentID       string
+	VersionNumber string
+	Seq           int
+	SystemConfig  map[string]any
+	Metadata      map[string]any
+	CreatedAt     time.Time
 }
 
 // CanRead reports whether p may read a: its own company's agents when owned or shared, and public

@@ -5,22 +5,22 @@ import "time"
 // Session is one conversation with a configuration (inline, or an agent's current version) and
 // its checkpoint: the variables kept between executions and the count of stored messages.
 type Session struct {
-	ID           string         `json:"id"`
-	Name         string         `json:"name"`
-	Owner        string         `json:"owner"`
-	Company      string         `json:"company"`
-	Config       map[string]any `json:"config"`
-	ConfigHash   string         `json:"config_hash"`
-	AgentID      string         `json:"agent_id,omitempty"`
-	AgentName    string         `json:"agent_name,omitempty"`
-	Variables    map[string]any `json:"variables"`
-	MessageCount int            `json:"message_count"`
-	VisibleCount int            `json:"visible_message_count"`
-	Executions   int            `json:"execution_count"`
-	CreatedAt    time.Time      `json:"created_at"`
-	UpdatedAt    time.Time      `json:"updated_at"`
+	ID           string
+	Name         string
+	Owner        string
+	Company      string
+	Config       map[string]any
+	ConfigHash   string
+	AgentID      string
+	AgentName    string
+	Variables    map[string]any
+	MessageCount int
+	VisibleCount int
+	Executions   int
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 	// Pending is what a paused execution waits for; nil when the session is not waiting.
-	Pending *PendingAction `json:"pending,omitempty"`
+	Pending *PendingAction
 }
 
 // Kinds of PendingAction.
@@ -32,23 +32,23 @@ const (
 // PendingAction is what a paused execution waits for: the results of calls of the client's
 // function tools, or a person's approval of MCP calls.
 type PendingAction struct {
-	Type        string            `json:"type"` // PendingToolCalls or PendingApproval
-	ExecutionID string            `json:"execution_id"`
-	ToolCalls   []PendingToolCall `json:"tool_calls"`
+	Type        string // PendingToolCalls or PendingApproval
+	ExecutionID string
+	ToolCalls   []PendingToolCall
 	// Input is the text of the user message the paused execution answers.
-	Input     string    `json:"input"`
-	CreatedAt time.Time `json:"created_at"`
+	Input     string
+	CreatedAt time.Time
 }
 
 // PendingToolCall is one tool call a paused execution waits on (and, once made, part of the
 // assistant message that asked for it).
 type PendingToolCall struct {
-	ID        string         `json:"id"`
-	Name      string         `json:"name"`
-	Arguments map[string]any `json:"arguments"`
-	Node      string         `json:"node,omitempty"`
-	Kind      string         `json:"kind,omitempty"`   // ToolKindFunction or ToolKindMCP
-	Server    string         `json:"server,omitempty"` // an MCP call's server
+	ID        string
+	Name      string
+	Arguments map[string]any
+	Node      string
+	Kind      string // ToolKindFunction or ToolKindMCP
+	Server    string // an MCP call's server
 }
 
 // CanAccess reports whether p may use the session: sessions belong to the key owner that made them.
@@ -58,19 +58,19 @@ func (s *Session) CanAccess(p Principal) bool {
 
 // Message is one stored conversation message.
 type Message struct {
-	ID          string    `json:"id"`
-	Seq         int       `json:"seq"`
-	Role        string    `json:"role"`
-	Node        string    `json:"node,omitempty"`
-	Content     string    `json:"content"`
-	Visible     bool      `json:"visible"`
-	ExecutionID string    `json:"execution_id"`
-	CreatedAt   time.Time `json:"created_at"`
+	ID          string
+	Seq         int
+	Role        string
+	Node        string
+	Content     string
+	Visible     bool
+	ExecutionID string
+	CreatedAt   time.Time
 	// Citations are the passages an assistant message drew on: nil (no field) when its agent
 	// retrieved nothing, empty when it searched and found nothing.
-	Citations []Citation `json:"citations,omitzero"`
+	Citations []Citation
 	// ToolCalls are the calls an assistant message asked for when its execution paused.
-	ToolCalls []PendingToolCall `json:"tool_calls,omitempty"`
+	ToolCalls []PendingToolCall
 }
 
 // Execution statuses.
@@ -85,42 +85,42 @@ const (
 
 // Execution is the record of one execute call: its status, events and result.
 type Execution struct {
-	ID            string           `json:"id"`
-	SessionID     string           `json:"session_id"`
-	CorrelationID *string          `json:"correlation_id"`
-	Status        string           `json:"status"`
-	StopReason    string           `json:"stop_reason,omitempty"`
-	Error         string           `json:"error,omitempty"`
-	ErrorType     string           `json:"error_type,omitempty"` // error.type of Error; empty in older records (api_error)
-	Events        []map[string]any `json:"events"`
-	MessageIDs    []string         `json:"message_ids"`
-	InputTokens   int              `json:"input_tokens"`
-	OutputTokens  int              `json:"output_tokens"`
-	DurationMS    int64            `json:"execution_time"`
-	CreatedAt     time.Time        `json:"created_at"`
-	CompletedAt   *time.Time       `json:"completed_at"`
+	ID            string
+	SessionID     string
+	CorrelationID *string
+	Status        string
+	StopReason    string
+	Error         string
+	ErrorType     string // error.type of Error; empty in older records (api_error)
+	Events        []map[string]any
+	MessageIDs    []string
+	InputTokens   int
+	OutputTokens  int
+	DurationMS    int64
+	CreatedAt     time.Time
+	CompletedAt   *time.Time
 	// Request is the pending request of an asynchronous execution, kept until it runs.
-	Request map[string]any `json:"request,omitempty"`
+	Request map[string]any
 	// Scopes are the grants (Principal.Grants) of the caller that queued an asynchronous
 	// execution, kept with Request: the worker runs it with them, not with the session owner's
 	// widest rights.
-	Scopes []string `json:"scopes,omitempty"`
+	Scopes []string
 	// Pending and Checkpoint are set while the execution waits (ExecRequiresAction): what for,
 	// and the engine's state to continue from.
-	Pending    *PendingAction `json:"pending,omitempty"`
-	Checkpoint []byte         `json:"checkpoint,omitempty"`
+	Pending    *PendingAction
+	Checkpoint []byte
 }
 
 // Feedback is one caller's rating of one message; giving it again updates it.
 type Feedback struct {
-	ID        string    `json:"id"`
-	MessageID string    `json:"message"`
-	SessionID string    `json:"session_id"`
-	User      string    `json:"user"`
-	Rating    *int      `json:"rating"`
-	Comment   *string   `json:"comment"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID        string
+	MessageID string
+	SessionID string
+	User      string
+	Rating    *int
+	Comment   *string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Commit is what one execution writes: its messages, its record, and the session's new

@@ -13,18 +13,62 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-// agentRecord is the stored form of an agent: the API record plus what only the service sees.
+// agentRecord is the stored form of an agent (the data attribute of its item): what the API
+// shows plus what only the service sees. Its keys are the ones items were first written with.
 type agentRecord struct {
-	*domain.Agent
-	Explicit  map[string]any `json:"explicit"`
-	VersionID string         `json:"version_id"`
-	Seq       int            `json:"seq"`
+	ID            string         `json:"id"`
+	AgentKey      string         `json:"agent_key"`
+	Name          string         `json:"name"`
+	Architecture  string         `json:"architecture"`
+	EntryPoint    string         `json:"entry_point"`
+	IsPublic      bool           `json:"is_public"`
+	IsShared      bool           `json:"is_shared"`
+	OriginURL     *string        `json:"origin_url"`
+	Owner         string         `json:"owner"`
+	Company       string         `json:"company"`
+	SystemConfig  map[string]any `json:"system_config"`
+	VersionNumber string         `json:"version_number"`
+	ConfigHash    string         `json:"config_hash"`
+	CreatedAt     time.Time      `json:"created_at"`
+	UpdatedAt     time.Time      `json:"updated_at"`
+	Explicit      map[string]any `json:"explicit"`
+	VersionID     string         `json:"version_id"`
+	Seq           int            `json:"seq"`
 }
 
+func newAgentRecord(a *domain.Agent) agentRecord {
+	return agentRecord{ID: a.ID, AgentKey: a.AgentKey, Name: a.Name, Architecture: a.Architecture, EntryPoint: a.EntryPoint,
+		IsPublic: a.IsPublic, IsShared: a.IsShared, OriginURL: a.OriginURL, Owner: a.Owner, Company: a.Company,
+		SystemConfig: a.SystemConfig, VersionNumber: a.VersionNumber, ConfigHash: a.ConfigHash, CreatedAt: a.CreatedAt,
+		UpdatedAt: a.UpdatedAt, Explicit: a.Explicit, VersionID: a.VersionID, Seq: a.Seq}
+}
+
+func (r *agentRecord) agent() *domain.Agent {
+	return &domain.Agent{ID: r.ID, AgentKey: r.AgentKey, Name: r.Name, Architecture: r.Architecture, EntryPoint: r.EntryPoint,
+		IsPublic: r.IsPublic, IsShared: r.IsShared, OriginURL: r.OriginURL, Owner: r.Owner, Company: r.Company,
+		SystemConfig: r.SystemConfig, VersionNumber: r.VersionNumber, ConfigHash: r.ConfigHash, CreatedAt: r.CreatedAt,
+		UpdatedAt: r.UpdatedAt, Explicit: r.Explicit, VersionID: r.VersionID, Seq: r.Seq}
+}
+
+// versionRecord is the stored form of an agent version.
 type versionRecord struct {
-	*domain.AgentVersion
-	Seq       int       `json:"seq"`
-	CreatedAt time.Time `json:"created_at"`
+	ID            string         `json:"id"`
+	AgentID       string         `json:"agent"`
+	VersionNumber string         `json:"version_number"`
+	SystemConfig  map[string]any `json:"system_config"`
+	Metadata      map[string]any `json:"metadata"`
+	Seq           int            `json:"seq"`
+	CreatedAt     time.Time      `json:"created_at"`
+}
+
+func newVersionRecord(v *domain.AgentVersion) versionRecord {
+	return versionRecord{ID: v.ID, AgentID: v.AgentID, VersionNumber: v.VersionNumber, SystemConfig: v.SystemConfig,
+		Metadata: v.Metadata, Seq: v.Seq, CreatedAt: v.CreatedAt}
+}
+
+func (r *versionRecord) version() *domain.AgentVersion {
+	return &domain.AgentVersion{ID: r.ID, AgentID: r.AgentID, VersionNumber: r.VersionNumber, SystemConfig: r.SystemConfig,
+		Metadata: r.Metadata, Seq: r.Seq, CreatedAt: r.CreatedAt}
 }
 
 func agentPK(id string) string      { return "AGENT#" + id }
@@ -41,7 +85,7 @@ func sortTime(t time.Time) string {
 }
 
 func (st *Store) agentItem(a *domain.Agent) (map[string]types.AttributeValue, error) {
-	it, err := item(agentPK(a.ID), agentSK, agentRecord{Agent: a, Explicit: a.Explicit, VersionID: a.VersionID, Seq: a.Seq})
+	it, err := item(agentPK(a.ID), agentSK, newAgentRecord(a))
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +96,7 @@ func (st *Store) agentItem(a *domain.Agent) (map[string]types.AttributeValue, er
 }
 
 func (st *Store) versionPut(v *domain.AgentVersion) (*types.Put, error) {
-	it, err := item(agentPK(v.AgentID), versionSK(v.Seq), versionRecord{AgentVersion: v, Seq: v.Seq, CreatedAt: v.CreatedAt})
+	it, err := item(agentPK(v.AgentID), versionSK(v.Seq), newVersionRecord(v))
 	if err != nil {
 		return nil, err
 	}
@@ -88,17 +132,10 @@ func (st *Store) CreateAgent(ctx context.Context, a *domain.Agent, v *domain.Age
 // GetAgent reads one agent (one GetItem).
 func (st *Store) GetAgent(ctx context.Context, id string) (*domain.Agent, error) {
 	var r agentRecord
-	r.Agent = &domain.Agent{}
 	if err := st.get(ctx, agentPK(id), agentSK, &r); err != nil {
 		return nil, fmt.Errorf("get agent %s: %w", id, err)
 	}
-	return r.restore(), nil
-}
-
-func (r *agentRecord) restore() *domain.Agent {
-	a := r.Agent
-	a.Explicit, a.VersionID, a.Seq = r.Explicit, r.VersionID, r.Seq
-	return a
+	return r.agent(), nil
 }
 
 // ListAgents calls each with a company's agents, newest first, until it returns false (one
@@ -117,11 +154,11 @@ func (st *Store) ListAgents(ctx context.Context, company string, each func(*doma
 			return fmt.Errorf("list agents of %s: %w", company, translate(err))
 		}
 		for _, it := range page.Items {
-			r := agentRecord{Agent: &domain.Agent{}}
+			var r agentRecord
 			if err := decode(it, &r); err != nil {
 				return err
 			}
-			if !each(r.restore()) {
+			if !each(r.agent()) {
 				return nil
 			}
 		}
@@ -259,12 +296,11 @@ func (st *Store) GetVersion(ctx context.Context, agentID string, seq int) (*doma
 }
 
 func decodeVersion(it map[string]types.AttributeValue) (*domain.AgentVersion, error) {
-	r := versionRecord{AgentVersion: &domain.AgentVersion{}}
+	var r versionRecord
 	if err := decode(it, &r); err != nil {
 		return nil, err
 	}
-	r.AgentVersion.Seq, r.AgentVersion.CreatedAt = r.Seq, r.CreatedAt
-	return r.AgentVersion, nil
+	return r.version(), nil
 }
 
 // AgentIDByKey resolves an agent_key to its agent id (one GetItem on the key claim).

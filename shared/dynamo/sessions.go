@@ -33,7 +33,7 @@ func messageIndex(id string) string        { return "MSG#" + id }
 func feedbackSK(msgID, user string) string { return fbPrefix + msgID + "#" + user }
 
 func (st *Store) sessionItem(s *domain.Session) (map[string]types.AttributeValue, error) {
-	it, err := item(sessionPK(s.ID), sessionSK, s)
+	it, err := item(sessionPK(s.ID), sessionSK, newSessionRecord(s))
 	if err != nil {
 		return nil, err
 	}
@@ -67,11 +67,11 @@ func (st *Store) CreateSession(ctx context.Context, sess *domain.Session) error 
 
 // GetSession reads a session record (one GetItem).
 func (st *Store) GetSession(ctx context.Context, id string) (*domain.Session, error) {
-	var sess domain.Session
-	if err := st.get(ctx, sessionPK(id), sessionSK, &sess); err != nil {
+	var r sessionRecord
+	if err := st.get(ctx, sessionPK(id), sessionSK, &r); err != nil {
 		return nil, err
 	}
-	return &sess, nil
+	return r.session(), nil
 }
 
 // ListSessions returns up to limit of an owner's sessions, newest first, after skipping
@@ -101,11 +101,11 @@ func (st *Store) ListSessions(ctx context.Context, company, owner string, offset
 			if len(out) == limit {
 				return out, true, nil
 			}
-			var sess domain.Session
-			if err := decode(it, &sess); err != nil {
+			var r sessionRecord
+			if err := decode(it, &r); err != nil {
 				return nil, false, err
 			}
-			out = append(out, &sess)
+			out = append(out, r.session())
 		}
 	}
 	return out, false, nil
@@ -157,8 +157,8 @@ func (st *Store) AcquireSession(ctx context.Context, p domain.Principal, id, lea
 		if len(ccf.Item) == 0 {
 			return nil, domain.ErrNotFound
 		}
-		var old domain.Session
-		if err := decode(ccf.Item, &old); err == nil && !old.CanAccess(p) {
+		var old sessionRecord
+		if err := decode(ccf.Item, &old); err == nil && !old.session().CanAccess(p) {
 			return nil, domain.ErrPermission
 		}
 		return nil, &domain.Error{Kind: domain.KindConflict, Message: "Another execution is running in this session; retry when it has finished", Err: err}
@@ -166,11 +166,11 @@ func (st *Store) AcquireSession(ctx context.Context, p domain.Principal, id, lea
 	if err != nil {
 		return nil, translate(err)
 	}
-	var sess domain.Session
-	if err := decode(out.Attributes, &sess); err != nil {
+	var r sessionRecord
+	if err := decode(out.Attributes, &r); err != nil {
 		return nil, err
 	}
-	return &sess, nil
+	return r.session(), nil
 }
 
 // ReleaseSession gives the lease back without other changes (after a failed run).
@@ -228,7 +228,7 @@ const attrContent = "content"
 
 // messageItem builds a message's record; its content is an attribute of its own.
 func messageItem(sessionID string, m *domain.Message) (map[string]types.AttributeValue, error) {
-	body := *m
+	body := newMessageRecord(m)
 	body.Content = ""
 	it, err := rawItem(sessionPK(sessionID), messageSK(m.Seq), body)
 	if err != nil {
@@ -244,10 +244,11 @@ func messageItem(sessionID string, m *domain.Message) (map[string]types.Attribut
 // decodeMessage reads a message record, with its content from the data of records written
 // before content had its own attribute.
 func decodeMessage(it map[string]types.AttributeValue) (domain.Message, error) {
-	var m domain.Message
-	if err := decode(it, &m); err != nil {
-		return m, err
+	var r messageRecord
+	if err := decode(it, &r); err != nil {
+		return domain.Message{}, err
 	}
+	m := r.message()
 	if c, ok := it[attrContent].(*types.AttributeValueMemberS); ok {
 		m.Content = c.Value
 	}
@@ -311,11 +312,11 @@ func (st *Store) PutExecution(ctx context.Context, e *domain.Execution) error {
 
 // GetExecution reads one execution record.
 func (st *Store) GetExecution(ctx context.Context, sessionID, id string) (*domain.Execution, error) {
-	var e domain.Execution
-	if err := st.get(ctx, sessionPK(sessionID), execPrefix+id, &e); err != nil {
+	var r executionRecord
+	if err := st.get(ctx, sessionPK(sessionID), execPrefix+id, &r); err != nil {
 		return nil, err
 	}
-	return &e, nil
+	return r.execution(), nil
 }
 
 // executionPage is how many executions one Query reads: a page of events needs few of them,
@@ -339,11 +340,11 @@ func (st *Store) EachExecution(ctx context.Context, sessionID string, each func(
 			return translate(err)
 		}
 		for _, it := range page.Items {
-			var e domain.Execution
-			if err := decode(it, &e); err != nil {
+			var r executionRecord
+			if err := decode(it, &r); err != nil {
 				return err
 			}
-			if !each(&e) {
+			if !each(r.execution()) {
 				return nil
 			}
 		}
@@ -412,7 +413,7 @@ func (st *Store) FindMessage(ctx context.Context, id string) (*domain.Message, s
 
 // PutFeedback stores one user's feedback on a message, keeping the first creation time.
 func (st *Store) PutFeedback(ctx context.Context, f *domain.Feedback) (*domain.Feedback, error) {
-	var old domain.Feedback
+	var old feedbackRecord
 	err := st.get(ctx, sessionPK(f.SessionID), feedbackSK(f.MessageID, f.User), &old)
 	switch {
 	case err == nil:
@@ -437,9 +438,9 @@ func (st *Store) PutFeedback(ctx context.Context, f *domain.Feedback) (*domain.F
 }
 
 func feedbackItem(f *domain.Feedback) (map[string]types.AttributeValue, error) {
-	return item(sessionPK(f.SessionID), feedbackSK(f.MessageID, f.User), f)
+	return item(sessionPK(f.SessionID), feedbackSK(f.MessageID, f.User), newFeedbackRecord(f))
 }
 
 func executionItem(sessionID string, e *domain.Execution) (map[string]types.AttributeValue, error) {
-	return rawItem(sessionPK(sessionID), execPrefix+e.ID, e)
+	return rawItem(sessionPK(sessionID), execPrefix+e.ID, newExecutionRecord(e))
 }
