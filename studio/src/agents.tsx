@@ -1,7 +1,7 @@
 // Agents: the paged list, an editor for the whole configuration checked live by
 // /agent/validate/, delete, visibility flags, and the versions with a side-by-side diff.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
-import { api, ApiError, type FieldError } from './api'
+import { api, ApiError, type Agent, type AgentVersion, type FieldError, type ValidateResult } from './api'
 import { diffLines } from './diff'
 import { navigate, ROOT } from './router'
 import { Confirm, ErrorBox, messageOf, Section, Spinner, usePaged, when } from './ui'
@@ -27,11 +27,6 @@ function read(text: string, f: Format): { value?: Record<string, unknown>; error
     return { error: `Not valid ${name}: ` + (e as Error).message }
   }
   return typeof v === 'object' && v && !Array.isArray(v) ? { value: v as Record<string, unknown> } : { error: `The configuration must be a ${name} object (a mapping)` }
-}
-
-export interface Agent {
-  id: string; agent_key: string; name: string; architecture?: string; is_public: boolean; is_shared: boolean
-  system_config: Record<string, unknown>; version_number: string; config_hash: string; created_at: string; updated_at: string; owner: string
 }
 
 const TEMPLATE = {
@@ -138,8 +133,8 @@ function Editor({ agent, onSaved }: { agent?: Agent; onSaved: (a: Agent) => void
     let live = true
     setCheck((c) => ({ ...c, busy: true }))
     timer.current = window.setTimeout(() => {
-      api<{ valid: boolean; errors?: FieldError[] }>('POST', 'agent/validate/', { system_config: parsed.value })
-        .then((r) => live && setCheck({ busy: false, errors: r.errors ?? [], valid: r.valid, of: parsed }))
+      api<ValidateResult>('POST', 'agent/validate/', { system_config: parsed.value })
+        .then((r) => live && setCheck({ busy: false, errors: r.valid ? [] : r.errors, valid: r.valid, of: parsed }))
         .catch((e) => live && setCheck({ busy: false, errors: e instanceof ApiError ? e.errors : [], parse: e instanceof ApiError && e.errors.length ? undefined : String(e.message) }))
     }, 400)
     return () => { live = false; clearTimeout(timer.current) }
@@ -221,10 +216,8 @@ function Editor({ agent, onSaved }: { agent?: Agent; onSaved: (a: Agent) => void
   )
 }
 
-interface Version { id: string; version_number: string; system_config: unknown; metadata: { created_at?: string; config_hash?: string } }
-
 function Versions({ id, current }: { id: string; current: string }) {
-  const list = usePaged<Version>(`agent/${encodeURIComponent(id)}/versions/`, 20, '', current)
+  const list = usePaged<AgentVersion>(`agent/${encodeURIComponent(id)}/versions/`, 20, '', current)
   const [left, setLeft] = useState('')
   const [right, setRight] = useState('')
   const byNumber = (v: string) => list.items.find((x) => x.version_number === v)

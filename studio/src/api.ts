@@ -3,10 +3,51 @@
 // token may not do); the token also goes to sessionStorage so that a reload keeps the user
 // signed in. Never localStorage, never a URL.
 
+import type { components } from './schema'
+
 const BASE = '/api/v1'
 const TOKEN_KEY = 'agentorch.studio.token'
 
-export interface FieldError { field: string; message: string }
+// The API's types, as shared/api/openapi/openapi.yaml describes them: src/schema.d.ts is generated
+// from it by `npm run schema` before every check and build, so a field renamed there and still
+// used here fails the build.
+type Schemas = components['schemas']
+export type FieldError = Schemas['FieldError']
+export type Agent = Schemas['Agent']
+export type AgentVersion = Schemas['AgentVersion']
+export type ValidateResult = Schemas['ValidateResult']
+export type FileRecord = Schemas['File']
+export type PendingUpload = Schemas['PendingUpload']
+export type Collection = Schemas['Collection']
+export type KnowledgeBase = Schemas['KnowledgeBase']
+export type KnowledgeBaseDetail = Schemas['KnowledgeBaseDetail']
+export type KnowledgeBaseState = Schemas['KnowledgeBaseState']
+export type KnowledgeBaseCheck = Schemas['KnowledgeBaseCheck']
+export type SearchResult = Schemas['SearchResult']
+export type SearchHit = Schemas['SearchHit']
+export type ApiKey = Schemas['ApiKey']
+export type ApiKeyCreated = Schemas['ApiKeyCreated']
+export type TokenResponse = Schemas['TokenResponse']
+export type MCPServer = Schemas['MCPServer']
+export type MCPTools = Schemas['MCPTools']
+export type Session = Schemas['Session']
+export type SessionCreated = Schemas['SessionCreated']
+export type SessionFromAgent = Schemas['SessionFromAgent']
+export type MessageHistory = Schemas['MessageHistory']
+export type Citation = Schemas['Citation']
+export type RequiredAction = Schemas['RequiredAction']
+export type PendingToolCall = Schemas['PendingToolCall']
+export type StoredEvent = Schemas['StoredEvent']
+export type EventList = Schemas['EventList']
+/** The execute result; the document's anyOf on status comes out as extra union members, left out here. */
+export type ExecuteResult = Extract<Schemas['ExecuteResult'], { object: unknown }>
+/** An event's data (one shape per event type, told apart by the event's type): every field any shape has. */
+export type EventFields = Fields<Schemas['EventData']>
+/** A server-sent event of a streaming execute. */
+export type StreamEvent = Schemas['StreamMessage']
+
+/** The fields of every member of the union U, each optional, with the types U gives it. */
+type Fields<U> = { [K in U extends unknown ? keyof U : never]?: U extends unknown ? (K extends keyof U ? U[K] : never) : never }
 
 /** An error answer of the API: the envelope's type, message and field errors. */
 export class ApiError extends Error {
@@ -58,7 +99,7 @@ async function envelope(res: Response): Promise<ApiError> {
 async function exchange(key: string): Promise<Token> {
   const res = await fetch(BASE + '/auth/token/', { method: 'POST', headers: { 'x-api-key': key } })
   if (!res.ok) throw await envelope(res)
-  const body = await res.json() as { access_token: string; expires_in: number }
+  const body: TokenResponse = await res.json()
   return { access_token: body.access_token, expires_at: Date.now() + body.expires_in * 1000 }
 }
 
@@ -140,17 +181,18 @@ export async function api<T>(method: string, path: string, body?: unknown, opts:
 /** One page of a list, and whether another follows (the Link rel="next" header). */
 export interface Page<T> { items: T[]; next: boolean }
 
+/**
+ * One page of a list endpoint. Those (agents, versions, sessions, files, collections, knowledge
+ * bases, MCP servers, API keys) answer a bare JSON array and name the next page in a Link header
+ * (docs/api.md); the wrapped lists (a session's messages and events) are read with api().
+ */
 export async function page<T>(path: string, limit: number, offset: number, extra = ''): Promise<Page<T>> {
   const sep = path.includes('?') ? '&' : '?'
   const res = await send('GET', `${path}${sep}limit=${limit}&offset=${offset}${extra}`)
-  const body = await res.json()
-  const items = Array.isArray(body) ? body : (body.events ?? body.results ?? [])
-  const next = /rel="next"/.test(res.headers.get('Link') ?? '') || body.has_more === true
-  return { items, next }
+  const items: unknown = await res.json()
+  if (!Array.isArray(items)) throw new ApiError(res.status, 'api_error', `${path} did not answer a list`)
+  return { items, next: /rel="next"/.test(res.headers.get('Link') ?? '') }
 }
-
-/** A server-sent event of a streaming execute. */
-export interface StreamEvent { event: string; data: any }
 
 /** Where a streaming execute goes: the deployment's stream address when it has one. */
 export function streamBase(): string {
@@ -174,15 +216,16 @@ export async function stream(sessionID: string, body: unknown, onEvent: (e: Stre
       const block = buf.slice(0, cut)
       buf = buf.slice(cut + 2)
       const e = parseSSE(block)
-      if (e) onEvent(e)
+      // The one place the stream is taken to be as the document describes it (ExecuteStream).
+      if (e) onEvent(e as StreamEvent)
     }
   }
   const last = parseSSE(buf)
-  if (last) onEvent(last)
+  if (last) onEvent(last as StreamEvent)
 }
 
-/** Parses one server-sent event block ("event:" and "data:" lines). */
-export function parseSSE(block: string): StreamEvent | null {
+/** Parses one server-sent event block ("event:" and "data:" lines): its data as JSON when it is JSON. */
+export function parseSSE(block: string): { event: string; data: unknown } | null {
   let event = 'message'
   const data: string[] = []
   for (const line of block.split('\n')) {

@@ -2,20 +2,9 @@
 // collections, knowledge bases with chunking and embedding options, their live status, sync,
 // delete, and search with the strategy and the scores.
 import { useEffect, useState } from 'preact/hooks'
-import { api, postForm, putWithProgress } from './api'
+import { api, postForm, putWithProgress, type Collection, type FileRecord, type KnowledgeBase, type KnowledgeBaseCheck, type KnowledgeBaseDetail, type KnowledgeBaseState, type PendingUpload, type SearchHit, type SearchResult } from './api'
 import { Confirm, ErrorBox, messageOf, Section, Spinner, usePaged, when } from './ui'
 
-interface FileRec { id: string; original_filename: string; file_type: string; size_bytes: number; status: string; tags: string[]; error?: string | null; created_at: string }
-interface Collection { id: string; name: string; status: string; data_source_count: number; created_at: string }
-interface Datasource { id: string; name: string; type: string; status: string }
-interface KB {
-  id: string; name: string; status: string; progress?: number; total_datasources?: number
-  ingested_datasources?: Datasource[] | null; failed_datasources?: Datasource[] | null
-  datasource_errors?: Record<string, string> | null
-  processing_metadata?: { phase?: string; total_chunks?: number; processed_chunks?: number; message?: string }
-  error?: string | null; created_at: string
-}
-interface Hit { file_id: string; file_name: string; chunk_index: number; text: string; score: number }
 
 const SMALL = 4 * 1024 * 1024
 
@@ -36,7 +25,7 @@ let uploadSeq = 0
 interface Upload { id: number; name: string; sent: number; total: number; error?: string; done?: boolean }
 
 function Files({ reload, onChange }: { reload: number; onChange: () => void }) {
-  const list = usePaged<FileRec>('files/', 20, '', reload)
+  const list = usePaged<FileRecord>('files/', 20, '', reload)
   const [uploads, setUploads] = useState<Upload[]>([])
   const [tags, setTags] = useState('')
   const [over, setOver] = useState(false)
@@ -54,7 +43,7 @@ function Files({ reload, onChange }: { reload: number; onChange: () => void }) {
           if (tagList.length) form.append('tags', tagList.join(','))
           await postForm('files/', form)
         } else {
-          const p = await api<{ file_id: string; upload_url: string; headers: Record<string, string> }>('POST', 'files/uploads/', { name: f.name, size: f.size, media_type: f.type || undefined })
+          const p = await api<PendingUpload>('POST', 'files/uploads/', { name: f.name, size: f.size, media_type: f.type || undefined })
           await putWithProgress(p.upload_url, p.headers, f, (sent, total) => set({ sent, total }))
           await api('POST', `files/${p.file_id}/complete/`)
         }
@@ -67,7 +56,7 @@ function Files({ reload, onChange }: { reload: number; onChange: () => void }) {
   }
 
   const [error, setError] = useState<unknown>(null)
-  async function remove(f: FileRec) {
+  async function remove(f: FileRecord) {
     setError(null)
     try { await api('DELETE', `files/${f.id}/`); onChange() } catch (e) { setError(e) }
   }
@@ -115,7 +104,7 @@ function Files({ reload, onChange }: { reload: number; onChange: () => void }) {
 
 function Collections({ reload, onChange }: { reload: number; onChange: () => void }) {
   const list = usePaged<Collection>('collections/', 20, '', reload)
-  const files = usePaged<FileRec>('files/', 100, '', reload)
+  const files = usePaged<FileRecord>('files/', 100, '', reload)
   const [name, setName] = useState('')
   const [picked, setPicked] = useState<string[]>([])
   const [error, setError] = useState<unknown>(null)
@@ -161,7 +150,7 @@ function Collections({ reload, onChange }: { reload: number; onChange: () => voi
 }
 
 function KnowledgeBases({ reload, onChange }: { reload: number; onChange: () => void }) {
-  const list = usePaged<KB>('knowledge-bases/', 20, '', reload)
+  const list = usePaged<KnowledgeBase>('knowledge-bases/', 20, '', reload)
   const colls = usePaged<Collection>('collections/', 100, '', reload)
   const [selected, setSelected] = useState<string | null>(null)
   const [form, setForm] = useState({ name: '', collection: '', chunk_size: '', chunk_overlap: '', split_by: '', provider: '', model: '' })
@@ -182,7 +171,7 @@ function KnowledgeBases({ reload, onChange }: { reload: number; onChange: () => 
       const body: Record<string, unknown> = { name: form.name, processing_engine: 'opensearch', selected_collections: form.collection ? [form.collection] : [] }
       if (Object.keys(chunking).length) body.chunking_strategy = chunking
       if (Object.keys(embedding).length) body.embedding_config = embedding
-      const kb = await api<KB>('POST', 'knowledge-bases/', body)
+      const kb = await api<KnowledgeBaseDetail>('POST', 'knowledge-bases/', body)
       setSelected(kb.id)
       onChange()
     } catch (err) {
@@ -242,7 +231,7 @@ function KnowledgeBases({ reload, onChange }: { reload: number; onChange: () => 
 const FINAL = new Set(['completed', 'failed', 'partially_completed', 'error'])
 
 /** "embedding · 2/3 files ingested, 1 failed, 10/14 chunks": one string, re-rendered as one text. */
-function counts(kb: KB): string {
+function counts(kb: KnowledgeBaseState): string {
   const meta = kb.processing_metadata ?? {}
   const failed = kb.failed_datasources?.length ?? 0
   let s = `${kb.ingested_datasources?.length ?? 0}/${kb.total_datasources ?? 0} files ingested`
@@ -252,13 +241,13 @@ function counts(kb: KB): string {
 }
 
 function KBDetail({ id, onChange, onGone }: { id: string; onChange: () => void; onGone: () => void }) {
-  const [kb, setKb] = useState<KB | null>(null)
+  const [kb, setKb] = useState<KnowledgeBaseState | null>(null)
   const [error, setError] = useState<unknown>(null)
   const [tick, setTick] = useState(0)
   // Live status: check_status every 2 s until the knowledge base settles.
   useEffect(() => {
     let live = true
-    api<{ knowledge_base: KB }>('GET', `knowledge-bases/${id}/check_status/`)
+    api<KnowledgeBaseCheck>('GET', `knowledge-bases/${id}/check_status/`)
       .then((r) => {
         if (!live) return
         setKb(r.knowledge_base)
@@ -299,7 +288,7 @@ function Search({ id }: { id: string }) {
   const [query, setQuery] = useState('')
   const [strategy, setStrategy] = useState('dense')
   const [topK, setTopK] = useState('5')
-  const [hits, setHits] = useState<Hit[] | null>(null)
+  const [hits, setHits] = useState<SearchHit[] | null>(null)
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<unknown>(null)
   async function search(e: Event) {
@@ -307,7 +296,7 @@ function Search({ id }: { id: string }) {
     setBusy(true)
     setError(null)
     try {
-      const r = await api<{ results: Hit[] }>('POST', `knowledge-bases/${id}/search/`, { query, strategy, top_k: Number(topK) })
+      const r = await api<SearchResult>('POST', `knowledge-bases/${id}/search/`, { query, strategy, top_k: Number(topK) })
       setHits(r.results)
     } catch (err) {
       setError(err)

@@ -2,15 +2,11 @@
 // watch tool calls and retrieval as they happen, answer approvals and function calls, cite,
 // rate, and reopen earlier sessions.
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { api, stream, type StreamEvent } from './api'
-import type { Agent } from './agents'
+import { api, stream, type Agent, type Citation, type EventFields, type ExecuteResult, type MessageHistory, type RequiredAction, type Session, type SessionCreated, type SessionFromAgent, type StreamEvent } from './api'
 import { markdown } from './md'
 import { ROOT } from './router'
 import { ErrorBox, messageOf, Section, Spinner, usePaged, when } from './ui'
 
-interface Citation { index: number; file_name: string; file_id: string; chunk_index: number; score: number; text: string; knowledge_base_id: string }
-interface PendingCall { id: string; name: string; arguments: Record<string, unknown>; kind: 'function' | 'mcp'; node?: string; server?: string }
-interface RequiredAction { type: 'tool_calls' | 'approval'; execution_id: string; tool_calls: PendingCall[] }
 interface Activity { id: string; label: string; detail?: string; ms?: number; error?: boolean; done: boolean }
 
 interface Turn {
@@ -26,8 +22,6 @@ interface Turn {
   rating?: number
 }
 
-interface SessionSummary { id: string; name: string; created_at: string; message_count: number; agent_id?: string; required_action?: RequiredAction | null }
-
 let seq = 0
 const nextKey = () => 'k' + ++seq
 
@@ -36,14 +30,14 @@ export function Playground({ query }: { query: URLSearchParams }) {
   const [pending, setPending] = useState<RequiredAction | null>(null)
   const [turns, setTurns] = useState<Turn[]>([])
   const [reload, setReload] = useState(0)
-  const sessions = usePaged<SessionSummary>('sessions/', 10, '', reload)
+  const sessions = usePaged<Session>('sessions/', 10, '', reload)
 
   async function open(id: string, name: string, waiting?: RequiredAction | null) {
     setSession({ id, name })
     setPending(waiting ?? null)
     setTurns([])
     try {
-      const h = await api<{ messages: { id: string; role: 'user' | 'assistant'; content: string; citations?: Citation[] }[] }>('GET', `runtime/${id}/messages/?limit=200`)
+      const h = await api<MessageHistory>('GET', `runtime/${id}/messages/?limit=200`)
       setTurns(h.messages.map((m) => ({ role: m.role, key: nextKey(), id: m.id, text: m.content, citations: m.citations })))
     } catch (e) {
       setTurns([{ role: 'assistant', key: nextKey(), text: '', error: messageOf(e) }])
@@ -89,11 +83,11 @@ function Opener({ initialAgent, onOpened }: { initialAgent: string; onOpened: (i
     setError(null)
     try {
       if (mode === 'agent') {
-        const r = await api<{ session_id: string; agent_name: string }>('GET', `sessions/from-agent/?agent_key=${encodeURIComponent(agentKey)}`)
+        const r = await api<SessionFromAgent>('GET', `sessions/from-agent/?agent_key=${encodeURIComponent(agentKey)}`)
         onOpened(r.session_id, r.agent_name)
       } else {
         const cfg = JSON.parse(inline)
-        const r = await api<{ session_id: string }>('POST', 'sessions/', cfg)
+        const r = await api<SessionCreated>('POST', 'sessions/', cfg)
         onOpened(r.session_id, String(cfg.name ?? 'inline'))
       }
     } catch (err) {
@@ -178,51 +172,55 @@ function Chat({ session, turns, setTurns, pending, setPending, onRan }: ChatProp
   }
 
   function onEvent(key: string, e: StreamEvent, started: Map<string, number>) {
-    const d = e.data
     switch (e.event) {
       case 'text':
-        patch(key, (t) => ({ ...t, text: t.text + (d.delta ?? '') }))
-        return
-      case 'tool_call': {
-        const id = d.data?.tool_use_id ?? nextKey()
-        started.set(id, performance.now())
-        const label = `${d.data?.tool}${d.data?.server ? ' @' + d.data.server : ''}`
-        patch(key, (t) => ({ ...t, activity: [...(t.activity ?? []), { id, label, detail: JSON.stringify(d.data?.input ?? {}), done: false }] }))
-        return
-      }
-      case 'tool_result': {
-        const id = d.data?.tool_use_id
-        patch(key, (t) => ({
-          ...t,
-          activity: upsert(t.activity ?? [], id, { label: String(d.data?.tool), detail: String(d.data?.output ?? ''), ms: d.data?.duration_ms, error: d.data?.is_error, done: true }),
-        }))
-        return
-      }
-      case 'retrieval':
-        patch(key, (t) => ({ ...t, activity: [...(t.activity ?? []), { id: nextKey(), label: 'retrieval', detail: `“${d.data?.query ?? ''}”: ${d.data?.hits ?? 0} passages`, ms: d.data?.duration_ms, done: true }] }))
-        return
-      case 'approval':
-        patch(key, (t) => ({ ...t, activity: [...(t.activity ?? []), { id: nextKey(), label: `${d.data?.tool} ${d.data?.approve ? 'approved' : 'denied'}`, detail: d.data?.reason, done: true }] }))
-        return
-      case 'error':
-        patch(key, (t) => ({ ...t, activity: [...(t.activity ?? []), { id: nextKey(), label: 'error', detail: d.data?.message, error: true, done: true }] }))
+        patch(key, (t) => ({ ...t, text: t.text + (e.data.delta ?? '') }))
         return
       case 'result':
       case 'requires_action': {
-        const msgs = (d.messages ?? []) as { id: string; content: string; citations?: Citation[] }[]
+        const r = e.data
+        if (!isResult(r)) return // the studio never asks for the message format
+        const msgs = r.messages
         const last = msgs[msgs.length - 1]
         patch(key, (t) => ({
           ...t,
           id: last?.id,
           text: msgs.map((m) => m.content).filter(Boolean).join('\n\n') || t.text,
           citations: msgs.flatMap((m) => m.citations ?? []),
-          execution: d.metadata?.execution_id,
+          execution: r.metadata.execution_id,
         }))
-        setPending(e.event === 'requires_action' ? d.required_action : null)
+        setPending(e.event === 'requires_action' ? r.required_action ?? null : null)
         return
       }
       case 'failed':
-        patch(key, (t) => ({ ...t, error: d.error?.message ?? 'The run failed' }))
+        patch(key, (t) => ({ ...t, error: e.data.error?.message ?? 'The run failed' }))
+        return
+    }
+    const d: EventFields = e.data.data ?? {}
+    switch (e.event) {
+      case 'tool_call': {
+        const id = d.tool_use_id ?? nextKey()
+        started.set(id, performance.now())
+        const label = `${d.tool}${d.server ? ' @' + d.server : ''}`
+        patch(key, (t) => ({ ...t, activity: [...(t.activity ?? []), { id, label, detail: JSON.stringify(d.input ?? {}), done: false }] }))
+        return
+      }
+      case 'tool_result': {
+        const id = d.tool_use_id ?? nextKey()
+        patch(key, (t) => ({
+          ...t,
+          activity: upsert(t.activity ?? [], id, { label: String(d.tool), detail: String(d.output ?? ''), ms: d.duration_ms, error: d.is_error, done: true }),
+        }))
+        return
+      }
+      case 'retrieval':
+        patch(key, (t) => ({ ...t, activity: [...(t.activity ?? []), { id: nextKey(), label: 'retrieval', detail: `“${d.query ?? ''}”: ${d.hits ?? 0} passages`, ms: d.duration_ms, done: true }] }))
+        return
+      case 'approval':
+        patch(key, (t) => ({ ...t, activity: [...(t.activity ?? []), { id: nextKey(), label: `${d.tool} ${d.approve ? 'approved' : 'denied'}`, detail: d.reason, done: true }] }))
+        return
+      case 'error':
+        patch(key, (t) => ({ ...t, activity: [...(t.activity ?? []), { id: nextKey(), label: 'error', detail: d.message, error: true, done: true }] }))
         return
     }
   }
@@ -298,6 +296,11 @@ function Chat({ session, turns, setTurns, pending, setPending, onRan }: ChatProp
       </form>
     </Section>
   )
+}
+
+/** Whether a result event's data is the session object (not the message format). */
+function isResult(d: unknown): d is ExecuteResult {
+  return typeof d === 'object' && d !== null && 'messages' in d && 'metadata' in d
 }
 
 function upsert(list: Activity[], id: string, a: Omit<Activity, 'id'>): Activity[] {

@@ -1,11 +1,9 @@
 // Settings: API keys (create with expiry, scopes and rate limit; the secret shown once; revoke)
 // and MCP servers (register; their tools and status).
 import { useState } from 'preact/hooks'
-import { api, hasKey } from './api'
+import { api, hasKey, type ApiKey, type ApiKeyCreated, type MCPServer, type MCPTools } from './api'
 import { Confirm, ErrorBox, Section, Spinner, usePaged, when } from './ui'
 
-interface Key { id: string; name: string; prefix: string; owner: string; scopes: string[]; rate_limit: number; expires_at: string; revoked_at: string | null; created_at: string }
-interface Server { id: string; name: string; url: string; description: string; status: string; last_error: string | null; tool_count: number; tools_refreshed_at: string }
 
 const SCOPES = ['agents:read', 'agents:write', 'sessions:read', 'sessions:write', 'approvals:write', 'knowledge:read', 'knowledge:write', 'keys:manage']
 
@@ -15,7 +13,7 @@ export function Settings() {
 
 function Keys() {
   const [reload, setReload] = useState(0)
-  const list = usePaged<Key>('api-keys/', 20, '', reload)
+  const list = usePaged<ApiKey>('api-keys/', 20, '', reload)
   const [name, setName] = useState('')
   const [days, setDays] = useState('30')
   const [rate, setRate] = useState('')
@@ -34,7 +32,7 @@ function Keys() {
       const body: Record<string, unknown> = { name, expires_in: Math.round(Number(days) * 86400), scopes }
       if (rate !== '') body.rate_limit = Number(rate)
       // A bearer token may not create keys: this one request carries the API key itself.
-      const k = await api<{ key: string }>('POST', 'api-keys/', body, { useKey: true })
+      const k = await api<ApiKeyCreated>('POST', 'api-keys/', body, { useKey: true })
       setSecret(k.key)
       setName('')
       setCopied(false)
@@ -45,7 +43,7 @@ function Keys() {
       setBusy(false)
     }
   }
-  async function revoke(k: Key) {
+  async function revoke(k: ApiKey) {
     try {
       await api('DELETE', `api-keys/${k.id}/`)
       setReload(reload + 1)
@@ -100,11 +98,11 @@ function Keys() {
 
 function Servers() {
   const [reload, setReload] = useState(0)
-  const list = usePaged<Server>('mcp-servers/', 20, '', reload)
+  const list = usePaged<MCPServer>('mcp-servers/', 20, '', reload)
   const [form, setForm] = useState({ name: '', url: '', description: '' })
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<unknown>(null)
-  const [tools, setTools] = useState<{ server: string; tools: { name: string; description?: string }[] } | null>(null)
+  const [tools, setTools] = useState<{ server: string; tools: MCPTools['tools'] } | null>(null)
 
   async function register(e: Event) {
     e.preventDefault()
@@ -120,15 +118,15 @@ function Servers() {
       setBusy(false)
     }
   }
-  async function show(s: Server) {
+  async function show(s: MCPServer) {
     try {
-      const t = await api<{ tools: { name: string; description?: string }[] }>('GET', `mcp-servers/${s.id}/tools/`)
+      const t = await api<MCPTools>('GET', `mcp-servers/${s.id}/tools/`)
       setTools({ server: s.name, tools: t.tools })
     } catch (err) {
       setError(err)
     }
   }
-  async function refresh(s: Server) {
+  async function refresh(s: MCPServer) {
     try {
       await api('POST', `mcp-servers/${s.id}/refresh/`)
       setReload(reload + 1)

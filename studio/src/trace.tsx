@@ -1,21 +1,19 @@
 // Trace: one execution's recorded events as a timeline of bars (nodes, model calls, tools,
 // retrieval) with their durations and token usage; errors and approvals as marks.
 import { useEffect, useState } from 'preact/hooks'
-import { api } from './api'
+import { api, type EventFields, type EventList, type StoredEvent } from './api'
 import { ROOT } from './router'
 import { ErrorBox, Section, Spinner } from './ui'
 
-interface Ev { sequence: number; type: string; timestamp: string; node?: string; data?: any }
-
 export function Trace({ session, execution }: { session: string; execution: string }) {
-  const [events, setEvents] = useState<Ev[] | null>(null)
+  const [events, setEvents] = useState<StoredEvent[] | null>(null)
   const [error, setError] = useState<unknown>(null)
   useEffect(() => {
     let live = true
     async function all() {
-      const out: Ev[] = []
+      const out: StoredEvent[] = []
       for (let offset = 0; ; offset += 100) {
-        const p = await api<{ events: Ev[]; has_more: boolean }>('GET', `runtime/${encodeURIComponent(session)}/events/?execution_id=${encodeURIComponent(execution)}&limit=100&offset=${offset}`)
+        const p = await api<EventList>('GET', `runtime/${encodeURIComponent(session)}/events/?execution_id=${encodeURIComponent(execution)}&limit=100&offset=${offset}`)
         out.push(...p.events)
         if (!p.has_more || p.events.length === 0) return out
       }
@@ -28,14 +26,18 @@ export function Trace({ session, execution }: { session: string; execution: stri
   // A bar ends at its event's timestamp and lasts its duration_ms; marks have no duration.
   const bars = events.map((e) => {
     const end = Date.parse(e.timestamp)
-    const timed = typeof e.data?.duration_ms === 'number'
-    const ms = timed ? Number(e.data.duration_ms) : 0
+    const d: EventFields = e.data ?? {}
+    const timed = typeof d.duration_ms === 'number'
+    const ms = d.duration_ms ?? 0
     return { e, start: end - ms, end, ms, timed }
   })
   const t0 = Math.min(...bars.map((b) => b.start))
   const t1 = Math.max(...bars.map((b) => b.end), t0 + 1)
   const span = t1 - t0
-  const tokens = events.filter((e) => e.type === 'model_call').reduce((s, e) => [s[0] + (e.data?.input_tokens ?? 0), s[1] + (e.data?.output_tokens ?? 0)], [0, 0])
+  const tokens = events.filter((e) => e.type === 'model_call').reduce((s, e) => {
+    const d: EventFields = e.data ?? {}
+    return [s[0] + (d.input_tokens ?? 0), s[1] + (d.output_tokens ?? 0)]
+  }, [0, 0])
   return (
     <Section title="Trace" actions={<a href={ROOT + 'playground'}>Back to the playground</a>}>
       <p data-testid="trace-summary">Execution <code>{execution}</code> · {events.length} events · {span} ms · tokens in {tokens[0]}, out {tokens[1]}</p>
@@ -54,8 +56,8 @@ export function Trace({ session, execution }: { session: string; execution: stri
   )
 }
 
-function label(e: Ev): string {
-  const d = e.data ?? {}
+function label(e: StoredEvent): string {
+  const d: EventFields = e.data ?? {}
   switch (e.type) {
     case 'model_call': return ` · ${d.provider || 'default'} ${d.model || ''} · ${d.input_tokens}→${d.output_tokens} tokens`
     case 'tool_call': case 'tool_result': return ` · ${d.tool}${d.is_error ? ' (error)' : ''}`
