@@ -18,7 +18,7 @@ GO ?= go
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 FUNCTIONS := $(patsubst $(ROOT)/functions/%/main.go,%,$(wildcard $(ROOT)/functions/*/main.go))
 # The Lambda recipe: static, no RPC shim, without the local stand-ins AWS never uses (nolocal:
-# the local embedding model, see shared/app/nolocal.go), no symbol tables, reproducible paths.
+# the local embedding model, see shared/app/kb/nolocal.go), no symbol tables, reproducible paths.
 # infra/lambdarun builds the same way (its tests check that the tags agree).
 LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_FLAGS := -tags lambda.norpc,nolocal -trimpath -ldflags '-s -w'
@@ -33,9 +33,11 @@ GOLANGCI_LINT := $(ROOT)/.cache/golangci-lint/$(GOLANGCI_LINT_VERSION)/golangci-
 
 # The studio: npm ci when node_modules is missing or older than the lock (npm writes
 # node_modules/.package-lock.json), then the Vite build when a source is newer than the build.
+# The build generates the studio's API types from openapi.yaml first, so the document is a source.
 STUDIO := $(ROOT)/studio
 STUDIO_SRC := $(shell find $(STUDIO)/src -type f 2>/dev/null) $(wildcard $(STUDIO)/index.html $(STUDIO)/package.json \
-	$(STUDIO)/package-lock.json $(STUDIO)/tsconfig.json $(STUDIO)/vite.config.*)
+	$(STUDIO)/package-lock.json $(STUDIO)/tsconfig.json $(STUDIO)/vite.config.* $(STUDIO)/schema/package.json) \
+	$(ROOT)/shared/api/openapi/openapi.yaml
 
 build-studio: $(STUDIO)/dist/index.html
 

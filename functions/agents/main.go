@@ -2,8 +2,10 @@
 package main
 
 import (
-	"github.com/agentorch/agentorch/shared/app"
+	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/app/secrets"
+	"github.com/agentorch/agentorch/shared/app/tooling"
 	"github.com/agentorch/agentorch/shared/mcp"
 )
 
-func main() { app.MainHTTP(app.Agents, app.WithMCP(mcp.ForPolicy)) }
+func main() { core.MainHTTP(tooling.Agents, secrets.Manager, core.WithMCP(mcp.ForPolicy)) }

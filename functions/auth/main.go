@@ -1,6 +1,9 @@
 // Command auth is the Lambda function of the auth endpoint group.
 package main
 
-import "github.com/agentorch/agentorch/shared/app"
+import (
+	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/app/secrets"
+)
 
-func main() { app.MainHTTP(app.Auth) }
+func main() { core.MainHTTP(core.Auth, secrets.Manager) }

@@ -2,6 +2,6 @@
 // dead-letter queue (deliveries exhausted) as failed executions, so that no poll waits forever.
 package main
 
-import "github.com/agentorch/agentorch/shared/app"
+import "github.com/agentorch/agentorch/shared/app/core"
 
-func main() { app.MainSQS(app.ExecutionFailed) }
+func main() { core.MainSQS(core.ExecutionFailed) }

@@ -1,6 +1,9 @@
 // Command images is the Lambda function of the images endpoint group.
 package main
 
-import "github.com/agentorch/agentorch/shared/app"
+import (
+	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/app/secrets"
+)
 
-func main() { app.MainHTTP(app.Images) }
+func main() { core.MainHTTP(core.Images, secrets.Manager) }

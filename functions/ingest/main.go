@@ -2,6 +2,9 @@
 // ingestion queue (extract, chunk, embed, index).
 package main
 
-import "github.com/agentorch/agentorch/shared/app"
+import (
+	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/app/kb"
+)
 
-func main() { app.MainSQS(app.Ingest) }
+func main() { core.MainSQS(kb.Ingest) }

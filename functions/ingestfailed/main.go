@@ -2,6 +2,9 @@
 // dead-letter queue (deliveries exhausted) as failed datasources with their reason.
 package main
 
-import "github.com/agentorch/agentorch/shared/app"
+import (
+	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/app/kb"
+)
 
-func main() { app.MainSQS(app.IngestFailed) }
+func main() { core.MainSQS(kb.IngestFailed) }

@@ -1,6 +1,10 @@
 // Command knowledge is the Lambda function of the knowledge-bases endpoint group.
 package main
 
-import "github.com/agentorch/agentorch/shared/app"
+import (
+	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/app/kb"
+	"github.com/agentorch/agentorch/shared/app/secrets"
+)
 
-func main() { app.MainHTTP(app.Knowledge) }
+func main() { core.MainHTTP(kb.Knowledge, secrets.Manager) }

@@ -1,6 +1,6 @@
 // Command meta is the Lambda function of the meta endpoint group.
 package main
 
-import "github.com/agentorch/agentorch/shared/app"
+import "github.com/agentorch/agentorch/shared/app/core"
 
-func main() { app.MainHTTP(app.Meta) }
+func main() { core.MainHTTP(core.Meta) }

@@ -2,8 +2,10 @@
 package main
 
 import (
-	"github.com/agentorch/agentorch/shared/app"
+	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/app/run"
+	"github.com/agentorch/agentorch/shared/app/secrets"
 	"github.com/agentorch/agentorch/shared/mcp"
 )
 
-func main() { app.MainHTTP(app.Runtime, app.WithMCP(mcp.ForPolicy)) }
+func main() { core.MainHTTP(run.Runtime, secrets.Manager, core.WithMCP(mcp.ForPolicy)) }

@@ -1,6 +1,10 @@
 // Command sessions is the Lambda function of the sessions endpoint group.
 package main
 
-import "github.com/agentorch/agentorch/shared/app"
+import (
+	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/app/secrets"
+	"github.com/agentorch/agentorch/shared/app/tooling"
+)
 
-func main() { app.MainHTTP(app.Sessions) }
+func main() { core.MainHTTP(tooling.Sessions, secrets.Manager) }

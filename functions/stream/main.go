@@ -4,8 +4,10 @@
 package main
 
 import (
-	"github.com/agentorch/agentorch/shared/app"
+	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/app/run"
+	"github.com/agentorch/agentorch/shared/app/secrets"
 	"github.com/agentorch/agentorch/shared/mcp"
 )
 
-func main() { app.MainHTTPStream(app.Stream, app.WithMCP(mcp.ForPolicy)) }
+func main() { core.MainHTTPStream(run.Stream, secrets.Manager, core.WithMCP(mcp.ForPolicy)) }

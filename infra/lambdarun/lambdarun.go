@@ -123,7 +123,7 @@ func ConfigEnv(cfg platform.Config) []string {
 // Build tags of the two recipes.
 const (
 	// AWSTags is the recipe of make build and SAM (the Makefile's LAMBDA_FLAGS): the functions
-	// without the local stand-ins AWS never uses (shared/app/nolocal.go).
+	// without the local stand-ins AWS never uses (shared/app/kb/nolocal.go).
 	AWSTags = "lambda.norpc,nolocal"
 	// LocalTags keeps the local embedding model, for bootstraps run against the local stack,
 	// whose knowledge bases embed with it (scripts/invoke).

@@ -1,11 +1,20 @@
 package app_test
 
 import (
+	"debug/elf"
+	"errors"
 	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/agentorch/agentorch/infra/lambdarun"
+	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/shared/app"
 	"github.com/agentorch/agentorch/shared/platform"
 )
@@ -45,4 +54,131 @@ func TestUnbuildableKnowledge(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Where each provider is linked: by the functions of its list and by no other. The lists are exact
+// (a function of a list that does not link the package fails too), so they say what each function
+// serves. Imported packages are read from go list; the features every function imports through
+// api (which holds every group's handlers) count by their code, the functions and methods other
+// than their package initialisation that the linker kept.
+var (
+	knowledgeFns = []string{"files", "collections", "knowledge", "ingest", "ingestfailed"}
+	runFns       = []string{"runtime", "stream", "worker"}
+	mcpFns       = []string{"agents", "runtime", "stream", "worker"}
+	toolFns      = []string{"agents", "sessions", "runtime", "stream", "worker"}
+	secretFns    = []string{"agents", "auth", "sessions", "runtime", "stream", "images", "files", "collections", "knowledge", "worker"}
+	linkLists    = []struct {
+		pkg  string
+		code bool // counted by linked code (imported everywhere through api)
+		fns  []string
+	}{
+		{"github.com/opensearch-project/opensearch-go/v4", false, slices.Concat(knowledgeFns, runFns)},
+		{"github.com/aws/aws-sdk-go-v2/service/bedrockruntime", false, slices.Concat(knowledgeFns, runFns)},
+		{"github.com/aws/aws-sdk-go-v2/service/sqs", false, slices.Concat(knowledgeFns, runFns)},
+		{"github.com/aws/aws-sdk-go-v2/service/secretsmanager", false, secretFns},
+		{"github.com/santhosh-tekuri/jsonschema/v6", false, toolFns},
+		{"github.com/modelcontextprotocol/go-sdk/mcp", false, mcpFns},
+		{mod + "shared/mcp", false, mcpFns},
+		{mod + "shared/tools", false, toolFns},
+		{mod + "shared/vectors", false, slices.Concat(knowledgeFns, runFns)},
+		{mod + "shared/knowledge", true, slices.Concat(knowledgeFns, runFns)},
+		{mod + "shared/extract", true, []string{"files", "ingest"}}, // uploads are checked, ingestion extracts
+		{mod + "shared/engine", true, runFns},
+	}
+)
+
+const mod = "github.com/agentorch/agentorch/"
+
+// TestFunctionsLinkOnlyTheirProviders: each function built with the Lambda recipe (linux/arm64,
+// lambdarun.AWSTags) links OpenSearch, Bedrock, SQS, Secrets Manager, the JSON Schema compiler,
+// the MCP SDK, extraction, the knowledge feature and the engine exactly where linkLists says.
+func TestFunctionsLinkOnlyTheirProviders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("links every function; runs without -short")
+	}
+	root, err := localstack.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	goCmd := func(args ...string) []byte {
+		cmd := exec.Command("go", args...)
+		cmd.Dir, cmd.Env = root, env
+		out, err := cmd.Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, ee.Stderr)
+			}
+			t.Fatalf("go %s: %v", strings.Join(args, " "), err)
+		}
+		return out
+	}
+	// Each main's transitive imports, in one go list.
+	imports := map[string][]string{}
+	for line := range strings.Lines(string(goCmd("list", "-tags", lambdarun.AWSTags, "-f", `{{.ImportPath}} {{join .Deps " "}}`, "./functions/..."))) {
+		f := strings.Fields(line)
+		imports[strings.TrimPrefix(f[0], mod+"functions/")] = f[1:]
+	}
+	// Each main's linked code: the symbol table of its binary (the recipe without -s).
+	bin := t.TempDir()
+	goCmd("build", "-tags", lambdarun.AWSTags, "-trimpath", "-o", bin+string(filepath.Separator), "./functions/...")
+	code := map[string]map[string]bool{} // function → package → code beyond its init linked
+	for _, f := range app.Functions {
+		code[f.Dir] = linkedCode(t, filepath.Join(bin, f.Dir))
+	}
+	if len(imports) != len(app.Functions) {
+		t.Errorf("go list found %d mains under functions/, app.Functions has %d", len(imports), len(app.Functions))
+	}
+	for _, l := range linkLists {
+		for _, f := range app.Functions {
+			var links bool
+			if l.code {
+				links = code[f.Dir][l.pkg]
+			} else {
+				links = slices.ContainsFunc(imports[f.Dir], func(p string) bool { return p == l.pkg || strings.HasPrefix(p, l.pkg+"/") })
+			}
+			if want := slices.Contains(l.fns, f.Dir); links != want {
+				t.Errorf("functions/%s links %s: %v, its list says %v", f.Dir, l.pkg, links, want)
+			}
+		}
+	}
+}
+
+// linkedCode reads which packages have functions or methods other than their initialisation in
+// a binary's symbol table.
+func linkedCode(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	pkgs := map[string]bool{}
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC {
+			continue
+		}
+		pkg, name := splitSymbol(s.Name)
+		if pkg == "" || name == "init" || strings.HasPrefix(name, "init.") || strings.Contains(name, "map.init") {
+			continue
+		}
+		pkgs[pkg] = true
+	}
+	return pkgs
+}
+
+// splitSymbol splits a Go symbol name into its package path and the rest: the first dot after
+// the last slash ends the path ("example.com/a/b.(*T).M" → "example.com/a/b", "(*T).M").
+func splitSymbol(sym string) (pkg, name string) {
+	slash := strings.LastIndex(sym, "/")
+	dot := strings.Index(sym[slash+1:], ".")
+	if dot < 0 {
+		return "", ""
+	}
+	return sym[:slash+1+dot], sym[slash+1+dot+1:]
 }

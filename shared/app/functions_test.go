@@ -39,7 +39,7 @@ func TestOneFunctionTable(t *testing.T) {
 			t.Errorf("%s consumes a queue but app.Functions gives functions/%s no SQS builder", fn.LogicalID, fn.Dir)
 		}
 	}
-	call := regexp.MustCompile(`app\.Main(HTTPStream|HTTP|SQS)\(app\.(\w+)(, app\.WithMCP\(mcp\.ForPolicy\))?\)`)
+	call := regexp.MustCompile(`core\.Main(HTTPStream|HTTP|SQS)\((\w+)\.(\w+)(, secrets\.Manager)?(, core\.WithMCP\(mcp\.ForPolicy\))?\)`)
 	streams := map[string]bool{}
 	for _, fn := range tmpl.Functions() {
 		streams[fn.Dir] = fn.Streams()
@@ -55,15 +55,18 @@ func TestOneFunctionTable(t *testing.T) {
 		}
 		m := call.FindStringSubmatch(string(src))
 		if m == nil {
-			t.Errorf("functions/%s/main.go calls none of app.MainHTTP, app.MainHTTPStream and app.MainSQS with a builder", f.Dir)
+			t.Errorf("functions/%s/main.go calls none of core.MainHTTP, core.MainHTTPStream and core.MainSQS with a builder", f.Dir)
 			continue
 		}
-		if withMCP := m[3] != ""; withMCP != f.MCP {
-			t.Errorf("functions/%s/main.go: app.WithMCP passed %v, app.Functions says MCP %v", f.Dir, withMCP, f.MCP)
+		if withSecrets := m[4] != ""; withSecrets != f.Secrets {
+			t.Errorf("functions/%s/main.go: secrets.Manager passed %v, app.Functions says Secrets %v", f.Dir, withSecrets, f.Secrets)
 		}
-		// A function behind a streaming function URL answers through app.MainHTTPStream.
+		if withMCP := m[5] != ""; withMCP != f.MCP {
+			t.Errorf("functions/%s/main.go: core.WithMCP passed %v, app.Functions says MCP %v", f.Dir, withMCP, f.MCP)
+		}
+		// A function behind a streaming function URL answers through core.MainHTTPStream.
 		if stream := m[1] == "HTTPStream"; stream != f.Stream || stream != streams[f.Dir] {
-			t.Errorf("functions/%s/main.go uses app.Main%s; app.Functions says Stream %v, template.yaml streams %v", f.Dir, m[1], f.Stream, streams[f.Dir])
+			t.Errorf("functions/%s/main.go uses core.Main%s; app.Functions says Stream %v, template.yaml streams %v", f.Dir, m[1], f.Stream, streams[f.Dir])
 		}
 		var builder any = f.HTTP
 		if m[1] == "SQS" {
@@ -71,11 +74,11 @@ func TestOneFunctionTable(t *testing.T) {
 		}
 		v := reflect.ValueOf(builder)
 		if v.IsNil() {
-			t.Errorf("functions/%s/main.go uses app.Main%s, but the table has no %s builder for it", f.Dir, m[1], m[1])
+			t.Errorf("functions/%s/main.go uses core.Main%s, but the table has no %s builder for it", f.Dir, m[1], m[1])
 			continue
 		}
-		if name := runtime.FuncForPC(v.Pointer()).Name(); !strings.HasSuffix(name, "/app."+m[2]) {
-			t.Errorf("functions/%s/main.go builds with app.%s, the table with %s", f.Dir, m[2], name)
+		if name := runtime.FuncForPC(v.Pointer()).Name(); !strings.HasSuffix(name, "/app/"+m[2]+"."+m[3]) {
+			t.Errorf("functions/%s/main.go builds with %s.%s, the table with %s", f.Dir, m[2], m[3], name)
 		}
 	}
 }

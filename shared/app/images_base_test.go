@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/shared/app"
+	"github.com/agentorch/agentorch/shared/app/core"
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/platform"
 )
@@ -38,7 +39,7 @@ func TestUploadURLFromStage(t *testing.T) {
 			ev.Headers["x-api-key"] = secret
 			ev.Headers["host"] = "evil.example"
 			ev.Headers["x-forwarded-host"] = "evil.example"
-			g, err := app.Images(a)
+			g, err := core.Images(a.App)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentorch/agentorch/shared/app"
+	"github.com/agentorch/agentorch/shared/app/run"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/platform"
 	"github.com/agentorch/agentorch/shared/sessions"
@@ -245,13 +246,13 @@ func TestWorkerBackoffOutwaitsALease(t *testing.T) {
 	}
 	var waited time.Duration
 	for n := 1; n < receives; n++ { // the last receive's failure goes to the dead-letter queue
-		waited += app.WorkerBackoff.Floor(n)
+		waited += run.WorkerBackoff.Floor(n)
 	}
 	lease := time.Duration(timeout)*time.Second + 30*time.Second
 	if waited < lease {
 		t.Errorf("%d receives wait at least %v in all, less than the longest lease %v", receives, waited, lease)
 	}
-	if first := app.WorkerBackoff.Floor(1); first > 10*time.Second {
+	if first := run.WorkerBackoff.Floor(1); first > 10*time.Second {
 		t.Errorf("first retry after %v, want within seconds", first)
 	}
 	t.Logf("a busy job is retried for at least %v over %d receives", waited, receives)

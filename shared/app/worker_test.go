@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/shared/app"
+	"github.com/agentorch/agentorch/shared/app/run"
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/platform"
@@ -311,7 +312,7 @@ func TestWorkerEventReplay(t *testing.T) {
 // worker is the worker function's processor of a, as its main builds it.
 func worker(t testing.TB, a *app.App) func(ctx context.Context, body string) error {
 	t.Helper()
-	p, err := app.Worker(a)
+	p, err := run.Worker(a.App)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -262,5 +262,5 @@ func (s *session) listTools(ctx context.Context, began time.Time) ([]domain.MCPT
 }
 
 // ForPolicy is the connector with the default limits behind the address guard p (what the
-// application's mains give it: app.WithMCP(mcp.ForPolicy)).
+// application's mains give it: core.WithMCP(mcp.ForPolicy)).
 func ForPolicy(p netguard.Policy) domain.MCPConnector { return NewConnector(Options{Guard: p}) }

@@ -11,8 +11,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
 // SQSBuilder builds a queue function's message processor from its configuration.
@@ -21,15 +19,6 @@ type SQSBuilder func(ctx context.Context, cfg Config, log *slog.Logger) (func(ct
 // deadlineReserve is kept back from the Lambda deadline so that the handler can still report the
 // batch: an invocation killed at its deadline fails every record, including those that succeeded.
 const deadlineReserve = 2 * time.Second
-
-// SQSClient builds the SQS client, pointed at the local endpoint when one is configured.
-func SQSClient(cfg aws.Config, c Config) *sqs.Client {
-	return sqs.NewFromConfig(cfg, func(o *sqs.Options) {
-		if c.SQSEndpoint != "" {
-			o.BaseEndpoint = aws.String(c.SQSEndpoint)
-		}
-	})
-}
 
 // SQSHandler adapts a message processor to SQS events with partial batch responses (the event
 // source mapping must set ReportBatchItemFailures). Each record whose processing fails with a

@@ -20,6 +20,17 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
+// NewClient builds the SQS client, pointed at endpoint (the local stand-in) when it is set. It
+// lives here rather than in platform, which every function links, so that only the functions
+// that send to a queue link the SQS client.
+func NewClient(cfg aws.Config, endpoint string) *awssqs.Client {
+	return awssqs.NewFromConfig(cfg, func(o *awssqs.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
+}
+
 // Sender is the part of *sqs.Client the dispatcher uses.
 type Sender interface {
 	SendMessage(ctx context.Context, in *awssqs.SendMessageInput, optFns ...func(*awssqs.Options)) (*awssqs.SendMessageOutput, error)

@@ -1,6 +1,6 @@
 //go:build !nolocal
 
-package app
+package kb
 
 import (
 	"github.com/agentorch/agentorch/shared/embeddings"

@@ -1,0 +1,134 @@
+// Package kb adds the knowledge feature to the core: files, collections, knowledge bases and
+// their ingestion, on S3, the ingestion queue, OpenSearch and the embedding providers. Only the
+// functions that serve knowledge (and, through run, those that retrieve from it) import it.
+package kb
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+
+	"github.com/agentorch/agentorch/shared/api"
+	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/chunk"
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/embeddings"
+	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/platform"
+	"github.com/agentorch/agentorch/shared/s3"
+	"github.com/agentorch/agentorch/shared/sqs"
+	"github.com/agentorch/agentorch/shared/vectors"
+)
+
+// serviceKey keeps the application's knowledge service (core.Shared).
+type serviceKey struct{}
+
+// Service is the knowledge feature of the application. It is built on first use (no network
+// call: the clients connect when used), and every use gets the same service or the same error,
+// a configuration the adapters refuse.
+func Service(a *core.App) (*knowledge.Service, error) {
+	return core.Shared(a, serviceKey{}, func() (*knowledge.Service, error) { return build(a) })
+}
+
+func build(a *core.App) (*knowledge.Service, error) {
+	cfg := a.Config
+	// On AWS every request to the domain is SigV4-signed for "es"; the local stand-in takes
+	// plain HTTP.
+	var signing *aws.Config
+	if cfg.InLambda {
+		signing = &a.AWS
+	}
+	client, err := vectors.NewClient(cfg.OpenSearchEndpoint, signing, nil)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: %w", err)
+	}
+	index, err := vectors.New(client, vectors.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: %w", err)
+	}
+	emb, err := embedders(a.AWS, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: %w", err)
+	}
+	d := knowledge.Deps{
+		Store:       a.Store,
+		Blobs:       s3.NewStore(platform.S3Client(a.AWS, cfg), cfg.Bucket),
+		Index:       index,
+		Embedders:   emb,
+		NewSplitter: newSplitter,
+	}
+	if cfg.IngestQueueURL != "" {
+		d.Queue = sqs.NewQueue(sqs.NewClient(a.AWS, cfg.SQSEndpoint), cfg.IngestQueueURL)
+	}
+	return knowledge.New(d, knowledge.Limits{}), nil
+}
+
+// embedders builds the embedding providers: local where its model cache is configured (locally)
+// and the build links it (not with tag nolocal, the Lambda builds), bedrock on AWS or with
+// credentials (its client makes no call until used), openai when a base URL is set; the default
+// is EMBEDDING_PROVIDER.
+func embedders(awsCfg aws.Config, cfg platform.Config) (*embeddings.Providers, error) {
+	opts := embeddings.Options{DefaultProvider: cfg.EmbeddingProvider, Local: localEmbedder(cfg.LocalEmbedDir),
+		OpenAI: embeddings.OpenAIOptions{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey}}
+	if cfg.InLambda || cfg.EmbeddingProvider == embeddings.ProviderBedrock || platform.HasAWSCredentials() {
+		opts.Bedrock = bedrockruntime.NewFromConfig(awsCfg)
+	}
+	return embeddings.New(opts)
+}
+
+// newSplitter is chunk.New as the feature's splitter constructor.
+func newSplitter(c domain.Chunking) (knowledge.Splitter, error) {
+	s, err := chunk.New(c)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Files builds the files group.
+func Files(a *core.App) (*api.Group, error) {
+	k, err := Service(a)
+	if err != nil {
+		return nil, err
+	}
+	return api.NewFiles(k, a.Options()), nil
+}
+
+// Collections builds the collections group.
+func Collections(a *core.App) (*api.Group, error) {
+	k, err := Service(a)
+	if err != nil {
+		return nil, err
+	}
+	return api.NewCollections(k, a.Options()), nil
+}
+
+// Knowledge builds the knowledge-bases group.
+func Knowledge(a *core.App) (*api.Group, error) {
+	k, err := Service(a)
+	if err != nil {
+		return nil, err
+	}
+	return api.NewKnowledge(k, a.Options()), nil
+}
+
+// Ingest builds the ingestion function's processor: one knowledge-base ingestion job per message.
+func Ingest(a *core.App) (func(ctx context.Context, body string) error, error) {
+	k, err := Service(a)
+	if err != nil {
+		return nil, err
+	}
+	return k.ProcessJob, nil
+}
+
+// IngestFailed builds the processor of the ingestion dead-letter queue: a job that exhausted its
+// deliveries is recorded as a failed datasource with its reason.
+func IngestFailed(a *core.App) (func(ctx context.Context, body string) error, error) {
+	k, err := Service(a)
+	if err != nil {
+		return nil, err
+	}
+	return k.HandleDeadLetter, nil
+}

@@ -1,0 +1,101 @@
+// Package run adds what executes agents to tooling: the engine and its model providers, retrieval
+// from the knowledge feature, the execution queue and the URL fetcher. It builds the runtime
+// group (HTTP API and streaming function URL) and the worker's processor.
+package run
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+
+	"github.com/agentorch/agentorch/shared/api"
+	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/app/kb"
+	"github.com/agentorch/agentorch/shared/app/tooling"
+	"github.com/agentorch/agentorch/shared/bedrock"
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/engine"
+	"github.com/agentorch/agentorch/shared/localmodel"
+	"github.com/agentorch/agentorch/shared/openai"
+	"github.com/agentorch/agentorch/shared/platform"
+	"github.com/agentorch/agentorch/shared/sessions"
+	"github.com/agentorch/agentorch/shared/sqs"
+	"github.com/agentorch/agentorch/shared/tools"
+)
+
+type sessionsKey struct{}
+
+// Sessions is the sessions service with the runtime engine, its models and tools, built on first
+// use.
+func Sessions(a *core.App) *sessions.Service {
+	s, _ := core.Shared(a, sessionsKey{}, func() (*sessions.Service, error) {
+		reg := tooling.Registry(a)
+		eng := engine.NewEngine(models(a.AWS, a.Config), reg, engine.Limits{}).WithRetriever(retriever{a})
+		d := sessions.Deps{Store: a.Store, Agents: tooling.AgentsService(a), Engine: eng, Tools: reg,
+			Fetch: tools.NewURLFetcher(tools.Options{}), Images: core.ImageStore(a), KnowledgeBases: a.Store, MCP: tooling.MCP(a)}
+		if a.Config.ExecQueueURL != "" {
+			d.Queue = sqs.NewQueue(sqs.NewClient(a.AWS, a.Config.SQSEndpoint), a.Config.ExecQueueURL)
+		}
+		return sessions.New(d, sessions.Limits{}), nil
+	})
+	return s
+}
+
+// retriever is the engine's retrieval through the knowledge feature, built on the first
+// retrieval: executions of agents without knowledge bases never build it.
+type retriever struct{ a *core.App }
+
+// SearchKnowledge implements engine.Retriever.
+func (r retriever) SearchKnowledge(ctx context.Context, company, query string, refs []domain.KnowledgeBaseRef, topK int) (*domain.RetrievalResult, error) {
+	k, err := kb.Service(r.a)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge feature unavailable: %w", err)
+	}
+	return k.SearchKnowledge(ctx, company, query, refs, topK)
+}
+
+// models builds the providers: local always (the offline development model), bedrock (its
+// client makes no call until used) on AWS or with credentials, openai when a base URL is set.
+func models(awsCfg aws.Config, cfg platform.Config) engine.ModelSet {
+	set := engine.ModelSet{Default: cfg.ModelProvider, ByName: map[string]domain.Model{"local": localmodel.Model{}}}
+	// Locally Bedrock is offered only with real AWS credentials in the environment; otherwise a
+	// configuration naming it gets a clear 400 rather than a failed call.
+	if cfg.InLambda || cfg.ModelProvider == "bedrock" || platform.HasAWSCredentials() {
+		set.ByName["bedrock"] = bedrock.New(bedrockruntime.NewFromConfig(awsCfg), bedrock.Options{DefaultModel: cfg.BedrockModel})
+	}
+	if cfg.OpenAIBaseURL != "" {
+		set.ByName["openai"] = openai.New(openai.Options{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, DefaultModel: cfg.OpenAIModel})
+	}
+	return set
+}
+
+// Runtime builds the runtime group.
+func Runtime(a *core.App) (*api.Group, error) {
+	return api.NewRuntime(Sessions(a), a.Options()), nil
+}
+
+// Stream builds the stream function's handler: the runtime group, served behind a Lambda
+// function URL in RESPONSE_STREAM mode so that an execute with ?stream=true sends each event as
+// it happens on AWS too. It authenticates as every group does (API keys, bearer tokens).
+func Stream(a *core.App) (*api.Group, error) { return Runtime(a) }
+
+// WorkerBackoff is how soon the worker's queue delivers a job again after the worker gave it
+// back (its session busy, a dependency failing): 2 s after the first receive, doubling up to
+// 5 minutes. With ExecutionQueue's maxReceiveCount (template.yaml) a job outwaits the longest
+// lease a run holds (the worker's 900 s and a margin) before the dead-letter queue takes it;
+// TestWorkerBackoffOutwaitsALease holds the two together.
+var WorkerBackoff = platform.Backoff{Base: 2 * time.Second, Max: 5 * time.Minute}
+
+// Worker builds the worker function's processor: queued executions. A job it gives back comes
+// back after WorkerBackoff, not after the queue's 960 s visibility timeout.
+func Worker(a *core.App) (func(ctx context.Context, body string) error, error) {
+	process := Sessions(a).ProcessJob
+	if a.Config.ExecQueueURL == "" {
+		return process, nil
+	}
+	redrive := sqs.NewRedrive(sqs.NewClient(a.AWS, a.Config.SQSEndpoint), a.Config.ExecQueueURL)
+	return platform.RedriveSoon(process, redrive, WorkerBackoff), nil
+}

@@ -1,0 +1,28 @@
+// Package secrets reads the application's secrets from Secrets Manager: the token-signing secret
+// (TOKEN_SECRET_ARN) where TOKEN_SECRET is not set, and the MCP credentials key
+// (CREDENTIALS_KEY_ARN). The mains of the functions that verify bearer tokens or unseal MCP
+// headers pass Manager; the others (meta, the dead-letter and ingestion functions) do not link
+// the client.
+package secrets
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/agentorch/agentorch/shared/app/core"
+)
+
+// Manager gives the application the Secrets Manager reader, an option of core.MainHTTP and
+// core.MainSQS. The client makes no call until a secret is read.
+func Manager(a *core.App) {
+	a.UseSecrets(func(ctx context.Context, arn string) ([]byte, error) {
+		out, err := secretsmanager.NewFromConfig(a.AWS).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
+		if err != nil {
+			return nil, fmt.Errorf("read secret %s: %w", arn, err)
+		}
+		return []byte(aws.ToString(out.SecretString)), nil
+	})
+}

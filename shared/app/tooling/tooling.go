@@ -1,0 +1,93 @@
+// Package tooling adds the tool registry and the company's MCP servers to the core, and builds
+// the groups that check configurations against them without running anything: agents and
+// sessions. It links the registry's JSON Schema compiler but not the engine's providers, the
+// queues or the knowledge feature (run adds those).
+package tooling
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentorch/agentorch/shared/agents"
+	"github.com/agentorch/agentorch/shared/api"
+	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/mcpservers"
+	"github.com/agentorch/agentorch/shared/seal"
+	"github.com/agentorch/agentorch/shared/sessions"
+	"github.com/agentorch/agentorch/shared/tools"
+)
+
+type registryKey struct{}
+type mcpServersKey struct{}
+type agentsKey struct{}
+
+// Registry is the application's one tool registry: agent validation and session creation check
+// tool names against it, and the engine binds each node's built-in tools from it.
+func Registry(a *core.App) *tools.Registry {
+	r, _ := core.Shared(a, registryKey{}, func() (*tools.Registry, error) {
+		return tools.NewRegistry(tools.Builtins(tools.Options{})...), nil
+	})
+	return r
+}
+
+// MCPServers is the MCP-servers feature: the company's registered servers on DynamoDB, their
+// headers sealed under the credentials key (read on first use: CREDENTIALS_KEY locally, the
+// CREDENTIALS_KEY_ARN secret on AWS), reached through the MCP connector. Built on first use, with
+// no network call.
+func MCPServers(a *core.App) *mcpservers.Service {
+	s, _ := core.Shared(a, mcpServersKey{}, func() (*mcpservers.Service, error) {
+		return mcpservers.New(a.Store, a.MCPConnector(), seal.New(credentialsKey(a))), nil
+	})
+	return s
+}
+
+// credentialsKey is the source of the secret the credentials sealing key is derived from.
+func credentialsKey(a *core.App) seal.KeySource {
+	switch cfg := a.Config; {
+	case cfg.CredentialsKey != "":
+		return seal.Static(cfg.CredentialsKey)
+	case cfg.CredentialsKeyARN != "":
+		return func(ctx context.Context) ([]byte, error) { return a.Secret(ctx, cfg.CredentialsKeyARN) }
+	}
+	return func(context.Context) ([]byte, error) {
+		return nil, errors.New("config: CREDENTIALS_KEY or CREDENTIALS_KEY_ARN must be set to store MCP servers' headers")
+	}
+}
+
+// MCP is the company's MCP servers as sessions uses them: a read of them to check
+// configurations, and each run's binder of their tools. The feature is built on first use.
+func MCP(a *core.App) sessions.MCP { return mcpRuns{a} }
+
+type mcpRuns struct{ a *core.App }
+
+func (m mcpRuns) Resolve(ctx context.Context, company string, refs []string) (domain.MCPServers, error) {
+	return MCPServers(m.a).Resolve(ctx, company, refs)
+}
+
+func (m mcpRuns) NewRun() sessions.RunTools {
+	return tools.NewMCPRun(MCPServers(m.a), m.a.MCPConnector())
+}
+
+// AgentsService is the agents feature, checking tool names against the registry and MCP bindings
+// against the company's servers.
+func AgentsService(a *core.App) *agents.Service {
+	s, _ := core.Shared(a, agentsKey{}, func() (*agents.Service, error) {
+		return agents.NewService(a.Store, Registry(a)).WithMCP(mcpRuns{a}), nil
+	})
+	return s
+}
+
+// Agents builds the agents group, with the MCP servers their configurations bind.
+func Agents(a *core.App) (*api.Group, error) {
+	return api.NewAgents(AgentsService(a), a.Options()).WithMCPServers(MCPServers(a)), nil
+}
+
+// Sessions builds the sessions group. Its routes create, read and delete sessions and take
+// feedback: they check configurations (tools, knowledge bases, MCP servers) and run nothing, so
+// its service has no engine, models, queue or fetcher.
+func Sessions(a *core.App) (*api.Group, error) {
+	svc := sessions.New(sessions.Deps{Store: a.Store, Agents: AgentsService(a), Tools: Registry(a),
+		KnowledgeBases: a.Store, MCP: MCP(a)}, sessions.Limits{})
+	return api.NewSessions(svc, a.Options()), nil
+}
