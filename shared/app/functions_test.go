@@ -16,7 +16,8 @@ import (
 
 // TestOneFunctionTable: template.yaml's functions, app.Functions and the mains under functions/
 // agree: each template function has a table entry of the right kind (routes: HTTP; SQS events:
-// a queue consumer), each entry a template function, and each main calls the table's builder.
+// a queue consumer), each entry a template function, and each main calls the table's builder with
+// the providers the table names (secrets.Manager, the MCP connector).
 func TestOneFunctionTable(t *testing.T) {
 	root, err := localstack.RepoRoot()
 	if err != nil {
