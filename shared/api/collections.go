@@ -52,7 +52,7 @@ func (h *collectionHandlers) create(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	var in library.CollectionInput
-	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
+	if err := decode(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
 	c, err := h.svc.CreateCollection(r.Context(), principal(r), in)
@@ -68,7 +68,7 @@ func (h *collectionHandlers) addFiles(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	var in library.FileIDsInput
-	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
+	if err := decode(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
 	res, err := h.svc.AddFiles(r.Context(), principal(r), r.PathValue("collection_id"), in)
@@ -85,7 +85,7 @@ func (h *collectionHandlers) bulk(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	var in library.CollectionBulkInput
-	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
+	if err := decode(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
 	res, err := h.svc.BulkCollection(r.Context(), principal(r), r.PathValue("collection_id"), in)

@@ -19,6 +19,19 @@ import (
 // body's shape turned into dotted domain.FieldErrors here. A request type with refusedKeys names
 // top-level keys that are refused alone, each with its own message (a key's company). The feature validates the values
 // (Validate) once the shape is right.
+//
+// Words and hooks, all read here:
+//   - `want:"…"` words what a field's value must be ("must be " + want);
+//   - `got:"paren"` puts the JSON type a wrong value has in parentheses ("must be one of a, b
+//     (got a number)") where the default appends it (", got a number");
+//   - `items:"first"` names only the first item of the wrong type in an array, at the array's
+//     path ("must be an array of strings (file ids): item 3 is a number");
+//   - an input with UnknownField(path) words what a key it does not have should have been
+//     ("unknown field; " + its words), asked once the rest of the body is decoded, so that the
+//     words may depend on a value (a bulk request's operation);
+//   - an input with TakeShape(unknown, wrong) reports the errors of its shape with those of its
+//     values in its own order (its Validate): it is handed them in place of the 400, decoded
+//     without the keys it does not have and with each value of the wrong type left out (null).
 
 // decode reads the body as readObject does (JSON or YAML, one object, its text checked) into dst,
 // a pointer to a struct.
@@ -67,21 +80,57 @@ func decodeJSON(m map[string]any, b []byte, dst any) error {
 			return domain.Invalid(errs)
 		}
 	}
-	s.value(m, t, "", "")
+	taker, takes := dst.(shapeTaker)
+	s.take = takes
+	s.value(m, t, "", "", "")
 	if s.legacy && len(s.unknown) > 0 {
 		s.wrong = nil // named first, alone
 	} else if s.legacy && len(s.wrong) > 1 {
 		s.wrong = s.wrong[:1]
 	}
-	if errs := append(s.unknown, s.wrong...); len(errs) > 0 {
-		return domain.Invalid(errs)
+	worder, words := dst.(unknownWorder)
+	if !takes {
+		if words {
+			s.wordUnknown(worder)
+		}
+		if errs := append(s.unknown, s.wrong...); len(errs) > 0 {
+			return domain.Invalid(errs)
+		}
+	} else if len(s.unknown)+len(s.wrong) > 0 {
+		var err error
+		if b, err = json.Marshal(m); err != nil { // m without what was wrong
+			return domain.Errorf(domain.KindInvalid, "The request body could not be read")
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		return decodeError(err)
 	}
+	if takes {
+		if words {
+			s.wordUnknown(worder)
+		}
+		taker.TakeShape(s.unknown, s.wrong)
+	}
 	return nil
+}
+
+// shapeTaker is an input that reports the errors of its shape itself, with those of its values.
+type shapeTaker interface {
+	TakeShape(unknown, wrong []domain.FieldError)
+}
+
+// unknownWorder is an input that words what an unknown key at a dotted path should have been.
+type unknownWorder interface{ UnknownField(path string) string }
+
+// wordUnknown words the unknown keys as the input says ("" keeps the decoder's words).
+func (s *shapeCheck) wordUnknown(w unknownWorder) {
+	for i, e := range s.unknown {
+		if what := w.UnknownField(e.Field); what != "" {
+			s.unknown[i].Message = "unknown field; " + what
+		}
+	}
 }
 
 // decodeError turns what the json.Decoder refused into a client error; the shape check has
@@ -106,6 +155,7 @@ func decodeError(err error) error {
 // keys and values of the wrong JSON type.
 type shapeCheck struct {
 	legacy  bool
+	take    bool // for a shapeTaker: leave out what is wrong, to decode the rest
 	unknown []domain.FieldError
 	wrong   []domain.FieldError
 }
@@ -120,10 +170,11 @@ var (
 )
 
 // value checks v (null is always accepted: encoding/json leaves the zero value) against t at
-// path; want words what the value must be when the field's tag says.
-func (s *shapeCheck) value(v any, t reflect.Type, path, want string) {
+// path; want words what the value must be when the field's tag says, in the style of its tags
+// (got, items). It reports whether v is of the right JSON type (items of the wrong type aside).
+func (s *shapeCheck) value(v any, t reflect.Type, path, want string, tag reflect.StructTag) bool {
 	if v == nil {
-		return
+		return true
 	}
 	for {
 		switch {
@@ -137,7 +188,7 @@ func (s *shapeCheck) value(v any, t reflect.Type, path, want string) {
 		break
 	}
 	if t.Kind() == reflect.Interface || (t != numberType && reflect.PointerTo(t).Implements(unmarshalerType)) {
-		return // any value, or a type that reads itself
+		return true // any value, or a type that reads itself
 	}
 	got := domain.JSONType(v)
 	ok := false
@@ -168,15 +219,15 @@ func (s *shapeCheck) value(v any, t reflect.Type, path, want string) {
 	case reflect.Slice, reflect.Array:
 		var list []any
 		if list, ok = v.([]any); ok {
-			for i, x := range list {
-				s.value(x, t.Elem(), s.member(path, strconv.Itoa(i)), "")
-			}
+			s.items(list, t.Elem(), path, want, tag)
 		}
 	case reflect.Map:
 		var m map[string]any
 		if m, ok = v.(map[string]any); ok {
 			for _, k := range sortedKeys(m) {
-				s.value(m[k], t.Elem(), s.member(path, domain.Clip(k, 128)), "")
+				if !s.value(m[k], t.Elem(), s.member(path, domain.Clip(k, 128)), "", "") && s.take {
+					m[k] = nil
+				}
 			}
 		}
 	case reflect.Struct:
@@ -186,7 +237,39 @@ func (s *shapeCheck) value(v any, t reflect.Type, path, want string) {
 		}
 	}
 	if !ok {
-		s.wrong = append(s.wrong, domain.FieldError{Field: path, Message: s.typeMessage(t, want, got)})
+		s.wrong = append(s.wrong, domain.FieldError{Field: path, Message: s.typeMessage(t, want, got, tag)})
+	}
+	return ok
+}
+
+// items checks the items of an array against their type t; `items:"first"` names only the
+// first of the wrong type, at the array's path.
+func (s *shapeCheck) items(list []any, t reflect.Type, path, want string, tag reflect.StructTag) {
+	if tag.Get("items") != "first" {
+		for i, x := range list {
+			if !s.value(x, t, s.member(path, strconv.Itoa(i)), "", "") && s.take {
+				list[i] = nil
+			}
+		}
+		return
+	}
+	named := false
+	for i, x := range list {
+		item := shapeCheck{take: s.take}
+		if item.value(x, t, "", "", "") {
+			continue
+		}
+		if s.take {
+			list[i] = nil
+		}
+		if !named {
+			named = true
+			if want == "" {
+				want = "an array"
+			}
+			s.wrong = append(s.wrong, domain.FieldError{Field: path,
+				Message: "must be " + want + ": item " + strconv.Itoa(i) + " is " + domain.JSONType(x)})
+		}
 	}
 }
 
@@ -200,13 +283,22 @@ func (s *shapeCheck) object(m map[string]any, t reflect.Type, path string) {
 	for _, e := range unknownFields(m, names) {
 		s.unknown = append(s.unknown, domain.FieldError{Field: joinPath(path, e.Field), Message: e.Message})
 	}
+	if s.take {
+		for k := range m {
+			if !slices.Contains(names, k) {
+				delete(m, k)
+			}
+		}
+	}
 	if s.legacy {
 		// encoding/json's first error, of the keys in sorted order (as decodeInto had them).
 		slices.SortFunc(fields, func(a, b jsonField) int { return strings.Compare(a.name, b.name) })
 	}
 	for _, f := range fields {
 		if v, ok := m[f.name]; ok {
-			s.value(v, f.typ, joinPath(path, f.name), f.want)
+			if !s.value(v, f.typ, joinPath(path, f.name), f.want, f.tag) && s.take {
+				m[f.name] = nil
+			}
 		}
 	}
 }
@@ -220,13 +312,18 @@ func (s *shapeCheck) member(path, key string) string {
 }
 
 // typeMessage words a value of JSON type got where t was wanted: "must be a string, got a
-// number". A number that does not fit (a fraction for an integer) says only what it must be.
-func (s *shapeCheck) typeMessage(t reflect.Type, want, got string) string {
+// number" (or "(got a number)" with `got:"paren"`). A number that does not fit (a fraction for
+// an integer) says only what it must be.
+func (s *shapeCheck) typeMessage(t reflect.Type, want, got string, tag reflect.StructTag) string {
 	if want == "" {
 		want = kindName(t)
 	}
 	msg := "must be " + want
-	if !s.legacy && got != jsonKind(t) {
+	switch {
+	case s.legacy || got == jsonKind(t):
+	case tag.Get("got") == "paren":
+		msg += " (got " + got + ")"
+	default:
 		msg += ", got " + got
 	}
 	return msg
@@ -248,6 +345,7 @@ func jsonKind(t reflect.Type) string {
 type jsonField struct {
 	name, want string
 	typ        reflect.Type
+	tag        reflect.StructTag
 }
 
 // structFields lists the JSON fields of a struct type in field order.
@@ -262,7 +360,7 @@ func structFields(t reflect.Type) []jsonField {
 		if name == "" {
 			name = f.Name
 		}
-		out = append(out, jsonField{name: name, want: f.Tag.Get("want"), typ: f.Type})
+		out = append(out, jsonField{name: name, want: f.Tag.Get("want"), typ: f.Type, tag: f.Tag})
 	}
 	return out
 }

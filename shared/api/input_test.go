@@ -117,3 +117,51 @@ func TestDecodeFirstError(t *testing.T) {
 		})
 	}
 }
+
+// takingInput reports its shape errors itself and words its unknown keys by a value.
+type takingInput struct {
+	Op     *string  `json:"op" want:"one of a, b" got:"paren"`
+	IDs    []string `json:"ids" want:"an array of ids" items:"first"`
+	Name   string   `json:"name"`
+	Params *struct {
+		N int `json:"n"`
+	} `json:"params"`
+	unknown, wrong []domain.FieldError
+}
+
+func (in *takingInput) TakeShape(unknown, wrong []domain.FieldError) {
+	in.unknown, in.wrong = unknown, wrong
+}
+
+func (in *takingInput) UnknownField(path string) string {
+	if in.Op != nil && strings.HasPrefix(path, "params.") {
+		return *in.Op + " takes n"
+	}
+	return ""
+}
+
+// TestDecodeTakeShape: an input that takes its shape errors gets them worded by its tags and
+// hooks, and the rest of the body decoded (what was wrong left out).
+func TestDecodeTakeShape(t *testing.T) {
+	var in takingInput
+	if errs := decodeBody(t, `{"op":"a","ids":["x",1,"y",{}],"name":5,"params":{"n":"2","q":1},"zz":1}`, &in); errs != nil {
+		t.Fatalf("decode answered %v, want the errors handed over", errs)
+	}
+	wantUnknown := []domain.FieldError{{Field: "zz", Message: "unknown field; the fields are op, ids, name, params"},
+		{Field: "params.q", Message: "unknown field; a takes n"}}
+	wantWrong := []domain.FieldError{{Field: "ids", Message: "must be an array of ids: item 1 is a number"},
+		{Field: "name", Message: "must be a string, got a number"}, {Field: "params.n", Message: "must be an integer, got a string"}}
+	if d := cmp.Diff(wantUnknown, in.unknown); d != "" {
+		t.Errorf("unknown (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(wantWrong, in.wrong); d != "" {
+		t.Errorf("wrong (-want +got):\n%s", d)
+	}
+	if *in.Op != "a" || !cmp.Equal(in.IDs, []string{"x", "", "y", ""}) || in.Name != "" || in.Params == nil || in.Params.N != 0 {
+		t.Errorf("decoded %+v", in)
+	}
+	in = takingInput{}
+	if decodeBody(t, `{"op":7}`, &in); !cmp.Equal(in.wrong, []domain.FieldError{{Field: "op", Message: "must be one of a, b (got a number)"}}) || in.Op != nil {
+		t.Errorf("op a number: %+v", in)
+	}
+}

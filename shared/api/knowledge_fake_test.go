@@ -57,7 +57,7 @@ func (f *fakeKnowledge) BulkFiles(_ context.Context, _ domain.Principal, in libr
 
 func (f *fakeKnowledge) CreateCollection(_ context.Context, _ domain.Principal, in library.CollectionInput) (*library.Collection, error) {
 	f.got = in
-	return &library.Collection{Collection: &domain.Collection{ID: "c1", Name: in.Name}}, nil
+	return &library.Collection{Collection: &domain.Collection{ID: "c1", Name: deref(in.Name)}}, nil
 }
 
 func (f *fakeKnowledge) ListCollections(context.Context, domain.Principal, int, int) ([]*library.Collection, bool, error) {
@@ -200,15 +200,23 @@ func inputFields(in any) map[string]any {
 	case library.FileBulkInput:
 		return map[string]any{"Operation": v.Operation, "FileIDs": v.FileIDs, "Tags": v.Tags, "Status": v.Status}
 	case library.CollectionInput:
-		return map[string]any{"Name": v.Name, "Description": v.Description}
+		return map[string]any{"Name": deref(v.Name), "Description": v.Description}
 	case library.FileIDsInput:
 		return map[string]any{"FileIDs": v.FileIDs}
 	case library.CollectionBulkInput:
-		return map[string]any{"Operation": v.Operation, "FileIDs": v.FileIDs}
+		return map[string]any{"Operation": deref(v.Operation), "FileIDs": v.FileIDs}
 	case knowledge.KBInput:
 		return map[string]any{"Name": v.Name, "Collections": v.Collections, "Datasources": v.Datasources, "Embedding": v.Embedding, "Chunking": v.Chunking}
 	case knowledge.SearchInput:
 		return map[string]any{"Query": v.Query, "Options": v.Options}
 	}
 	return map[string]any{"unexpected": in}
+}
+
+// deref is *p, or "" for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

@@ -34,51 +34,30 @@ const (
 // updateAttempts is how often a collection update is tried when concurrent writes keep winning.
 const updateAttempts = 5
 
-// CollectionInput is a collection to create: a name and an optional description.
+// CollectionInput is a collection to create: POST /collections/ {name, description?}.
 type CollectionInput struct {
-	Name        string
-	Description string
-	shape       Shape
+	Name        *string `json:"name"`
+	Description string  `json:"description"`
+	shape
 }
 
-// UnmarshalJSON reads the body of POST /collections/ ({name, description?}).
-func (in *CollectionInput) UnmarshalJSON(b []byte) error {
-	body, err := domain.DecodeObject(b)
-	if err != nil {
-		return err
-	}
-	*in = CollectionInput{}
-	in.shape.AddAll("", unknownKeys(body, "", "a collection has name and description", "name", "description"))
-	switch v := body["name"].(type) {
-	case nil:
-		in.shape.Add("name", "name", "is required")
-	case string:
-		in.Name = v
-	default:
-		in.shape.Add("name", "name", "must be a string, got "+domain.JSONType(v))
-	}
-	switch v := body["description"].(type) {
-	case nil:
-	case string:
-		in.Description = v
-	default:
-		in.shape.Add("description", "description", "must be a string, got "+domain.JSONType(v))
-	}
-	return nil
-}
+// UnknownField words what a collection's body has.
+func (*CollectionInput) UnknownField(string) string { return "a collection has name and description" }
 
 // check validates a collection's name and description.
 func (in *CollectionInput) check() []domain.FieldError {
-	errs := in.shape[""]
-	if e := in.shape["name"]; len(e) > 0 {
-		errs = append(errs, e...)
-	} else if !domain.HasVisible(in.Name) {
+	errs := slices.Clone(in.unknown)
+	if e := in.wrongAt("name"); e != nil {
+		errs = append(errs, *e)
+	} else if in.Name == nil {
+		errs = append(errs, domain.FieldError{Field: "name", Message: "is required"})
+	} else if !domain.HasVisible(*in.Name) {
 		errs = append(errs, domain.FieldError{Field: "name", Message: "must have a visible character"})
-	} else if utf8.RuneCountInString(strings.TrimSpace(in.Name)) > domain.MaxNameLength {
+	} else if utf8.RuneCountInString(strings.TrimSpace(*in.Name)) > domain.MaxNameLength {
 		errs = append(errs, domain.FieldError{Field: "name", Message: fmt.Sprintf("must be at most %d characters", domain.MaxNameLength)})
 	}
-	if e := in.shape["description"]; len(e) > 0 {
-		errs = append(errs, e...)
+	if e := in.wrongAt("description"); e != nil {
+		errs = append(errs, *e)
 	} else if utf8.RuneCountInString(in.Description) > MaxDescriptionLength {
 		errs = append(errs, domain.FieldError{Field: "description", Message: fmt.Sprintf("must be at most %d characters", MaxDescriptionLength)})
 	}
@@ -90,7 +69,7 @@ func (s *Service) CreateCollection(ctx context.Context, p domain.Principal, in C
 	if errs := in.check(); len(errs) > 0 {
 		return nil, domain.Invalid(errs)
 	}
-	name, desc := in.Name, in.Description
+	name, desc := *in.Name, in.Description
 	now := s.now()
 	c := &domain.Collection{ID: uuid.NewString(), Company: p.Company, Owner: p.Owner, Name: strings.TrimSpace(name),
 		Description: desc, FileIDs: []string{}, CreatedAt: now, UpdatedAt: now}
@@ -157,31 +136,23 @@ func (s *Service) CollectionFiles(ctx context.Context, p domain.Principal, id st
 	return out, more, nil
 }
 
-// FileIDsInput names the files to add to a collection.
+// FileIDsInput names the files to add to a collection: POST /collections/{id}/files/
+// {file_ids}.
 type FileIDsInput struct {
-	FileIDs []string
-	shape   Shape
+	FileIDs []string `json:"file_ids" want:"an array of strings (file ids)" items:"first"`
+	shape
 }
 
-// UnmarshalJSON reads the body of POST /collections/{id}/files/ ({file_ids}).
-func (in *FileIDsInput) UnmarshalJSON(b []byte) error {
-	body, err := domain.DecodeObject(b)
-	if err != nil {
-		return err
-	}
-	*in = FileIDsInput{}
-	in.FileIDs = decodeIDs(body, &in.shape)
-	in.shape.AddAll("", unknownKeys(body, "", "adding files takes file_ids", "file_ids"))
-	return nil
-}
+// UnknownField words what adding files takes.
+func (*FileIDsInput) UnknownField(string) string { return "adding files takes file_ids" }
 
 // AddFiles adds files of the company to a collection, one item per id in request order. A file
 // already in it counts as added and changes nothing (so a retried request answers the same);
 // unknown, foreign, malformed and repeated ids fail, as do ids beyond the collection's capacity.
 func (s *Service) AddFiles(ctx context.Context, p domain.Principal, id string, in FileIDsInput) ([]BulkItem, error) {
 	ids := in.FileIDs
-	if idsErr := checkIDs(ids, in.shape); idsErr != nil || len(in.shape[""]) > 0 {
-		return nil, joinInvalid(append([]domain.FieldError{derefField(idsErr)}, in.shape[""]...)...)
+	if idsErr := validIDs(ids, in.shape); idsErr != nil || len(in.unknown) > 0 {
+		return nil, joinInvalid(append([]domain.FieldError{derefField(idsErr)}, in.unknown...)...)
 	}
 	c, err := s.Collection(ctx, p, id)
 	if err != nil {
@@ -190,38 +161,37 @@ func (s *Service) AddFiles(ctx context.Context, p domain.Principal, id string, i
 	return s.addToCollection(ctx, p, c, ids)
 }
 
-// CollectionBulkInput is a bulk change of a collection's files: Operation add_files or
-// remove_files, of FileIDs.
+// CollectionBulkInput is a bulk change of a collection's files: POST /collections/{id}/bulk/
+// {operation, file_ids, parameters}, Operation add_files or remove_files of FileIDs; neither
+// operation takes parameters.
 type CollectionBulkInput struct {
-	Operation string
-	FileIDs   []string
-	shape     Shape
+	Operation  *string   `json:"operation" want:"one of add_files, remove_files" got:"paren"`
+	FileIDs    []string  `json:"file_ids" want:"an array of strings (file ids)" items:"first"`
+	Parameters *struct{} `json:"parameters"`
+	shape
 }
 
-// UnmarshalJSON reads the body of POST /collections/{id}/bulk/ ({operation, file_ids,
-// parameters}; neither operation takes parameters).
-func (in *CollectionBulkInput) UnmarshalJSON(b []byte) error {
-	body, err := domain.DecodeObject(b)
-	if err != nil {
-		return err
+// UnknownField words what a collection's bulk request has, and that its operation takes no
+// parameters.
+func (in *CollectionBulkInput) UnknownField(path string) string {
+	if strings.HasPrefix(path, "parameters.") {
+		op, _ := validOperation(in.Operation, shape{}, opAddFiles, opRemoveFiles)
+		return op + " takes no parameters"
 	}
-	*in = CollectionBulkInput{}
-	in.Operation = decodeOperation(body, &in.shape, opAddFiles, opRemoveFiles)
-	in.FileIDs = decodeIDs(body, &in.shape)
-	in.shape.AddAll("", unknownKeys(body, "", "a collection's bulk request has operation, file_ids and parameters", "operation", "file_ids", "parameters"))
-	params := decodeParams(body, &in.shape)
-	op, _ := checkOperation(in.Operation, in.shape, opAddFiles, opRemoveFiles)
-	in.shape.AddAll("parameters.", unknownKeys(params, "parameters.", op+" takes no parameters"))
-	return nil
+	return "a collection's bulk request has operation, file_ids and parameters"
 }
 
 // BulkCollection adds or removes many files. Adding is AddFiles; removing fails for ids not in
 // the collection.
 func (s *Service) BulkCollection(ctx context.Context, p domain.Principal, id string, in CollectionBulkInput) ([]BulkItem, error) {
-	op, opErr := checkOperation(in.Operation, in.shape, opAddFiles, opRemoveFiles)
+	op, opErr := validOperation(in.Operation, in.shape, opAddFiles, opRemoveFiles)
 	ids := in.FileIDs
-	idsErr := checkIDs(ids, in.shape)
-	extra := slices.Concat(in.shape[""], in.shape["parameters"], in.shape["parameters."])
+	idsErr := validIDs(ids, in.shape)
+	var params []domain.FieldError
+	if e := in.wrongAt("parameters"); e != nil {
+		params = append(params, *e)
+	}
+	extra := slices.Concat(in.unknownIn("", "parameters."), params, in.unknownIn("parameters."))
 	if opErr != nil || idsErr != nil || len(extra) > 0 {
 		return nil, joinInvalid(append([]domain.FieldError{derefField(opErr), derefField(idsErr)}, extra...)...)
 	}

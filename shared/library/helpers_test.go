@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -119,12 +120,18 @@ func anyIDs(ids ...string) []any {
 // unknownID is a well-formed id that names nothing.
 const unknownID = "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f"
 
-// input decodes a request body into a feature's input as the API does (librarytest.Input).
-func input[T any, P interface {
-	*T
-	json.Unmarshaler
-}](m map[string]any) T {
-	return librarytest.Input[T, P](m)
+// input decodes a well-shaped request body into a feature's input (the errors of a body's
+// shape are the edge's decoder's, tested in api).
+func input[T any](m map[string]any) T {
+	var in T
+	b, err := json.Marshal(m)
+	if err == nil {
+		err = json.Unmarshal(b, &in)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("body %v: %v", m, err))
+	}
+	return in
 }
 
 // harness is a service over the fakes.
