@@ -51,10 +51,26 @@ func (h *authHandlers) token(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// keyView is a key as the API shows it: never the secret or its hash.
-type keyView struct {
-	*domain.APIKey
-	Key string `json:"key,omitempty"`
+// keyJSON is a key as the API shows it: never its hash, and the secret only once, when it is
+// created.
+type keyJSON struct {
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	Prefix    string     `json:"prefix"`
+	Owner     string     `json:"owner"`
+	Company   string     `json:"company"`
+	ParentID  *string    `json:"parent_id"`
+	Scopes    []string   `json:"scopes"`
+	RateLimit int        `json:"rate_limit"`
+	ExpiresAt time.Time  `json:"expires_at"`
+	RevokedAt *time.Time `json:"revoked_at"`
+	CreatedAt time.Time  `json:"created_at"`
+	Key       string     `json:"key,omitempty"`
+}
+
+func viewKey(k *domain.APIKey, secret string) keyJSON {
+	return keyJSON{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Owner: k.Owner, Company: k.Company, ParentID: k.ParentID,
+		Scopes: k.Scopes, RateLimit: k.RateLimit, ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt, Key: secret}
 }
 
 type createKeyRequest struct {
@@ -105,7 +121,7 @@ func (h *authHandlers) createKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, keyView{APIKey: k, Key: secret})
+	writeJSON(w, http.StatusCreated, viewKey(k, secret))
 	return nil
 }
 
@@ -114,9 +130,9 @@ func (h *authHandlers) listKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]keyView, len(keys))
+	out := make([]keyJSON, len(keys))
 	for i, k := range keys {
-		out[i] = keyView{APIKey: k}
+		out[i] = viewKey(k, "")
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

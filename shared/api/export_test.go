@@ -8,3 +8,5 @@ import "github.com/agentorch/agentorch/shared/domain"
 func AgentJSON(a *domain.Agent) any { return viewAgent(a) }
 
 func AgentVersionJSON(v *domain.AgentVersion) any { return viewAgentVersion(v) }
+
+func KeyJSON(k *domain.APIKey) any { return viewKey(k, "") }

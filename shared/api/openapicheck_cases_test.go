@@ -42,7 +42,7 @@ func openapiFixtures(t *testing.T) (agent, version, key map[string]any) {
 		ID: "5f1d2c3b-4a59-4867-9d0e-1f2a3b4c5d6e", Name: "ci", Prefix: "ak_AbCdEfG", Hash: "secret-hash", Owner: "o1", Company: "c1",
 		Scopes: []string{domain.ScopeAgentsRead}, RateLimit: 60, ExpiresAt: now.Add(90 * 24 * time.Hour), CreatedAt: now,
 	}
-	return openapiObject(t, api.AgentJSON(&a)), openapiObject(t, api.AgentVersionJSON(&v)), openapiObject(t, k)
+	return openapiObject(t, api.AgentJSON(&a)), openapiObject(t, api.AgentVersionJSON(&v)), openapiObject(t, api.KeyJSON(&k))
 }
 
 func openapiObject(t *testing.T, v any) map[string]any {

@@ -44,23 +44,23 @@ func ValidIdentifier(s string) bool { return identifierRE.MatchString(s) }
 
 // APIKey is a stored API key. The secret itself is never stored, only its SHA-256.
 type APIKey struct {
-	ID      string `json:"id"`
-	Name    string `json:"name"`
-	Prefix  string `json:"prefix"`
-	Hash    string `json:"-"`
-	Owner   string `json:"owner"`
-	Company string `json:"company"`
+	ID      string
+	Name    string
+	Prefix  string
+	Hash    string
+	Owner   string
+	Company string
 	// ParentID is the key that created this one through the API; nil for a key made by an
 	// operator (scripts/apikey, the dev server).
-	ParentID *string `json:"parent_id"`
+	ParentID *string
 	// Ancestors are the parent, its parent and so on up to an operator's key: the key stops
 	// working when any of them is revoked.
-	Ancestors []string   `json:"-"`
-	Scopes    []string   `json:"scopes"`
-	RateLimit int        `json:"rate_limit"`
-	ExpiresAt time.Time  `json:"expires_at"`
-	RevokedAt *time.Time `json:"revoked_at"`
-	CreatedAt time.Time  `json:"created_at"`
+	Ancestors []string
+	Scopes    []string
+	RateLimit int
+	ExpiresAt time.Time
+	RevokedAt *time.Time
+	CreatedAt time.Time
 }
 
 // Principal is the authenticated caller of one request.

@@ -14,11 +14,21 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-// keyRecord is a key as stored: the domain fields plus what the API never shows.
+// keyRecord is a key as stored: what the API shows plus what it never shows.
 type keyRecord struct {
-	*domain.APIKey
-	Hash      string   `json:"hash"`
-	Ancestors []string `json:"ancestors,omitempty"`
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	Prefix    string     `json:"prefix"`
+	Owner     string     `json:"owner"`
+	Company   string     `json:"company"`
+	ParentID  *string    `json:"parent_id"`
+	Scopes    []string   `json:"scopes"`
+	RateLimit int        `json:"rate_limit"`
+	ExpiresAt time.Time  `json:"expires_at"`
+	RevokedAt *time.Time `json:"revoked_at"`
+	CreatedAt time.Time  `json:"created_at"`
+	Hash      string     `json:"hash"`
+	Ancestors []string   `json:"ancestors,omitempty"`
 }
 
 func keyPK(hash string) string          { return "APIKEY#" + hash }
@@ -26,7 +36,9 @@ func companyKeys(c string) string       { return "CO#" + c + "#KEYS" }
 func rateKey(id string, w int64) string { return fmt.Sprintf("RATE#%s#%d", id, w) }
 
 func keyItem(k *domain.APIKey) (map[string]types.AttributeValue, error) {
-	it, err := item(keyPK(k.Hash), "K", keyRecord{APIKey: k, Hash: k.Hash, Ancestors: k.Ancestors})
+	it, err := item(keyPK(k.Hash), "K", keyRecord{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Owner: k.Owner,
+		Company: k.Company, ParentID: k.ParentID, Scopes: k.Scopes, RateLimit: k.RateLimit, ExpiresAt: k.ExpiresAt,
+		RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt, Hash: k.Hash, Ancestors: k.Ancestors})
 	if err != nil {
 		return nil, err
 	}
@@ -36,13 +48,13 @@ func keyItem(k *domain.APIKey) (map[string]types.AttributeValue, error) {
 }
 
 func decodeKey(it map[string]types.AttributeValue) (*domain.APIKey, error) {
-	r := keyRecord{APIKey: &domain.APIKey{}}
+	var r keyRecord
 	if err := decode(it, &r); err != nil {
 		return nil, err
 	}
-	r.APIKey.Hash = r.Hash
-	r.APIKey.Ancestors = r.Ancestors
-	return r.APIKey, nil
+	return &domain.APIKey{ID: r.ID, Name: r.Name, Prefix: r.Prefix, Hash: r.Hash, Owner: r.Owner, Company: r.Company,
+		ParentID: r.ParentID, Ancestors: r.Ancestors, Scopes: r.Scopes, RateLimit: r.RateLimit, ExpiresAt: r.ExpiresAt,
+		RevokedAt: r.RevokedAt, CreatedAt: r.CreatedAt}, nil
 }
 
 // GetKeyByHash reads a key by the hash of its secret (one GetItem).
