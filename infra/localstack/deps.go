@@ -7,7 +7,9 @@ package localstack
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +32,17 @@ const (
 //
 //go:embed npm/package.json npm/package-lock.json
 var npmFiles embed.FS
+
+// The mains that start DynamoDB Local and fauxqs on Host (see Start).
+var (
+	//go:embed launch/LoopbackDynamoDBLocal.java
+	dynamoLauncherSource []byte
+	//go:embed launch/fauxqs.mjs
+	fauxqsMain string
+)
+
+// dynamoLauncherClass is the class launch/LoopbackDynamoDBLocal.java declares.
+const dynamoLauncherClass = "LoopbackDynamoDBLocal"
 
 // nodeDir is where the npm packages are installed, relative to the repository root (ignored by git).
 const nodeDir = ".cache/node"
@@ -69,7 +82,15 @@ func EnsureDeps(ctx context.Context, repoRoot string, log io.Writer) error {
 		_, err := exec.LookPath("java")
 		return err == nil
 	}
-	if nodeOK() && javaOK() {
+	launcherOK := func() bool {
+		jarDir, err := dynamoDir(repoRoot)
+		if err != nil {
+			return false
+		}
+		_, err = dynamoLauncher(repoRoot, jarDir)
+		return err == nil
+	}
+	if nodeOK() && javaOK() && launcherOK() {
 		return nil
 	}
 	// Test binaries of a plain `go test ./...` may all get here at once on a fresh clone.
@@ -93,6 +114,11 @@ func EnsureDeps(ctx context.Context, repoRoot string, log io.Writer) error {
 		}
 		if err := childproc.Run(ctx, log, "apt-get", "install", "-y", "--no-install-recommends", "openjdk-17-jre-headless"); err != nil {
 			return fmt.Errorf("install java: %w", err)
+		}
+	}
+	if !launcherOK() {
+		if err := compileDynamoLauncher(ctx, repoRoot, log); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -130,6 +156,59 @@ func dynamoDir(repoRoot string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("DynamoDB Local is not installed under %s (run EnsureDeps)", filepath.Join(repoRoot, nodeDir))
+}
+
+// dynamoLauncherDir is where the compiled launch/LoopbackDynamoDBLocal.java for the jar in jarDir
+// lives: named after the source and the jar's release, so that a change of either compiles anew.
+func dynamoLauncherDir(repoRoot, jarDir string) string {
+	h := sha256.New()
+	h.Write(dynamoLauncherSource)
+	h.Write([]byte{0})
+	h.Write([]byte(filepath.Base(jarDir)))
+	return filepath.Join(repoRoot, ".cache", "localstack", "dynamodb-"+hex.EncodeToString(h.Sum(nil))[:16])
+}
+
+// dynamoLauncher is the class path entry holding the compiled launcher for the jar in jarDir.
+func dynamoLauncher(repoRoot, jarDir string) (string, error) {
+	dir := dynamoLauncherDir(repoRoot, jarDir)
+	if !exists(filepath.Join(dir, dynamoLauncherClass+".class")) {
+		return "", fmt.Errorf("DynamoDB Local's launcher is not compiled under %s (run EnsureDeps)", dir)
+	}
+	return dir, nil
+}
+
+// compileDynamoLauncher compiles launch/LoopbackDynamoDBLocal.java against the installed jar
+// with the compiler inside the Java runtime (the jdk.compiler module, which Debian's
+// openjdk-17-jre-headless carries: no JDK is needed), once per machine: a few seconds of CPU that
+// each start would otherwise pay again with java's source-file mode.
+func compileDynamoLauncher(ctx context.Context, repoRoot string, log io.Writer) error {
+	jarDir, err := dynamoDir(repoRoot)
+	if err != nil {
+		return err
+	}
+	dir := dynamoLauncherDir(repoRoot, jarDir)
+	fmt.Fprintf(log, "localstack: compiling DynamoDB Local's launcher into %s\n", dir)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("compile DynamoDB Local's launcher: %w", err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp")
+	if err != nil {
+		return fmt.Errorf("compile DynamoDB Local's launcher: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	src := filepath.Join(tmp, dynamoLauncherClass+".java")
+	if err := os.WriteFile(src, dynamoLauncherSource, 0o644); err != nil {
+		return fmt.Errorf("compile DynamoDB Local's launcher: %w", err)
+	}
+	classes := filepath.Join(tmp, "classes")
+	if err := childproc.Run(ctx, log, "java", "-m", "jdk.compiler/com.sun.tools.javac.Main",
+		"-d", classes, "-cp", filepath.Join(jarDir, "DynamoDBLocal.jar"), src); err != nil {
+		return fmt.Errorf("compile DynamoDB Local's launcher (the Java runtime needs its jdk.compiler module): %w", err)
+	}
+	if err := os.Rename(classes, dir); err != nil && !exists(filepath.Join(dir, dynamoLauncherClass+".class")) {
+		return fmt.Errorf("compile DynamoDB Local's launcher: %w", err)
+	}
+	return nil
 }
 
 // fauxqsCLI is the entry point of the fauxqs server.

@@ -26,6 +26,10 @@ import (
 // ReadyTimeout bounds how long Start waits for a stand-in to answer.
 const ReadyTimeout = 60 * time.Second
 
+// Host is the address every stand-in listens on: loopback only, so that nothing on the network
+// reaches a stack that takes any credentials.
+const Host = "127.0.0.1"
+
 // stopGrace is how long a stand-in may take to exit after SIGTERM before it is killed.
 const stopGrace = 5 * time.Second
 
@@ -64,8 +68,8 @@ type Stack struct {
 
 // Start starts DynamoDB Local (java), fauxqs (node), the in-process S3 stand-in (gofakes3 behind
 // infra/s3local, which checks presigned URLs' signatures with the stack's key pair) and the
-// in-process OpenSearch stand-in, and returns once each answers a real SDK call. Run EnsureDeps first on a
-// fresh machine.
+// in-process OpenSearch stand-in, each listening on Host only, and returns once each answers a
+// real SDK call. Run EnsureDeps first on a fresh machine.
 func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
@@ -81,6 +85,10 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
+	launcher, err := dynamoLauncher(opts.Root, jarDir)
+	if err != nil {
+		return nil, err
+	}
 	if !exists(fauxqsCLI(opts.Root)) {
 		return nil, fmt.Errorf("fauxqs is not installed under %s (run EnsureDeps)", filepath.Join(opts.Root, nodeDir))
 	}
@@ -92,11 +100,11 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	s3Listener, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(opts.S3Port))
+	s3Listener, err := net.Listen("tcp", net.JoinHostPort(Host, strconv.Itoa(opts.S3Port)))
 	if err != nil {
 		return nil, fmt.Errorf("port %d for gofakes3 (S3) is busy, is another stack running? %w", opts.S3Port, err)
 	}
-	osListener, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(opts.OpenSearchPort))
+	osListener, err := net.Listen("tcp", net.JoinHostPort(Host, strconv.Itoa(opts.OpenSearchPort)))
 	if err != nil {
 		_ = s3Listener.Close()
 		return nil, fmt.Errorf("port %d for the OpenSearch stand-in is busy, is another stack running? %w", opts.OpenSearchPort, err)
@@ -110,18 +118,24 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	st.os = &http.Server{Handler: st.osStand, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = st.os.Serve(osListener) }()
 	st.endpoints = Endpoints{
-		DynamoDB:   fmt.Sprintf("http://127.0.0.1:%d", dynamoPort),
+		DynamoDB:   "http://" + net.JoinHostPort(Host, strconv.Itoa(dynamoPort)),
 		S3:         "http://" + s3Listener.Addr().String(),
-		SQS:        fmt.Sprintf("http://127.0.0.1:%d", sqsPort),
+		SQS:        "http://" + net.JoinHostPort(Host, strconv.Itoa(sqsPort)),
 		OpenSearch: "http://" + osListener.Addr().String(),
 	}
 
+	// DynamoDB Local's own main listens on every interface and has no option for the address,
+	// and fauxqs's CLI listens on 0.0.0.0: each runs under a small main of ours (launch/) that
+	// starts the same server on Host.
 	dynamo := exec.Command("java", "-Xmx512m",
-		"-Djava.library.path="+filepath.Join(jarDir, "DynamoDBLocal_lib"),
-		"-jar", filepath.Join(jarDir, "DynamoDBLocal.jar"),
+		"-Djava.library.path="+filepath.Join(jarDir, "DynamoDBLocal_lib"), "-Dagentorch.host="+Host,
+		"-cp", launcher+string(os.PathListSeparator)+filepath.Join(jarDir, "DynamoDBLocal.jar"), dynamoLauncherClass,
 		"-inMemory", "-sharedDb", "-disableTelemetry", "-port", strconv.Itoa(dynamoPort))
 	dynamo.Dir = jarDir
-	faux := exec.Command("node", fauxqsCLI(opts.Root))
+	// From the directory holding node_modules, so that the script's import finds the pinned
+	// fauxqs. FAUXQS_HOST names the host in its queue URLs.
+	faux := exec.Command("node", "--input-type=module", "-e", fauxqsMain, Host)
+	faux.Dir = filepath.Join(opts.Root, nodeDir)
 	faux.Env = append(os.Environ(), "FAUXQS_HOST=127.0.0.1", "FAUXQS_PORT="+strconv.Itoa(sqsPort))
 	for _, c := range []struct {
 		name string
@@ -209,10 +223,9 @@ func (s *Stack) Stop() error {
 	return s.stopErr
 }
 
-// port checks that a fixed port is free (on every interface, as the stand-ins bind them all) or
-// picks a free one when p is 0.
+// port checks that a fixed port is free on Host or picks a free one when p is 0.
 func port(name string, p int) (int, error) {
-	l, err := net.Listen("tcp", ":"+strconv.Itoa(p))
+	l, err := net.Listen("tcp", net.JoinHostPort(Host, strconv.Itoa(p)))
 	if err != nil {
 		return 0, fmt.Errorf("port %d for %s is busy, is another stack running? %w", p, name, err)
 	}

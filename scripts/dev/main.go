@@ -1,7 +1,9 @@
 // Command dev runs the service locally (make dev): it starts the AWS stand-ins on the ports the
-// platform defaults name, creates the resources of template.yaml in them, and serves every
-// function's handler on one HTTP server at the routes the template gives it, as API Gateway
-// would. It prints an API key for the run and stops everything it started on Ctrl-C or SIGTERM.
+// platform defaults name (or those DYNAMODB_PORT, SQS_PORT, S3_PORT and OPENSEARCH_PORT name, so
+// that a second stack runs beside the first; PORT moves the API), all on loopback, creates the
+// resources of template.yaml in them, and serves every function's handler on one HTTP server at
+// the routes the template gives it, as API Gateway would. It prints an API key for the run and
+// stops everything it started on Ctrl-C or SIGTERM.
 //
 // With -test it is the test runner instead (make test, make bench): the stand-ins start on free
 // ports, their endpoints are exported as AGENTORCH_TEST_*, and `go test` runs with the arguments
@@ -32,7 +34,12 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "usage: dev [-port N]\n       dev -test [-- go test arguments]\n       dev -deps")
 		flag.PrintDefaults()
 	}
-	port := flag.String("port", envOr("PORT", "3000"), "API port")
+	apiPort, err := localstack.DevAPIPort()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dev:", err)
+		return 2
+	}
+	port := flag.Int("port", apiPort, "API port ($PORT)")
 	flag.Parse()
 	// Whoever started us (go run, make) may be killed rather than us: take that as SIGTERM so
 	// the stand-ins are stopped rather than orphaned.
@@ -45,7 +52,12 @@ func run() int {
 	if *test {
 		return runTests(ctx, flag.Args())
 	}
-	if err := serve(ctx, *port); err != nil {
+	ports, err := localstack.DevPorts()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dev:", err)
+		return 2
+	}
+	if err := serve(ctx, *port, ports); err != nil {
 		if ctx.Err() != nil {
 			err = errors.New("interrupted while starting; everything started is stopped")
 		}
@@ -65,11 +77,4 @@ func installDeps(ctx context.Context) int {
 		return 1
 	}
 	return 0
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,18 +24,9 @@ import (
 // devKeyTTL is the lifetime of the API key each run creates.
 const devKeyTTL = 30 * 24 * time.Hour
 
-// The fixed local ports: those in platform's defaults (checkEndpoints makes sure), so
-// scripts/apikey and `go run` of anything find the stack with no environment.
-const (
-	dynamoPort = 8000
-	sqsPort    = 4576
-	s3Port     = 4569
-	// openSearchPort serves the OpenSearch stand-in where OpenSearch listens by default.
-	openSearchPort = 9200
-)
-
-// serve runs the dev stack until ctx ends.
-func serve(ctx context.Context, port string) error {
+// serve runs the dev stack until ctx ends: the API on port, the stand-ins on ports (all on
+// loopback).
+func serve(ctx context.Context, port int, ports localstack.Ports) error {
 	began := time.Now()
 	root, err := localstack.RepoRoot()
 	if err != nil {
@@ -45,23 +37,25 @@ func serve(ctx context.Context, port string) error {
 		return err
 	}
 	// Claim the API port first: failing after the stand-ins started would only waste time.
-	l, err := net.Listen("tcp", "127.0.0.1:"+port)
+	l, err := net.Listen("tcp", net.JoinHostPort(localstack.Host, strconv.Itoa(port)))
 	if err != nil {
-		return fmt.Errorf("API port %s is busy, is another make dev running? %w", port, err)
+		return fmt.Errorf("API port %d is busy, is another make dev running (PORT moves this one)? %w", port, err)
 	}
 	defer l.Close()
 
 	if err := localstack.EnsureDeps(ctx, root, os.Stderr); err != nil {
 		return err
 	}
-	st, err := localstack.Start(ctx, localstack.Options{DynamoPort: dynamoPort, SQSPort: sqsPort, S3Port: s3Port, OpenSearchPort: openSearchPort, Root: root, Log: os.Stderr})
+	st, err := localstack.Start(ctx, localstack.Options{DynamoPort: ports.DynamoDB, SQSPort: ports.SQS, S3Port: ports.S3,
+		OpenSearchPort: ports.OpenSearch, Root: root, Log: os.Stderr})
 	if err != nil {
-		return err
+		return fmt.Errorf("%w\n(another make dev? %s, %s, %s and %s move the stand-ins, PORT the API)", err,
+			localstack.EnvDynamoDBPort, localstack.EnvSQSPort, localstack.EnvS3Port, localstack.EnvOpenSearchPort)
 	}
 	defer st.Stop()
 	ep := st.Endpoints()
-	if err := checkEndpoints(ep); err != nil {
-		return err
+	if ep != ports.Endpoints() {
+		return fmt.Errorf("the stand-ins are at %+v, not on the ports asked for (%+v)", ep, ports.Endpoints())
 	}
 	res, err := localstack.CreateResources(ctx, localstack.AWSConfig(), ep, tmpl, "")
 	if err != nil {
@@ -86,7 +80,8 @@ func serve(ctx context.Context, port string) error {
 	}
 
 	// The app reads its configuration from the environment, like a deployed function; point it
-	// at this stack whatever the shell holds (an AWS_PROFILE must not reach real AWS).
+	// at this stack whatever the shell holds (an AWS_PROFILE must not reach real AWS), on
+	// whichever ports it runs.
 	for k, v := range map[string]string{
 		"AWS_ENDPOINT_URL_DYNAMODB": ep.DynamoDB, "AWS_ENDPOINT_URL_S3": ep.S3, "AWS_ENDPOINT_URL_SQS": ep.SQS,
 		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_SESSION_TOKEN": "",
@@ -138,7 +133,7 @@ func serve(ctx context.Context, port string) error {
 	if err != nil {
 		return fmt.Errorf("create the dev API key: %w", err)
 	}
-	keyFile := filepath.Join(root, ".cache", "dev-api-key")
+	keyFile := localstack.DevKeyFile(root, port)
 	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", keyFile, err)
 	}
@@ -164,19 +159,6 @@ func serve(ctx context.Context, port string) error {
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		_ = srv.Close()
-	}
-	return nil
-}
-
-// checkEndpoints fails loudly if the stack is not where platform's defaults look for it.
-func checkEndpoints(ep localstack.Endpoints) error {
-	for _, c := range [][2]string{
-		{ep.DynamoDB, platform.LocalDynamoEndpoint}, {ep.S3, platform.LocalS3Endpoint}, {ep.SQS, platform.LocalSQSEndpoint},
-		{ep.OpenSearch, platform.LocalOpenSearchEndpoint},
-	} {
-		if c[0] != c[1] {
-			return fmt.Errorf("stand-in at %s, but platform's local default is %s: scripts/dev and shared/platform disagree", c[0], c[1])
-		}
 	}
 	return nil
 }

@@ -18,7 +18,9 @@
 //	make invoke FN=stream EVENT=events/stream-execute.json SESSION_ID=<a session of make dev>
 //
 // A placeholder {{NAME}} in the event is replaced by -var NAME=VALUE or the environment variable
-// NAME; {{API_KEY}} also by -key or by the key make dev wrote to .cache/dev-api-key.
+// NAME; {{API_KEY}} also by -key or by the key make dev wrote to .cache/dev-api-key (with PORT
+// set to another port than 3000, .cache/dev-api-key-<PORT>). DYNAMODB_PORT, SQS_PORT, S3_PORT and
+// OPENSEARCH_PORT name the stand-ins' ports as they do for make dev.
 package main
 
 import (
@@ -85,7 +87,11 @@ func run() error {
 	if *key != "" {
 		vars["API_KEY"] = *key
 	}
-	if event, err = fill(event, vars, filepath.Join(root, ".cache", "dev-api-key")); err != nil {
+	apiPort, err := localstack.DevAPIPort()
+	if err != nil {
+		return err
+	}
+	if event, err = fill(event, vars, localstack.DevKeyFile(root, apiPort)); err != nil {
 		return err
 	}
 
@@ -155,7 +161,8 @@ func streaming(root, dir string) (bool, error) {
 }
 
 // devConfig is the configuration make dev serves its own functions with (scripts/dev): the
-// stand-ins on platform's local ports, the template's resources named as make dev names them
+// stand-ins on platform's local ports or those the environment names for make dev
+// (localstack.DevPorts), the template's resources named as make dev names them
 // (localstack.CreateResources, idempotent: on a running make dev it finds what it made), the
 // local model and embedder as defaults, unless the shell names others as it would for make dev.
 // For the AWS recipe the defaults are the template's (bedrock) and no local model is configured.
@@ -164,8 +171,11 @@ func devConfig(ctx context.Context, root string, awsRecipe bool) (platform.Confi
 	if err != nil {
 		return platform.Config{}, err
 	}
-	ep := localstack.Endpoints{DynamoDB: platform.LocalDynamoEndpoint, S3: platform.LocalS3Endpoint,
-		SQS: platform.LocalSQSEndpoint, OpenSearch: platform.LocalOpenSearchEndpoint}
+	ports, err := localstack.DevPorts()
+	if err != nil {
+		return platform.Config{}, err
+	}
+	ep := ports.Endpoints()
 	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	res, err := localstack.CreateResources(rctx, localstack.AWSConfig(), ep, tmpl, "")
