@@ -40,3 +40,11 @@ func ExecutionItem(sessionID string, e *domain.Execution) (map[string]types.Attr
 func KeyItem(k *domain.APIKey) (map[string]types.AttributeValue, error) {
 	return keyItem(k)
 }
+
+func FileItem(f *domain.File) (map[string]types.AttributeValue, error) { return fileItem(f) }
+
+func CollectionItem(c *domain.Collection) (map[string]types.AttributeValue, error) {
+	return collectionItem(c)
+}
+
+func KBItem(kb *domain.KnowledgeBase) (map[string]types.AttributeValue, error) { return kbItem(kb) }

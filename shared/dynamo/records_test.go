@@ -20,7 +20,8 @@ import (
 )
 
 // The stored records of the tests below, as the code before the records had types of their own
-// (commit b6ec295, when the domain types' JSON tags serialised the data attribute) wrote them:
+// (when the domain types' JSON tags serialised the data attribute: b6ec295 for agents to keys,
+// 8b971ad for files, collections and knowledge bases) wrote them:
 // testdata/stored/<name>.json holds each item's data attribute byte for byte. Items written
 // then must still read, and the same values must still write the same bytes.
 
@@ -81,6 +82,29 @@ func storedExecution() *domain.Execution {
 		Checkpoint: []byte(`{"v":1,"state":"<x>"}`)}
 }
 
+func storedFile() *domain.File {
+	return &domain.File{ID: "file-1", Company: "acme", Owner: "alice", Name: "guide <v2>.pdf", FileType: "document",
+		MediaType: "application/pdf", Size: 12345, Status: domain.FileError, Tags: []string{"hr", "2026"}, ContentHash: "abc123",
+		ObjectKey: "acme/file-1", Error: "could not read & parse", CreatedAt: storedAt, UpdatedAt: storedLate}
+}
+
+func storedCollection() *domain.Collection {
+	return &domain.Collection{ID: "c-1", Company: "acme", Owner: "alice", Name: "HR", Description: "policies & more",
+		FileIDs: []string{"file-1", "file-2"}, TotalSize: 99, CreatedAt: storedAt, UpdatedAt: storedLate}
+}
+
+func storedKB() *domain.KnowledgeBase {
+	return &domain.KnowledgeBase{ID: "kb-1", Company: "acme", Owner: "alice", Name: "HR", Description: "d", Engine: domain.EngineOpenSearch,
+		Collections: []string{"c-1"}, Files: []string{"file-1"},
+		Chunking:  domain.Chunking{Strategy: "recursive", ChunkSize: 512, ChunkOverlap: 64, SplitBy: "token", RecursiveSeparators: []string{"\n\n", "."}},
+		Embedding: domain.Embedding{Provider: "local", Model: "m", Dimensions: 384}, Index: "kb-local-384", Status: domain.KBRunning,
+		Sources: map[string]*domain.Datasource{"file-1": {FileID: "file-1", Name: "guide <v2>.pdf", Status: domain.IngestRunning, Error: "e & f",
+			ContentHash: "abc123", Chunks: 3, Attempts: 2, Phase: "embedding", TotalChunks: 10, ProcessedChunks: 4, Residue: true, UpdatedAt: ptr(storedLate)}},
+		Metadata: domain.ProcessingMetadata{Phase: "embedding", TotalChunks: 10, ProcessedChunks: 4, Message: "m"},
+		RunID:    "run-2", SourcesRun: "run-2", RunStarted: ptr(storedAt), RunDeadline: ptr(storedLate), Completed: ptr(storedAt),
+		Error: "", StatusChanged: storedAt, CreatedAt: storedAt, UpdatedAt: storedLate}
+}
+
 func storedKey() *domain.APIKey {
 	return &domain.APIKey{ID: "k-1", Name: "ci", Prefix: "ak_abc", Hash: "h-abc", Owner: "alice", Company: "acme", ParentID: ptr("k-0"),
 		Ancestors: []string{"k-0", "k-root"}, Scopes: []string{domain.ScopeAgentsRead}, RateLimit: 60,
@@ -94,34 +118,43 @@ type storedCase struct {
 	want any
 	item func() (map[string]types.AttributeValue, error)
 	read func(ctx context.Context, st *dynamo.Store) (any, error)
+	// source names the entry of the item's sources map (a knowledge base's datasources) held to
+	// testdata/stored/<name>_source.json, if any.
+	source string
 }
 
 func storedCases() []storedCase {
 	return []storedCase{
-		{"agent", storedAgent(), func() (map[string]types.AttributeValue, error) { return dynamo.AgentItem(storedAgent()) },
-			func(ctx context.Context, st *dynamo.Store) (any, error) { return st.GetAgent(ctx, "a-1") }},
-		{"version", storedVersion(), func() (map[string]types.AttributeValue, error) { return dynamo.VersionItem(storedVersion()) },
-			func(ctx context.Context, st *dynamo.Store) (any, error) { return st.GetVersion(ctx, "a-1", 3) }},
-		{"feedback", storedFeedback(), func() (map[string]types.AttributeValue, error) { return dynamo.FeedbackItem(storedFeedback()) },
-			func(ctx context.Context, st *dynamo.Store) (any, error) {
+		{name: "agent", want: storedAgent(), item: func() (map[string]types.AttributeValue, error) { return dynamo.AgentItem(storedAgent()) },
+			read: func(ctx context.Context, st *dynamo.Store) (any, error) { return st.GetAgent(ctx, "a-1") }},
+		{name: "version", want: storedVersion(), item: func() (map[string]types.AttributeValue, error) { return dynamo.VersionItem(storedVersion()) },
+			read: func(ctx context.Context, st *dynamo.Store) (any, error) { return st.GetVersion(ctx, "a-1", 3) }},
+		{name: "feedback", want: storedFeedback(), item: func() (map[string]types.AttributeValue, error) { return dynamo.FeedbackItem(storedFeedback()) },
+			read: func(ctx context.Context, st *dynamo.Store) (any, error) {
 				// Giving feedback again without rating or comment keeps the stored id, creation
 				// time, rating and comment: the one read of a feedback record.
 				return st.PutFeedback(ctx, &domain.Feedback{ID: "f-new", MessageID: "m-1", SessionID: "s-1", User: "alice", CreatedAt: storedLate, UpdatedAt: storedLate})
 			}},
-		{"session", storedSession(), func() (map[string]types.AttributeValue, error) { return dynamo.SessionItem(storedSession()) },
-			func(ctx context.Context, st *dynamo.Store) (any, error) { return st.GetSession(ctx, "s-1") }},
-		{"message", storedMessage(), func() (map[string]types.AttributeValue, error) { return dynamo.MessageItem("s-1", storedMessage()) },
-			func(ctx context.Context, st *dynamo.Store) (any, error) {
+		{name: "session", want: storedSession(), item: func() (map[string]types.AttributeValue, error) { return dynamo.SessionItem(storedSession()) },
+			read: func(ctx context.Context, st *dynamo.Store) (any, error) { return st.GetSession(ctx, "s-1") }},
+		{name: "message", want: storedMessage(), item: func() (map[string]types.AttributeValue, error) { return dynamo.MessageItem("s-1", storedMessage()) },
+			read: func(ctx context.Context, st *dynamo.Store) (any, error) {
 				m, sid, err := st.FindMessage(ctx, "m-1")
 				if err == nil && sid != "s-1" {
 					return nil, fmt.Errorf("message found in session %q, want s-1", sid)
 				}
 				return m, err
 			}},
-		{"execution", storedExecution(), func() (map[string]types.AttributeValue, error) { return dynamo.ExecutionItem("s-1", storedExecution()) },
-			func(ctx context.Context, st *dynamo.Store) (any, error) { return st.GetExecution(ctx, "s-1", "x-2") }},
-		{"key", storedKey(), func() (map[string]types.AttributeValue, error) { return dynamo.KeyItem(storedKey()) },
-			func(ctx context.Context, st *dynamo.Store) (any, error) { return st.GetKeyByHash(ctx, "h-abc") }},
+		{name: "execution", want: storedExecution(), item: func() (map[string]types.AttributeValue, error) { return dynamo.ExecutionItem("s-1", storedExecution()) },
+			read: func(ctx context.Context, st *dynamo.Store) (any, error) { return st.GetExecution(ctx, "s-1", "x-2") }},
+		{name: "key", want: storedKey(), item: func() (map[string]types.AttributeValue, error) { return dynamo.KeyItem(storedKey()) },
+			read: func(ctx context.Context, st *dynamo.Store) (any, error) { return st.GetKeyByHash(ctx, "h-abc") }},
+		{name: "file", want: storedFile(), item: func() (map[string]types.AttributeValue, error) { return dynamo.FileItem(storedFile()) },
+			read: func(ctx context.Context, st *dynamo.Store) (any, error) { return st.GetFile(ctx, "file-1") }},
+		{name: "collection", want: storedCollection(), item: func() (map[string]types.AttributeValue, error) { return dynamo.CollectionItem(storedCollection()) },
+			read: func(ctx context.Context, st *dynamo.Store) (any, error) { return st.GetCollection(ctx, "c-1") }},
+		{name: "kb", want: storedKB(), item: func() (map[string]types.AttributeValue, error) { return dynamo.KBItem(storedKB()) },
+			read: func(ctx context.Context, st *dynamo.Store) (any, error) { return st.GetKB(ctx, "kb-1") }, source: "file-1"},
 	}
 }
 
@@ -147,6 +180,13 @@ func TestStoredRecordsWriteUnchanged(t *testing.T) {
 			if diff := cmp.Diff(storedData(t, c.name), got); diff != "" {
 				t.Errorf("data attribute (-before +now):\n%s", diff)
 			}
+			if c.source != "" {
+				entry := sourceEntry(t, it, c.source)
+				got := entry.Value[0].(*types.AttributeValueMemberS).Value
+				if diff := cmp.Diff(storedData(t, c.name+"_source"), got); diff != "" {
+					t.Errorf("sources entry %s (-before +now):\n%s", c.source, diff)
+				}
+			}
 		})
 	}
 }
@@ -165,6 +205,9 @@ func TestStoredRecordsRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			it["data"] = &types.AttributeValueMemberS{Value: storedData(t, c.name)}
+			if c.source != "" {
+				sourceEntry(t, it, c.source).Value[0] = &types.AttributeValueMemberS{Value: storedData(t, c.name+"_source")}
+			}
 			if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(env.Config.Table), Item: it}); err != nil {
 				t.Fatal(err)
 			}
@@ -177,4 +220,18 @@ func TestStoredRecordsRead(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sourceEntry is the entry of a knowledge base item's sources map for file id: [JSON, weight].
+func sourceEntry(t *testing.T, it map[string]types.AttributeValue, id string) *types.AttributeValueMemberL {
+	t.Helper()
+	m, ok := it["sources"].(*types.AttributeValueMemberM)
+	if !ok {
+		t.Fatal("no sources map")
+	}
+	e, ok := m.Value[id].(*types.AttributeValueMemberL)
+	if !ok || len(e.Value) == 0 {
+		t.Fatalf("no sources entry %s", id)
+	}
+	return e
 }
