@@ -187,7 +187,7 @@ func compileDynamoLauncher(ctx context.Context, repoRoot string, log io.Writer) 
 		return err
 	}
 	dir := dynamoLauncherDir(repoRoot, jarDir)
-	fmt.Fprintf(log, "localstack: compiling DynamoDB Local's launcher into %s\n", dir)
+	_, _ = fmt.Fprintf(log, "localstack: compiling DynamoDB Local's launcher into %s\n", dir)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return fmt.Errorf("compile DynamoDB Local's launcher: %w", err)
 	}
@@ -195,7 +195,7 @@ func compileDynamoLauncher(ctx context.Context, repoRoot string, log io.Writer) 
 	if err != nil {
 		return fmt.Errorf("compile DynamoDB Local's launcher: %w", err)
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }() // empty but for the source once the classes are moved
 	src := filepath.Join(tmp, dynamoLauncherClass+".java")
 	if err := os.WriteFile(src, dynamoLauncherSource, 0o644); err != nil {
 		return fmt.Errorf("compile DynamoDB Local's launcher: %w", err)
