@@ -115,57 +115,57 @@ type snapshotJSON struct {
 
 // kbListJSON is a knowledge base in a list (the contract's list view).
 type kbListJSON struct {
-	ID                  string                    `json:"id"`
-	Name                string                    `json:"name"`
-	Description         string                    `json:"description"`
-	ProcessingEngine    string                    `json:"processing_engine"`
-	Status              string                    `json:"status"`
-	Progress            int                       `json:"progress"`
-	Datasources         []datasourceJSON          `json:"datasources"`
-	DatasourceCount     int                       `json:"datasource_count"`
-	TotalDatasources    int                       `json:"total_datasources"`
-	IngestedDatasources []datasourceJSON          `json:"ingested_datasources"`
-	FailedDatasources   []datasourceJSON          `json:"failed_datasources"`
-	DatasourceErrors    map[string]string         `json:"datasource_errors"`
-	DatasourceSnapshots map[string]snapshotJSON   `json:"datasource_snapshots"`
-	SuccessRate         int                       `json:"success_rate"`
-	ProcessingMetadata  domain.ProcessingMetadata `json:"processing_metadata"`
-	CreatedByName       string                    `json:"created_by_name"`
-	CreatedAt           time.Time                 `json:"created_at"`
-	UpdatedAt           time.Time                 `json:"updated_at"`
-	Error               string                    `json:"error,omitempty"`
+	ID                  string                  `json:"id"`
+	Name                string                  `json:"name"`
+	Description         string                  `json:"description"`
+	ProcessingEngine    string                  `json:"processing_engine"`
+	Status              string                  `json:"status"`
+	Progress            int                     `json:"progress"`
+	Datasources         []datasourceJSON        `json:"datasources"`
+	DatasourceCount     int                     `json:"datasource_count"`
+	TotalDatasources    int                     `json:"total_datasources"`
+	IngestedDatasources []datasourceJSON        `json:"ingested_datasources"`
+	FailedDatasources   []datasourceJSON        `json:"failed_datasources"`
+	DatasourceErrors    map[string]string       `json:"datasource_errors"`
+	DatasourceSnapshots map[string]snapshotJSON `json:"datasource_snapshots"`
+	SuccessRate         int                     `json:"success_rate"`
+	ProcessingMetadata  processingMetadataJSON  `json:"processing_metadata"`
+	CreatedByName       string                  `json:"created_by_name"`
+	CreatedAt           time.Time               `json:"created_at"`
+	UpdatedAt           time.Time               `json:"updated_at"`
+	Error               string                  `json:"error,omitempty"`
 }
 
 // kbDetailJSON is a knowledge base in full (the contract's detail view).
 type kbDetailJSON struct {
 	kbListJSON
-	DatasetName           string           `json:"dataset_name"`
-	NormalizedDatasetName string           `json:"normalized_dataset_name"`
-	SelectedCollections   []string         `json:"selected_collections"`
-	SelectedDatasources   []string         `json:"selected_datasources"`
-	ChunkingStrategy      domain.Chunking  `json:"chunking_strategy"`
-	EmbeddingConfig       domain.Embedding `json:"embedding_config"`
-	LLMConfig             map[string]any   `json:"llm_config"`
-	CompanyName           string           `json:"company_name"`
-	LastIngestedAt        *time.Time       `json:"last_ingested_at"`
+	DatasetName           string         `json:"dataset_name"`
+	NormalizedDatasetName string         `json:"normalized_dataset_name"`
+	SelectedCollections   []string       `json:"selected_collections"`
+	SelectedDatasources   []string       `json:"selected_datasources"`
+	ChunkingStrategy      chunkingJSON   `json:"chunking_strategy"`
+	EmbeddingConfig       embeddingJSON  `json:"embedding_config"`
+	LLMConfig             map[string]any `json:"llm_config"`
+	CompanyName           string         `json:"company_name"`
+	LastIngestedAt        *time.Time     `json:"last_ingested_at"`
 }
 
 // kbStatusJSON is the knowledge base inside a check_status answer.
 type kbStatusJSON struct {
-	ID                  string                    `json:"id"`
-	Name                string                    `json:"name"`
-	Status              string                    `json:"status"`
-	Progress            int                       `json:"progress"`
-	ProcessingEngine    string                    `json:"processing_engine"`
-	DatasourceCount     int                       `json:"datasource_count"`
-	TotalDatasources    int                       `json:"total_datasources"`
-	SuccessRate         int                       `json:"success_rate"`
-	IngestedDatasources []datasourceJSON          `json:"ingested_datasources"`
-	FailedDatasources   []datasourceJSON          `json:"failed_datasources"`
-	DatasourceErrors    map[string]string         `json:"datasource_errors"`
-	ProcessingMetadata  domain.ProcessingMetadata `json:"processing_metadata"`
-	Error               string                    `json:"error,omitempty"`
-	UpdatedAt           time.Time                 `json:"updated_at"`
+	ID                  string                 `json:"id"`
+	Name                string                 `json:"name"`
+	Status              string                 `json:"status"`
+	Progress            int                    `json:"progress"`
+	ProcessingEngine    string                 `json:"processing_engine"`
+	DatasourceCount     int                    `json:"datasource_count"`
+	TotalDatasources    int                    `json:"total_datasources"`
+	SuccessRate         int                    `json:"success_rate"`
+	IngestedDatasources []datasourceJSON       `json:"ingested_datasources"`
+	FailedDatasources   []datasourceJSON       `json:"failed_datasources"`
+	DatasourceErrors    map[string]string      `json:"datasource_errors"`
+	ProcessingMetadata  processingMetadataJSON `json:"processing_metadata"`
+	Error               string                 `json:"error,omitempty"`
+	UpdatedAt           time.Time              `json:"updated_at"`
 }
 
 // statusJSON answers check_status.
@@ -179,6 +179,30 @@ type statusJSON struct {
 // searchJSON answers a search.
 type searchJSON struct {
 	Results []searchHitJSON `json:"results"`
+}
+
+// chunkingJSON is a knowledge base's chunking_strategy.
+type chunkingJSON struct {
+	Strategy            string   `json:"strategy"`
+	ChunkSize           int      `json:"chunk_size"`
+	ChunkOverlap        int      `json:"chunk_overlap"`
+	SplitBy             string   `json:"split_by"`
+	RecursiveSeparators []string `json:"recursive_separators"`
+}
+
+// embeddingJSON is a knowledge base's embedding_config.
+type embeddingJSON struct {
+	Provider   string `json:"provider"`
+	Model      string `json:"model"`
+	Dimensions int    `json:"dimensions"`
+}
+
+// processingMetadataJSON is a run's progress (empty when idle).
+type processingMetadataJSON struct {
+	Phase           string `json:"phase,omitempty"`
+	TotalChunks     int    `json:"total_chunks,omitempty"`
+	ProcessedChunks int    `json:"processed_chunks,omitempty"`
+	Message         string `json:"message,omitempty"`
 }
 
 // searchHitJSON is one chunk found, best first.
@@ -276,7 +300,7 @@ func addFilesResultView(items []library.BulkItem) *addFilesResultJSON {
 // status, and sorted into ingested and failed ones.
 func kbListView(kb *knowledge.KB) *kbListJSON {
 	v := &kbListJSON{ID: kb.ID, Name: kb.Name, Description: kb.Description, ProcessingEngine: kb.Engine,
-		Status: kb.Status, Progress: kb.Progress(), SuccessRate: kb.SuccessRate(), ProcessingMetadata: kb.Metadata,
+		Status: kb.Status, Progress: kb.Progress(), SuccessRate: kb.SuccessRate(), ProcessingMetadata: processingMetadataJSON(kb.Metadata),
 		CreatedByName: kb.Owner, CreatedAt: kb.CreatedAt, UpdatedAt: kb.UpdatedAt, Error: kb.Error,
 		Datasources: []datasourceJSON{}, IngestedDatasources: []datasourceJSON{}, FailedDatasources: []datasourceJSON{},
 		DatasourceErrors: map[string]string{}, DatasourceSnapshots: map[string]snapshotJSON{}}
@@ -310,8 +334,8 @@ func kbDetailView(kb *knowledge.KB) *kbDetailJSON {
 		selected = []string{}
 	}
 	return &kbDetailJSON{kbListJSON: *kbListView(kb), DatasetName: "", NormalizedDatasetName: domain.NormalizeName(kb.Name),
-		SelectedCollections: collections, SelectedDatasources: selected, ChunkingStrategy: kb.Chunking,
-		EmbeddingConfig: kb.Embedding, LLMConfig: map[string]any{}, CompanyName: kb.Company, LastIngestedAt: kb.Completed}
+		SelectedCollections: collections, SelectedDatasources: selected, ChunkingStrategy: chunkingJSON(kb.Chunking),
+		EmbeddingConfig: embeddingJSON(kb.Embedding), LLMConfig: map[string]any{}, CompanyName: kb.Company, LastIngestedAt: kb.Completed}
 }
 
 func statusView(st *knowledge.KBStatus) *statusJSON {

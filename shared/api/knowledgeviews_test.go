@@ -26,7 +26,7 @@ func viewSamples() []any {
 	list := kbListJSON{ID: "k", Name: "n", Description: "d", ProcessingEngine: "opensearch", Status: "completed", Progress: 50,
 		Datasources: ds, DatasourceCount: 1, TotalDatasources: 1, IngestedDatasources: []datasourceJSON{}, FailedDatasources: ds,
 		DatasourceErrors: map[string]string{"d1": "bad"}, DatasourceSnapshots: map[string]snapshotJSON{"d1": {ID: "d1", Name: "n", Type: "t", IngestionStatus: "failed", Chunks: 3, Attempts: 2, Error: "e", UpdatedAt: &now}, "d2": {ID: "d2"}},
-		SuccessRate: 7, ProcessingMetadata: domain.ProcessingMetadata{}, CreatedByName: "bob", CreatedAt: now, UpdatedAt: now, Error: "err"}
+		SuccessRate: 7, ProcessingMetadata: processingMetadataJSON{}, CreatedByName: "bob", CreatedAt: now, UpdatedAt: now, Error: "err"}
 	list2 := list
 	list2.Error = ""
 	return []any{
@@ -40,7 +40,7 @@ func viewSamples() []any {
 		&addFilesResultJSON{Success: false, Added: 1, Failed: 1, Results: []addFilesItemJSON{{FileID: "a", Status: "added"}, {FileID: "b", Status: "failed", Error: "x"}}},
 		&list, &list2,
 		&kbDetailJSON{kbListJSON: list, DatasetName: "", NormalizedDatasetName: "n", SelectedCollections: []string{}, SelectedDatasources: []string{"a"},
-			ChunkingStrategy: domain.Chunking{Strategy: "recursive", ChunkSize: 5}, EmbeddingConfig: domain.Embedding{Provider: "p"}, LLMConfig: map[string]any{}, CompanyName: "acme", LastIngestedAt: &now},
+			ChunkingStrategy: chunkingJSON{Strategy: "recursive", ChunkSize: 5}, EmbeddingConfig: embeddingJSON{Provider: "p"}, LLMConfig: map[string]any{}, CompanyName: "acme", LastIngestedAt: &now},
 		&kbDetailJSON{kbListJSON: list2},
 		&statusJSON{Success: true, Message: "m", StatusUpdated: true, KnowledgeBase: &kbStatusJSON{ID: "k", Name: "n", Status: "s", Progress: 1, ProcessingEngine: "o", DatasourceCount: 1, TotalDatasources: 1,
 			SuccessRate: 3, IngestedDatasources: ds, FailedDatasources: []datasourceJSON{}, DatasourceErrors: map[string]string{}, Error: "e", UpdatedAt: now}},
@@ -114,7 +114,7 @@ func TestKnowledgeViewsDerive(t *testing.T) {
 			"d": {ID: "d", Name: "d.txt", Type: domain.DatasourceType, IngestionStatus: domain.IngestUnchanged, Chunks: 2},
 			"e": {ID: "e", Name: "e.txt", Type: domain.DatasourceType, IngestionStatus: domain.IngestPending},
 		},
-		SuccessRate: 50, ProcessingMetadata: domain.ProcessingMetadata{Phase: "embedding"}, CreatedByName: "bob", CreatedAt: now, UpdatedAt: now}
+		SuccessRate: 50, ProcessingMetadata: processingMetadataJSON{Phase: "embedding"}, CreatedByName: "bob", CreatedAt: now, UpdatedAt: now}
 	empty := &knowledge.KB{KnowledgeBase: &domain.KnowledgeBase{ID: "z", Status: domain.KBCompleted}}
 	emptyList := kbListJSON{ID: "z", Status: domain.KBCompleted, Progress: 100, Datasources: []datasourceJSON{},
 		IngestedDatasources: []datasourceJSON{}, FailedDatasources: []datasourceJSON{}, DatasourceErrors: map[string]string{},

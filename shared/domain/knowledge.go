@@ -34,20 +34,20 @@ type Object struct {
 
 // File is an uploaded file. Its bytes are in S3 under ObjectKey.
 type File struct {
-	ID          string    `json:"id"`
-	Company     string    `json:"company"`
-	Owner       string    `json:"owner"`
-	Name        string    `json:"original_filename"`
-	FileType    string    `json:"file_type"`
-	MediaType   string    `json:"media_type"`
-	Size        int64     `json:"size_bytes"`
-	Status      string    `json:"status"`
-	Tags        []string  `json:"tags"`
-	ContentHash string    `json:"content_hash"` // hex SHA-256 of the bytes; "" until stored
-	ObjectKey   string    `json:"object_key"`
-	Error       string    `json:"error,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          string
+	Company     string
+	Owner       string
+	Name        string
+	FileType    string
+	MediaType   string
+	Size        int64
+	Status      string
+	Tags        []string
+	ContentHash string // hex SHA-256 of the bytes; "" until stored
+	ObjectKey   string
+	Error       string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // Collection statuses (derived from the files on read: `pending` while empty or while a file is
@@ -62,17 +62,17 @@ const (
 
 // Collection is a named set of files.
 type Collection struct {
-	ID          string   `json:"id"`
-	Company     string   `json:"company"`
-	Owner       string   `json:"owner"`
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	FileIDs     []string `json:"file_ids"` // in the order they were added
+	ID          string
+	Company     string
+	Owner       string
+	Name        string
+	Description string
+	FileIDs     []string // in the order they were added
 	// TotalSize is not kept up to date: views compute data_source_count and total_size from the
 	// files on read, which they load anyway for the derived status.
-	TotalSize int64     `json:"total_size"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	TotalSize int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Knowledge base statuses: pending → running → completed | failed. A sync or a resumed run goes
@@ -102,38 +102,38 @@ const (
 
 // Chunking is a knowledge base's chunking_strategy.
 type Chunking struct {
-	Strategy            string   `json:"strategy"`
-	ChunkSize           int      `json:"chunk_size"`
-	ChunkOverlap        int      `json:"chunk_overlap"`
-	SplitBy             string   `json:"split_by"`
-	RecursiveSeparators []string `json:"recursive_separators"`
+	Strategy            string
+	ChunkSize           int
+	ChunkOverlap        int
+	SplitBy             string
+	RecursiveSeparators []string
 }
 
 // Embedding is a knowledge base's embedding_config.
 type Embedding struct {
-	Provider   string `json:"provider"`
-	Model      string `json:"model"`
-	Dimensions int    `json:"dimensions"`
+	Provider   string
+	Model      string
+	Dimensions int
 }
 
 // Datasource is one file of a knowledge base and what its latest ingestion made of it.
 type Datasource struct {
-	FileID      string `json:"file_id"`
-	Name        string `json:"name"`
-	Status      string `json:"status"` // Ingest*
-	Error       string `json:"error,omitempty"`
-	ContentHash string `json:"content_hash,omitempty"` // of the ingested content
-	Chunks      int    `json:"chunks"`
-	Attempts    int    `json:"attempts"` // deliveries of its jobs in the current run
+	FileID      string
+	Name        string
+	Status      string // Ingest*
+	Error       string
+	ContentHash string // of the ingested content
+	Chunks      int
+	Attempts    int // deliveries of its jobs in the current run
 	// Phase, TotalChunks and ProcessedChunks report a running datasource's progress (one write
 	// per job, never per chunk); the knowledge base's processing_metadata sums them.
-	Phase           string `json:"phase,omitempty"`
-	TotalChunks     int    `json:"total_chunks,omitempty"`
-	ProcessedChunks int    `json:"processed_chunks,omitempty"`
+	Phase           string
+	TotalChunks     int
+	ProcessedChunks int
 	// Residue says the index may hold chunks of the file from an earlier run (another version,
 	// or an attempt cut short): its first job deletes them before indexing.
-	Residue   bool       `json:"residue,omitempty"`
-	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+	Residue   bool
+	UpdatedAt *time.Time
 }
 
 // Done reports whether the datasource reached a terminal status in the current run.
@@ -147,45 +147,45 @@ func (d *Datasource) Done() bool {
 
 // ProcessingMetadata reports a run's progress (all zero when idle).
 type ProcessingMetadata struct {
-	Phase           string `json:"phase,omitempty"`
-	TotalChunks     int    `json:"total_chunks,omitempty"`
-	ProcessedChunks int    `json:"processed_chunks,omitempty"`
-	Message         string `json:"message,omitempty"`
+	Phase           string
+	TotalChunks     int
+	ProcessedChunks int
+	Message         string
 }
 
 // KnowledgeBase is a searchable index of files. Its chunks live in one OpenSearch index per
 // embedding space (Index), filtered by the knowledge base's id.
 type KnowledgeBase struct {
-	ID          string    `json:"id"`
-	Company     string    `json:"company"`
-	Owner       string    `json:"owner"`
-	Name        string    `json:"name"`
-	Description string    `json:"description"`
-	Engine      string    `json:"processing_engine"`
-	Collections []string  `json:"selected_collections"`
-	Files       []string  `json:"selected_datasources"`
-	Chunking    Chunking  `json:"chunking_strategy"`
-	Embedding   Embedding `json:"embedding_config"`
-	Index       string    `json:"index"` // the OpenSearch index of its embedding space
-	Status      string    `json:"status"`
+	ID          string
+	Company     string
+	Owner       string
+	Name        string
+	Description string
+	Engine      string
+	Collections []string
+	Files       []string
+	Chunking    Chunking
+	Embedding   Embedding
+	Index       string // the OpenSearch index of its embedding space
+	Status      string
 	// Sources are the datasources of the current (or last) run, by file id.
-	Sources  map[string]*Datasource `json:"sources"`
-	Metadata ProcessingMetadata     `json:"processing_metadata"`
+	Sources  map[string]*Datasource
+	Metadata ProcessingMetadata
 	// RunID names the current run; workers write only while it is theirs. RunDeadline is when
 	// a run that has not finished is settled as failed (the worker died past every redelivery).
-	RunID string `json:"run_id"`
+	RunID string
 	// SourcesRun is the run whose start job resolved Sources (a redelivered start job of the
 	// same run only sends the jobs of datasources still pending).
-	SourcesRun  string     `json:"sources_run,omitempty"`
-	RunStarted  *time.Time `json:"run_started,omitempty"`
-	RunDeadline *time.Time `json:"run_deadline,omitempty"`
+	SourcesRun  string
+	RunStarted  *time.Time
+	RunDeadline *time.Time
 	// Completed is when a run last completed: a search before the first is a 409.
-	Completed *time.Time `json:"completed,omitempty"`
-	Error     string     `json:"error,omitempty"` // why the run failed as a whole
+	Completed *time.Time
+	Error     string // why the run failed as a whole
 	// StatusChanged is when Status last changed (check_status's status_updated compares it).
-	StatusChanged time.Time `json:"status_changed"`
-	CreatedAt     time.Time `json:"created_at"`
-	UpdatedAt     time.Time `json:"updated_at"`
+	StatusChanged time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // Progress is the share of datasources of the run that reached a terminal status, 0–100.

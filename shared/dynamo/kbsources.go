@@ -48,13 +48,6 @@ const (
 	roomReserve = maxSourceBytes + 2*9
 )
 
-// storedSource is a datasource as stored in the sources map: without its file id, which is
-// the entry's key (the outer, empty FileID hides the datasource's own from encoding/json).
-type storedSource struct {
-	*domain.Datasource
-	FileID string `json:"file_id,omitempty"`
-}
-
 // sourceAttr is the entry of datasource d under file id: [its JSON, its weight], the JSON
 // without the file id and without HTML escaping (which would take six bytes of the item for
 // each <, > and & of a name or an error). The weight is what the entry takes in the map: 1 byte
@@ -64,7 +57,9 @@ func sourceAttr(id string, d *domain.Datasource) (types.AttributeValue, int, err
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(storedSource{Datasource: d}); err != nil {
+	r := sourceRecord(*d)
+	r.FileID = "" // the entry's key
+	if err := enc.Encode(r); err != nil {
 		return nil, 0, err
 	}
 	js := strings.TrimSuffix(b.String(), "\n")

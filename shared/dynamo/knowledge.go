@@ -45,7 +45,7 @@ func listed(it map[string]types.AttributeValue, list string, created time.Time, 
 // fileItem builds a file's item: the record, its updated_at (the optimistic lock of UpdateFile)
 // and its place in the company's list.
 func fileItem(f *domain.File) (map[string]types.AttributeValue, error) {
-	it, err := rawItem(filePK(f.ID), fileSK, f)
+	it, err := rawItem(filePK(f.ID), fileSK, newFileRecord(f))
 	if err != nil {
 		return nil, err
 	}
@@ -85,11 +85,11 @@ func (st *Store) UpdateFile(ctx context.Context, f *domain.File, prev time.Time)
 
 // GetFile reads a file (one GetItem).
 func (st *Store) GetFile(ctx context.Context, id string) (*domain.File, error) {
-	var f domain.File
+	var f fileRecord
 	if err := st.get(ctx, filePK(id), fileSK, &f); err != nil {
 		return nil, fmt.Errorf("get file %s: %w", id, err)
 	}
-	return &f, nil
+	return f.file(), nil
 }
 
 // ListFiles reads one page of a company's files, newest first: at most limit after the cursor
@@ -102,11 +102,11 @@ func (st *Store) ListFiles(ctx context.Context, company, after string, limit int
 	}
 	out := make([]*domain.File, 0, len(items))
 	for _, it := range items {
-		var f domain.File
+		var f fileRecord
 		if err := decode(it, &f); err != nil {
 			return nil, "", err
 		}
-		out = append(out, &f)
+		out = append(out, f.file())
 	}
 	return out, next, nil
 }
@@ -118,11 +118,11 @@ func (st *Store) ListFiles(ctx context.Context, company, after string, limit int
 func (st *Store) GetFiles(ctx context.Context, ids []string) (map[string]*domain.File, error) {
 	out := make(map[string]*domain.File, len(ids))
 	err := st.batchGet(ctx, ids, filePK, fileSK, false, "", nil, func(it map[string]types.AttributeValue) error {
-		var f domain.File
+		var f fileRecord
 		if err := decode(it, &f); err != nil {
 			return err
 		}
-		out[f.ID] = &f
+		out[f.ID] = f.file()
 		return nil
 	})
 	if err != nil {
@@ -137,7 +137,7 @@ func (st *Store) DeleteFile(ctx context.Context, id string) error {
 }
 
 func collectionItem(c *domain.Collection) (map[string]types.AttributeValue, error) {
-	it, err := rawItem(collectionPK(c.ID), collectionSK, c)
+	it, err := rawItem(collectionPK(c.ID), collectionSK, newCollectionRecord(c))
 	if err != nil {
 		return nil, err
 	}
@@ -160,11 +160,11 @@ func (st *Store) PutCollection(ctx context.Context, c *domain.Collection) error 
 
 // GetCollection reads a collection (one GetItem).
 func (st *Store) GetCollection(ctx context.Context, id string) (*domain.Collection, error) {
-	var c domain.Collection
+	var c collectionRecord
 	if err := st.get(ctx, collectionPK(id), collectionSK, &c); err != nil {
 		return nil, fmt.Errorf("get collection %s: %w", id, err)
 	}
-	return &c, nil
+	return c.collection(), nil
 }
 
 // ListCollections reads one page of a company's collections, newest first, as ListFiles does.
@@ -175,11 +175,11 @@ func (st *Store) ListCollections(ctx context.Context, company, after string, lim
 	}
 	out := make([]*domain.Collection, 0, len(items))
 	for _, it := range items {
-		var c domain.Collection
+		var c collectionRecord
 		if err := decode(it, &c); err != nil {
 			return nil, "", err
 		}
-		out = append(out, &c)
+		out = append(out, c.collection())
 	}
 	return out, next, nil
 }
@@ -206,9 +206,7 @@ func (st *Store) UpdateCollection(ctx context.Context, c *domain.Collection, pre
 // kbItem builds a knowledge base's item: the record without its datasources in data, the
 // datasources in the sources map (always present, so that UpdateSource can set an entry).
 func kbItem(kb *domain.KnowledgeBase) (map[string]types.AttributeValue, error) {
-	body := *kb
-	body.Sources = nil
-	it, err := rawItem(kbPK(kb.ID), kbSK, &body)
+	it, err := rawItem(kbPK(kb.ID), kbSK, newKBRecord(kb))
 	if err != nil {
 		return nil, err
 	}
@@ -233,10 +231,11 @@ func kbItem(kb *domain.KnowledgeBase) (map[string]types.AttributeValue, error) {
 
 // decodeKB reads a knowledge base item: data, the sources map and the time of the last write.
 func decodeKB(it map[string]types.AttributeValue) (*domain.KnowledgeBase, error) {
-	var kb domain.KnowledgeBase
-	if err := decode(it, &kb); err != nil {
+	var r kbRecord
+	if err := decode(it, &r); err != nil {
 		return nil, err
 	}
+	kb := r.knowledgeBase()
 	kb.Sources = map[string]*domain.Datasource{}
 	if m, ok := it[attrSources].(*types.AttributeValueMemberM); ok {
 		for id, v := range m.Value {
@@ -244,12 +243,13 @@ func decodeKB(it map[string]types.AttributeValue) (*domain.KnowledgeBase, error)
 			if !ok {
 				return nil, fmt.Errorf("knowledge base %s: datasource %s is not a string", kb.ID, id)
 			}
-			var d domain.Datasource
+			var d sourceRecord
 			if err := json.Unmarshal([]byte(s), &d); err != nil {
 				return nil, fmt.Errorf("knowledge base %s: datasource %s: %w", kb.ID, id, err)
 			}
 			d.FileID = id
-			kb.Sources[id] = &d
+			ds := domain.Datasource(d)
+			kb.Sources[id] = &ds
 		}
 	}
 	if s, ok := it[attrUpdatedAt].(*types.AttributeValueMemberS); ok {
@@ -257,7 +257,7 @@ func decodeKB(it map[string]types.AttributeValue) (*domain.KnowledgeBase, error)
 			kb.UpdatedAt = t
 		}
 	}
-	return &kb, nil
+	return kb, nil
 }
 
 // PutKB stores a knowledge base with its datasources, creating or overwriting it (one PutItem).
