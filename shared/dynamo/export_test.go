@@ -48,3 +48,5 @@ func CollectionItem(c *domain.Collection) (map[string]types.AttributeValue, erro
 }
 
 func KBItem(kb *domain.KnowledgeBase) (map[string]types.AttributeValue, error) { return kbItem(kb) }
+
+func MCPItem(s *domain.MCPServer) (map[string]types.AttributeValue, error) { return mcpItem(s) }

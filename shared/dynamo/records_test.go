@@ -21,7 +21,7 @@ import (
 
 // The stored records of the tests below, as the code before the records had types of their own
 // (when the domain types' JSON tags serialised the data attribute: b6ec295 for agents to keys,
-// 8b971ad for files, collections and knowledge bases) wrote them:
+// 8b971ad for files, collections and knowledge bases, 22710f6 for MCP servers) wrote them:
 // testdata/stored/<name>.json holds each item's data attribute byte for byte. Items written
 // then must still read, and the same values must still write the same bytes.
 
@@ -105,6 +105,15 @@ func storedKB() *domain.KnowledgeBase {
 		Error: "", StatusChanged: storedAt, CreatedAt: storedAt, UpdatedAt: storedLate}
 }
 
+func storedMCPServer() *domain.MCPServer {
+	return &domain.MCPServer{ID: "mcp-1", Company: "acme", CreatedBy: "k-1", Name: "tickets", URL: "https://mcp.example.com/x?a=1&b=2",
+		Description: "Tickets <prod>", HeaderNames: []string{"Authorization"}, SealedHeaders: []byte{1, 2, 3, 250}, TimeoutMS: 5000,
+		Status: domain.MCPStatusError, LastError: "refused", ToolsAt: storedLate, CreatedAt: storedAt, UpdatedAt: storedLate,
+		Tools: []domain.MCPTool{{Name: "open", Description: "Opens a ticket", InputSchema: map[string]any{"type": "object",
+			"properties": map[string]any{"title": map[string]any{"type": "string", "maxLength": json.Number("200")}}}},
+			{Name: "close", InputSchema: map[string]any{"type": "object"}}}}
+}
+
 func storedKey() *domain.APIKey {
 	return &domain.APIKey{ID: "k-1", Name: "ci", Prefix: "ak_abc", Hash: "h-abc", Owner: "alice", Company: "acme", ParentID: ptr("k-0"),
 		Ancestors: []string{"k-0", "k-root"}, Scopes: []string{domain.ScopeAgentsRead}, RateLimit: 60,
@@ -149,6 +158,8 @@ func storedCases() []storedCase {
 			read: func(ctx context.Context, st *dynamo.Store) (any, error) { return st.GetExecution(ctx, "s-1", "x-2") }},
 		{name: "key", want: storedKey(), item: func() (map[string]types.AttributeValue, error) { return dynamo.KeyItem(storedKey()) },
 			read: func(ctx context.Context, st *dynamo.Store) (any, error) { return st.GetKeyByHash(ctx, "h-abc") }},
+		{name: "mcp_server", want: storedMCPServer(), item: func() (map[string]types.AttributeValue, error) { return dynamo.MCPItem(storedMCPServer()) },
+			read: func(ctx context.Context, st *dynamo.Store) (any, error) { return st.GetMCPServer(ctx, "acme", "mcp-1") }},
 		{name: "file", want: storedFile(), item: func() (map[string]types.AttributeValue, error) { return dynamo.FileItem(storedFile()) },
 			read: func(ctx context.Context, st *dynamo.Store) (any, error) { return st.GetFile(ctx, "file-1") }},
 		{name: "collection", want: storedCollection(), item: func() (map[string]types.AttributeValue, error) { return dynamo.CollectionItem(storedCollection()) },
