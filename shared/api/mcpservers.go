@@ -127,16 +127,21 @@ func mcpServerView(s *domain.MCPServer) mcpServerJSON {
 
 // mcpToolsJSON answers GET /mcp-servers/{id}/tools/: the tools as last read.
 type mcpToolsJSON struct {
-	Tools       []domain.MCPTool `json:"tools"`
-	RefreshedAt time.Time        `json:"refreshed_at"`
+	Tools       []mcpToolJSON `json:"tools"`
+	RefreshedAt time.Time     `json:"refreshed_at"`
+}
+
+// mcpToolJSON is one tool of an MCP server.
+type mcpToolJSON struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	InputSchema map[string]any `json:"input_schema"`
 }
 
 func mcpToolsView(s *domain.MCPServer) mcpToolsJSON {
-	tools := s.Tools
-	if tools == nil {
-		tools = []domain.MCPTool{}
-	}
-	for i, t := range tools {
+	tools := make([]mcpToolJSON, len(s.Tools))
+	for i, t := range s.Tools {
+		tools[i] = mcpToolJSON(t)
 		if t.InputSchema == nil {
 			tools[i].InputSchema = map[string]any{"type": "object"}
 		}

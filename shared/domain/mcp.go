@@ -37,9 +37,9 @@ type MCPServer struct {
 
 // MCPTool is one tool an MCP server offers, as tools/list describes it.
 type MCPTool struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description,omitempty"`
-	InputSchema map[string]any `json:"input_schema"`
+	Name        string
+	Description string
+	InputSchema map[string]any
 }
 
 // MCPEndpoint is how to reach a server: its URL, its headers in clear and the per-call timeout.

@@ -46,27 +46,27 @@ func (st *Store) mcpCount(company string, delta, max int64) *types.Update {
 
 // mcpRecord is the stored form of a server (the header values sealed).
 type mcpRecord struct {
-	ID            string           `json:"id"`
-	Company       string           `json:"company"`
-	CreatedBy     string           `json:"created_by"`
-	Name          string           `json:"name"`
-	URL           string           `json:"url"`
-	Description   string           `json:"description,omitempty"`
-	HeaderNames   []string         `json:"header_names"`
-	SealedHeaders []byte           `json:"sealed_headers,omitempty"`
-	TimeoutMS     int              `json:"timeout_ms,omitempty"`
-	Status        string           `json:"status"`
-	LastError     string           `json:"last_error,omitempty"`
-	Tools         []domain.MCPTool `json:"tools"`
-	ToolsAt       time.Time        `json:"tools_at"`
-	CreatedAt     time.Time        `json:"created_at"`
-	UpdatedAt     time.Time        `json:"updated_at"`
+	ID            string          `json:"id"`
+	Company       string          `json:"company"`
+	CreatedBy     string          `json:"created_by"`
+	Name          string          `json:"name"`
+	URL           string          `json:"url"`
+	Description   string          `json:"description,omitempty"`
+	HeaderNames   []string        `json:"header_names"`
+	SealedHeaders []byte          `json:"sealed_headers,omitempty"`
+	TimeoutMS     int             `json:"timeout_ms,omitempty"`
+	Status        string          `json:"status"`
+	LastError     string          `json:"last_error,omitempty"`
+	Tools         []mcpToolRecord `json:"tools"`
+	ToolsAt       time.Time       `json:"tools_at"`
+	CreatedAt     time.Time       `json:"created_at"`
+	UpdatedAt     time.Time       `json:"updated_at"`
 }
 
 func mcpItem(s *domain.MCPServer) (map[string]types.AttributeValue, error) {
 	r := mcpRecord{ID: s.ID, Company: s.Company, CreatedBy: s.CreatedBy, Name: s.Name, URL: s.URL, Description: s.Description,
 		HeaderNames: s.HeaderNames, SealedHeaders: s.SealedHeaders, TimeoutMS: s.TimeoutMS, Status: s.Status, LastError: s.LastError,
-		Tools: s.Tools, ToolsAt: s.ToolsAt, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+		Tools: newToolRecords(s.Tools), ToolsAt: s.ToolsAt, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
 	it, err := item(companyMCP(s.Company), mcpServerSK(s.ID), r)
 	if err != nil {
 		return nil, err
@@ -83,12 +83,31 @@ func decodeMCP(it map[string]types.AttributeValue) (*domain.MCPServer, error) {
 	if r.HeaderNames == nil {
 		r.HeaderNames = []string{}
 	}
-	if r.Tools == nil {
-		r.Tools = []domain.MCPTool{}
+	tools := make([]domain.MCPTool, len(r.Tools))
+	for i, t := range r.Tools {
+		tools[i] = domain.MCPTool(t)
 	}
 	return &domain.MCPServer{ID: r.ID, Company: r.Company, CreatedBy: r.CreatedBy, Name: r.Name, URL: r.URL, Description: r.Description,
 		HeaderNames: r.HeaderNames, SealedHeaders: r.SealedHeaders, TimeoutMS: r.TimeoutMS, Status: r.Status, LastError: r.LastError,
-		Tools: r.Tools, ToolsAt: r.ToolsAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
+		Tools: tools, ToolsAt: r.ToolsAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
+}
+
+// mcpToolRecord is the stored form of a tool of a server.
+type mcpToolRecord struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	InputSchema map[string]any `json:"input_schema"`
+}
+
+func newToolRecords(tools []domain.MCPTool) []mcpToolRecord {
+	if tools == nil {
+		return nil
+	}
+	out := make([]mcpToolRecord, len(tools))
+	for i, t := range tools {
+		out[i] = mcpToolRecord(t)
+	}
+	return out
 }
 
 func (st *Store) mcpClaim(s *domain.MCPServer) *types.Put {

@@ -44,7 +44,7 @@ func toolsProblem(tools []domain.MCPTool) string {
 		}
 		seen[t.Name] = true
 	}
-	if b, err := json.Marshal(tools); err != nil || len(b) > MaxToolsBytes {
+	if b, err := json.Marshal(storedTools(tools)); err != nil || len(b) > MaxToolsBytes {
 		return fmt.Sprintf("the server's tools take more than %d bytes", MaxToolsBytes)
 	}
 	return ""
@@ -59,4 +59,20 @@ func hasHiddenChars(s string) bool {
 		}
 	}
 	return false
+}
+
+// storedTool is a tool in the JSON the store keeps it as (dynamo's mcpToolRecord), which
+// MaxToolsBytes bounds.
+type storedTool struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	InputSchema map[string]any `json:"input_schema"`
+}
+
+func storedTools(tools []domain.MCPTool) []storedTool {
+	out := make([]storedTool, len(tools))
+	for i, t := range tools {
+		out[i] = storedTool(t)
+	}
+	return out
 }
