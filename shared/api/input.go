@@ -59,16 +59,16 @@ func decodeInput(w http.ResponseWriter, r *http.Request, limit int64, dst json.U
 // such value, by its full path, with its JSON type ("must be a string, got a number").
 type firstError struct{}
 
-var firstErrorType = reflect.TypeFor[firstError]()
+// namesFirstErrorOnly marks the request types that embed firstError.
+func (firstError) namesFirstErrorOnly() {}
 
 // decodeJSON decodes b (the JSON of m, a checked object) into dst. A key dst's type does not
 // have is a 400 naming it (names match exactly, where encoding/json would take any case), as is
 // a value of the wrong JSON type.
 func decodeJSON(m map[string]any, b []byte, dst any) error {
 	t := reflect.TypeOf(dst).Elem()
-	s := shapeCheck{legacy: slices.ContainsFunc(reflect.VisibleFields(t), func(f reflect.StructField) bool {
-		return f.Anonymous && f.Type == firstErrorType
-	})}
+	_, legacy := dst.(interface{ namesFirstErrorOnly() })
+	s := shapeCheck{legacy: legacy}
 	if rk, ok := dst.(interface{ refusedKeys() map[string]string }); ok {
 		var errs []domain.FieldError
 		for _, k := range sortedKeys(m) {
