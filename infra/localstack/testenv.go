@@ -65,7 +65,7 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "localstack:", err)
 		return 1
 	}
-	defer st.Stop()
+	defer func() { _ = st.Stop() }()
 	ExportTestEndpoints(st.Endpoints())
 	return m.Run()
 }
@@ -80,10 +80,10 @@ func TestEndpoints() (Endpoints, bool) {
 // ExportTestEndpoints sets the AGENTORCH_TEST_* variables so that this process and its children
 // use the stack at ep.
 func ExportTestEndpoints(ep Endpoints) {
-	os.Setenv(EnvTestDynamoDB, ep.DynamoDB)
-	os.Setenv(EnvTestSQS, ep.SQS)
-	os.Setenv(EnvTestS3, ep.S3)
-	os.Setenv(EnvTestOpenSearch, ep.OpenSearch)
+	_ = os.Setenv(EnvTestDynamoDB, ep.DynamoDB)
+	_ = os.Setenv(EnvTestSQS, ep.SQS)
+	_ = os.Setenv(EnvTestS3, ep.S3)
+	_ = os.Setenv(EnvTestOpenSearch, ep.OpenSearch)
 }
 
 // TestEnv is one test's own set of the template's resources in the shared stack.
@@ -182,7 +182,7 @@ func (e *TestEnv) delete() {
 		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, e.Endpoints.OpenSearch+"/*"+e.suffix, nil)
 		if err == nil {
 			if res, err := http.DefaultClient.Do(req); err == nil {
-				res.Body.Close()
+				_ = res.Body.Close()
 			}
 		}
 	}

@@ -170,7 +170,7 @@ func printJSON(w io.Writer, keys []*domain.APIKey) error {
 
 func printKeys(w io.Writer, keys []*domain.APIKey) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPREFIX\tNAME\tOWNER\tSCOPES\tRATE\tEXPIRES\tREVOKED\tPARENT")
+	_, _ = fmt.Fprintln(tw, "ID\tPREFIX\tNAME\tOWNER\tSCOPES\tRATE\tEXPIRES\tREVOKED\tPARENT")
 	for _, k := range keys {
 		revoked := "-"
 		if k.RevokedAt != nil {
@@ -184,7 +184,7 @@ func printKeys(w io.Writer, keys []*domain.APIKey) error {
 		if k.ParentID != nil {
 			parent = *k.ParentID
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Name, k.Owner, scopes, k.RateLimit, k.ExpiresAt.Format(time.RFC3339), revoked, parent)
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Name, k.Owner, scopes, k.RateLimit, k.ExpiresAt.Format(time.RFC3339), revoked, parent)
 	}
 	return tw.Flush()
 }

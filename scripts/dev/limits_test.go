@@ -72,7 +72,7 @@ func rawRequest(t *testing.T, addr string, req string, then func(net.Conn)) (*ht
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	start := time.Now()
 	go func() {
@@ -85,7 +85,7 @@ func rawRequest(t *testing.T, addr string, req string, then func(net.Conn)) (*ht
 	if err != nil {
 		t.Fatalf("no response after %s: %v", time.Since(start).Round(time.Millisecond), err)
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	body, _ := io.ReadAll(res.Body)
 	return res, body, time.Since(start)
 }
@@ -180,7 +180,7 @@ func TestHeadersThatNeverComplete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	start := time.Now()
 	_, _ = io.WriteString(c, "POST /api/v1/agent/validate/ HTTP/1.1\r\nHost: x\r\nX-Slow: ")
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))

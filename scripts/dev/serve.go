@@ -41,7 +41,7 @@ func serve(ctx context.Context, port int, ports localstack.Ports) error {
 	if err != nil {
 		return fmt.Errorf("API port %d is busy, is another make dev running (PORT moves this one)? %w", port, err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 
 	if err := localstack.EnsureDeps(ctx, root, os.Stderr); err != nil {
 		return err
@@ -52,7 +52,7 @@ func serve(ctx context.Context, port int, ports localstack.Ports) error {
 		return fmt.Errorf("%w\n(another make dev? %s, %s, %s and %s move the stand-ins, PORT the API)", err,
 			localstack.EnvDynamoDBPort, localstack.EnvSQSPort, localstack.EnvS3Port, localstack.EnvOpenSearchPort)
 	}
-	defer st.Stop()
+	defer func() { _ = st.Stop() }()
 	ep := st.Endpoints()
 	if ep != ports.Endpoints() {
 		return fmt.Errorf("the stand-ins are at %+v, not on the ports asked for (%+v)", ep, ports.Endpoints())
@@ -92,15 +92,15 @@ func serve(ctx context.Context, port int, ports localstack.Ports) error {
 		"AWS_LAMBDA_FUNCTION_NAME": "", "TOKEN_SECRET_ARN": "",
 	} {
 		if v == "" {
-			os.Unsetenv(k)
+			_ = os.Unsetenv(k)
 		} else {
-			os.Setenv(k, v)
+			_ = os.Setenv(k, v)
 		}
 	}
 	// Upload URLs point at this server (platform's default assumes port 3000), unless the shell
 	// names another public base.
 	if os.Getenv("PUBLIC_BASE_URL") == "" {
-		os.Setenv("PUBLIC_BASE_URL", "http://"+l.Addr().String())
+		_ = os.Setenv("PUBLIC_BASE_URL", "http://"+l.Addr().String())
 	}
 	cfg, err := platform.LoadConfig()
 	if err != nil {

@@ -38,7 +38,7 @@ func runTests(ctx context.Context, args []string) int {
 		fmt.Fprintln(os.Stderr, "test:", err)
 		return 1
 	}
-	defer st.Stop()
+	defer func() { _ = st.Stop() }()
 	localstack.ExportTestEndpoints(st.Endpoints())
 
 	cmd := exec.Command("go", append([]string{"test"}, args...)...)

@@ -135,7 +135,7 @@ func run() error {
 		return err
 	}
 	if !streams {
-		os.Stdout.Write(res.Response)
+		_, _ = os.Stdout.Write(res.Response)
 		fmt.Println()
 	} else if fe != nil {
 		fmt.Println(string(fe.Payload))

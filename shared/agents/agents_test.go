@@ -103,8 +103,8 @@ func TestTenancy(t *testing.T) {
 			if tt.want == ok && err != nil || tt.want != ok && domain.KindOf(err) != tt.want {
 				t.Fatalf("%s = %v (kind %v), want kind %v", tt.op, err, domain.KindOf(err), tt.want)
 			}
-			if tt.want == domain.KindPermission && err.(*domain.Error).Message != domain.MsgNoPermission {
-				t.Errorf("message %q", err.(*domain.Error).Message)
+			if tt.want == domain.KindPermission && domain.MessageOf(err) != domain.MsgNoPermission {
+				t.Errorf("message %q", domain.MessageOf(err))
 			}
 			if !domain.IsID(tt.id) && m.Calls("GetAgent") != before {
 				t.Error("a malformed id was read from the store")

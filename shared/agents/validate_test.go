@@ -87,8 +87,8 @@ func TestValidate(t *testing.T) {
 				if domain.KindOf(err) != tt.kind {
 					t.Fatalf("err = %v (kind %v), want kind %v", err, domain.KindOf(err), tt.kind)
 				}
-				if tt.kind == domain.KindPermission && err.(*domain.Error).Message != domain.MsgNoPermission {
-					t.Errorf("message %q", err.(*domain.Error).Message)
+				if tt.kind == domain.KindPermission && domain.MessageOf(err) != domain.MsgNoPermission {
+					t.Errorf("message %q", domain.MessageOf(err))
 				}
 			} else if err != nil {
 				t.Fatalf("err = %v", err)

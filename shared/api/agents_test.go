@@ -15,8 +15,7 @@ import (
 )
 
 var (
-	uuidRE    = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-	versionRE = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
+	uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 )
 
 const supportConfig = `{"system_config":{"name":"Support Bot","agent_type":"llm_agent","system_prompt":"You help.","llm_config":{"model":"m1","temperature":0.2}}}`

@@ -171,8 +171,8 @@ func TestKnowledgePresignedUpload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	io.Copy(io.Discard, res.Body)
-	res.Body.Close()
+	_, _ = io.Copy(io.Discard, res.Body)
+	_ = res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("PUT to the upload URL: %d", res.StatusCode)
 	}

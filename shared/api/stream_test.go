@@ -56,10 +56,10 @@ func rawExecute(t *testing.T, srv *httptest.Server, key, sid, body string, stop 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_ = conn.SetDeadline(time.Now().Add(60 * time.Second)) // a broken stream fails, never hangs
 	path := "/api/v1/runtime/" + sid + "/execute/"
-	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nx-api-key: %s\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: %d\r\n\r\n%s",
+	_, _ = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nx-api-key: %s\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: %d\r\n\r\n%s",
 		path, srv.Listener.Addr(), key, len(body), body)
 
 	br := bufio.NewReader(conn)
@@ -116,7 +116,7 @@ func rawExecute(t *testing.T, srv *httptest.Server, key, sid, body string, stop 
 		}
 		if size == 0 {
 			if trailer, err := crlfLine(br); err != nil || trailer != "" {
-				return out, fmt.Errorf("after the last chunk: %q, %v; want the empty trailer", trailer, err)
+				return out, fmt.Errorf("after the last chunk: %q, %w; want the empty trailer", trailer, err)
 			}
 			break
 		}
@@ -214,7 +214,7 @@ func plainExecute(t *testing.T, srv *httptest.Server, key, sid, body string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	out, _ := io.ReadAll(res.Body)
 	if res.StatusCode != 200 {
 		t.Fatalf("execute: %d %s", res.StatusCode, out)

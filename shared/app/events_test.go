@@ -422,7 +422,7 @@ func (r *replayer) presignedUpload(t *testing.T, secret string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
+	_ = res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("PUT to the presigned URL: %d", res.StatusCode)
 	}

@@ -146,3 +146,12 @@ func KindOf(err error) Kind {
 	}
 	return KindInternal
 }
+
+// MessageOf reports the client-facing message of err's *Error, or "" when it has none.
+func MessageOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return ""
+}

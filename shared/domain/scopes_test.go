@@ -39,7 +39,7 @@ func TestConfigScopesNeeded(t *testing.T) {
 			{nil, true},
 		} {
 			err := g.Permit(Principal{Scopes: tt.scopes})
-			if (err == nil) != tt.ok || err != nil && (KindOf(err) != KindPermission || err.(*Error).Message != MsgNoPermission) {
+			if (err == nil) != tt.ok || err != nil && (KindOf(err) != KindPermission || MessageOf(err) != MsgNoPermission) {
 				t.Errorf("%s, scopes %v: Permit = %v, want ok %t", name, tt.scopes, err, tt.ok)
 			}
 		}

@@ -150,7 +150,7 @@ func TestRedriveSoonOutsideHandler(t *testing.T) {
 	r := &redriver{url: "u"}
 	want := &domain.Error{Kind: domain.KindOverloaded, Message: "busy"}
 	err := platform.RedriveSoon(func(context.Context, string) error { return want }, r, platform.Backoff{Base: time.Second, Max: time.Minute})(t.Context(), "{}")
-	if err != error(want) || len(r.got) != 0 {
+	if !errors.Is(err, want) || len(r.got) != 0 {
 		t.Errorf("err %v, changes %+v; want the processor's error and none", err, r.got)
 	}
 }

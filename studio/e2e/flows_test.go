@@ -110,11 +110,6 @@ func TestTrace(t *testing.T) {
 	s.visible(traceSummary)
 	s.waitText(traceEvent, "model_call", 20*time.Second)
 
-	type bar struct {
-		Type, Label, MS string
-		Width           float64
-		Bar             bool
-	}
 	raw := s.eval(fmt.Sprintf(`Array.from(document.querySelectorAll(%q), li => {
   const b = li.querySelector('[data-testid="trace-bar"]');
   return {Type: li.dataset.type, Label: li.querySelector(".ev-label").textContent,

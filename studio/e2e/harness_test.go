@@ -98,7 +98,7 @@ func newStudio(t *testing.T) *studio {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	_ = res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("GET /studio/: %d %s\nthe studio must be built before its tests run: make build-studio (make test does it first)",
 			res.StatusCode, bytes.TrimSpace(body))
@@ -287,7 +287,7 @@ func (s *studio) call(method, path string, body any) []byte {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	out, _ := io.ReadAll(res.Body)
 	if res.StatusCode >= 300 {
 		s.t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, out)
@@ -480,7 +480,7 @@ func (s *studio) completedKB(name, text string) string {
 	}
 	var file map[string]any
 	err = json.NewDecoder(res.Body).Decode(&file)
-	res.Body.Close()
+	_ = res.Body.Close()
 	if err != nil || res.StatusCode != http.StatusCreated {
 		s.t.Fatalf("upload %s: %d %v %v", name, res.StatusCode, err, file)
 	}

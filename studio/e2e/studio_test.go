@@ -290,6 +290,6 @@ func (s *studio) status(key string) int {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	res.Body.Close()
+	_ = res.Body.Close()
 	return res.StatusCode
 }
