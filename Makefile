@@ -33,9 +33,11 @@ GOLANGCI_LINT := $(ROOT)/.cache/golangci-lint/$(GOLANGCI_LINT_VERSION)/golangci-
 
 # The studio: npm ci when node_modules is missing or older than the lock (npm writes
 # node_modules/.package-lock.json), then the Vite build when a source is newer than the build.
+# The build generates the studio's API types from openapi.yaml first, so the document is a source.
 STUDIO := $(ROOT)/studio
 STUDIO_SRC := $(shell find $(STUDIO)/src -type f 2>/dev/null) $(wildcard $(STUDIO)/index.html $(STUDIO)/package.json \
-	$(STUDIO)/package-lock.json $(STUDIO)/tsconfig.json $(STUDIO)/vite.config.*)
+	$(STUDIO)/package-lock.json $(STUDIO)/tsconfig.json $(STUDIO)/vite.config.* $(STUDIO)/schema/package.json) \
+	$(ROOT)/shared/api/openapi/openapi.yaml
 
 build-studio: $(STUDIO)/dist/index.html
 
