@@ -8,7 +8,7 @@
 #   make test [TEST_ARGS=..]   go test on a shared stack started for the run (default -count=1 ./...)
 #   make bench                 the benchmarks, on the same kind of stack
 #   make build                 every function for Lambda (arm64) into .aws-sam/build-make/<Fn>/
-#   make lint                  golangci-lint (.golangci.yml) over the production code, both builds
+#   make lint                  golangci-lint (.golangci.yml) over the whole module, tests included, both builds
 #   make invoke FN=agents EVENT=events/agents-get-agent.json [AGENT_ID=..] [ARGS="-quiet -aws"]
 #                              one Lambda invocation of a real bootstrap against a running make dev
 #                              (scripts/invoke; -aws: the make build recipe, without the local embedder)
@@ -93,12 +93,12 @@ fmt:
 vet:
 	cd $(ROOT) && $(GO) vet ./...
 
-# The production code (functions/ and shared/; test files excluded by the config), as the local
+# The whole module (functions/, shared/, infra/, scripts/, studio/; tests included), as the local
 # build and as the Lambda build (tag nolocal) see it.
 lint:
 	@test -x $(GOLANGCI_LINT) || GOBIN=$(dir $(GOLANGCI_LINT)) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
-	cd $(ROOT) && $(GOLANGCI_LINT) run ./functions/... ./shared/...
-	cd $(ROOT) && $(GOLANGCI_LINT) run --build-tags lambda.norpc,nolocal ./functions/... ./shared/...
+	cd $(ROOT) && $(GOLANGCI_LINT) run ./...
+	cd $(ROOT) && $(GOLANGCI_LINT) run --build-tags lambda.norpc,nolocal ./...
 
 clean:
 	rm -rf $(ROOT)/.aws-sam/build-make $(ROOT)/.cache/bin

@@ -19,25 +19,25 @@ func pages() http.Handler {
 	mux.HandleFunc("/inject.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript")
 		// What a studio that put model output into innerHTML would do.
-		fmt.Fprint(w, `document.getElementById("out").innerHTML = '<img src=x onerror=alert(1)>'; document.title = "done";`)
+		_, _ = fmt.Fprint(w, `document.getElementById("out").innerHTML = '<img src=x onerror=alert(1)>'; document.title = "done";`)
 	})
 	mux.HandleFunc("/open", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, payload)
+		_, _ = fmt.Fprint(w, payload)
 	})
 	mux.HandleFunc("/strict", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self'")
-		fmt.Fprint(w, payload)
+		_, _ = fmt.Fprint(w, payload)
 	})
 	mux.HandleFunc("/error.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript")
-		fmt.Fprint(w, `console.error("boom", 42); document.title = "done";`)
+		_, _ = fmt.Fprint(w, `console.error("boom", 42); document.title = "done";`)
 	})
 	mux.HandleFunc("/error", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, `<!doctype html><title>x</title><script src="/error.js"></script>`)
+		_, _ = fmt.Fprint(w, `<!doctype html><title>x</title><script src="/error.js"></script>`)
 	})
 	mux.HandleFunc("/clean", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Security-Policy", "default-src 'self'")
-		fmt.Fprint(w, `<!doctype html><title>done</title><p>hello</p>`)
+		_, _ = fmt.Fprint(w, `<!doctype html><title>done</title><p>hello</p>`)
 	})
 	mux.HandleFunc("/favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	return mux

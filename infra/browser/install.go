@@ -79,11 +79,11 @@ func EnsureChromium(ctx context.Context, log io.Writer) (string, error) {
 	if p, err := Find(); err == nil {
 		return p, nil
 	}
-	fmt.Fprintf(log, "browser: installing %s with apt-get\n", Package)
+	_, _ = fmt.Fprintf(log, "browser: installing %s with apt-get\n", Package)
 	// The package lists may be missing or stale on a fresh machine; a failed update is not fatal
 	// when the install finds the package all the same.
 	if err := childproc.Run(ctx, log, "apt-get", "update"); err != nil {
-		fmt.Fprintf(log, "browser: apt-get update failed (%v); trying the install anyway\n", err)
+		_, _ = fmt.Fprintf(log, "browser: apt-get update failed (%v); trying the install anyway\n", err)
 	}
 	if err := childproc.Run(ctx, log, "apt-get", "install", "-y", "--no-install-recommends", Package); err != nil {
 		return "", fmt.Errorf("install chromium: %w", err)

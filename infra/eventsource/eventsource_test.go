@@ -151,7 +151,7 @@ func depth(t *testing.T, c *sqs.Client, url string) int {
 	var n int
 	for _, k := range []string{"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"} {
 		var v int
-		fmt.Sscan(out.Attributes[k], &v)
+		_, _ = fmt.Sscan(out.Attributes[k], &v)
 		n += v
 	}
 	return n

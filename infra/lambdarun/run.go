@@ -98,7 +98,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	go func() { exited <- cmd.Wait() }()
 	stop := func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
+		<-exited //nolint:errcheck // killed: its exit status only says so
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			res.MaxRSSBytes = ru.Maxrss * 1024 // Linux reports kilobytes
 		}
@@ -116,7 +116,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		select {
 		case a = <-rt.done: // answered, then exited
 		default:
-			return res, fmt.Errorf("bootstrap exited (%v) without answering; its output ends:\n%s", err, out)
+			return res, fmt.Errorf("bootstrap exited (%w) without answering; its output ends:\n%s", err, out)
 		}
 	case <-ctx.Done():
 		stop()

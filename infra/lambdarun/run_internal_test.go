@@ -33,7 +33,7 @@ func TestStreamTrailers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
+	_ = res.Body.Close()
 	if res.StatusCode != http.StatusAccepted {
 		t.Errorf("status %d, want 202", res.StatusCode)
 	}
@@ -56,7 +56,7 @@ func TestStreamLimit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res.Body.Close()
+		_ = res.Body.Close()
 		return <-rt.done
 	}
 	if a := post(maxPayload + 1); a.errPhase != "" {

@@ -93,7 +93,7 @@ func EnsureDeps(ctx context.Context, repoRoot string, log io.Writer) error {
 	if err := childproc.WriteNPMManifest(npmFiles, prefix); err != nil {
 		return fmt.Errorf("install MCP parts: %w", err)
 	}
-	fmt.Fprintf(log, "mcpnpm: installing %s, %s and %s into %s\n", NodePackage, EverythingPackage, ConformancePackage, prefix)
+	_, _ = fmt.Fprintf(log, "mcpnpm: installing %s, %s and %s into %s\n", NodePackage, EverythingPackage, ConformancePackage, prefix)
 	if err := childproc.Run(ctx, log, "npm", "ci", "--no-audit", "--no-fund", "--prefix", prefix); err != nil {
 		return fmt.Errorf("install MCP parts with npm ci: %w", err)
 	}

@@ -73,7 +73,7 @@ func Ensure(ctx context.Context, repoRoot string, log io.Writer) error {
 	if installed() {
 		return nil
 	}
-	fmt.Fprintf(log, "openapilint: installing %s and %s into %s\n", RedoclyPackage, ValidatorPackage, prefix)
+	_, _ = fmt.Fprintf(log, "openapilint: installing %s and %s into %s\n", RedoclyPackage, ValidatorPackage, prefix)
 	for _, name := range []string{"package.json", "package-lock.json"} {
 		b, err := npmFiles.ReadFile("npm/" + name)
 		if err != nil {
@@ -137,7 +137,7 @@ func Redocly(ctx context.Context, repoRoot, doc string) ([]Problem, error) {
 		} `json:"problems"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		return nil, fmt.Errorf("redocly lint: no JSON report (%v): %v\n%s", runErr, err, clip(stderr.String()))
+		return nil, fmt.Errorf("redocly lint: no JSON report (%w): %w\n%s", runErr, err, clip(stderr.String()))
 	}
 	problems := make([]Problem, 0, len(out.Problems))
 	for _, p := range out.Problems {
@@ -166,7 +166,7 @@ func SchemaValidator(ctx context.Context, repoRoot, doc string) ([]Problem, erro
 		Errors json.RawMessage `json:"errors"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		return nil, fmt.Errorf("openapi-schema-validator: no JSON report (%v): %v\n%s", runErr, err, clip(stderr.String()))
+		return nil, fmt.Errorf("openapi-schema-validator: no JSON report (%w): %w\n%s", runErr, err, clip(stderr.String()))
 	}
 	if out.Valid {
 		return nil, nil

@@ -103,7 +103,7 @@ func TestDeleteByQueryConflictsWithUnrefreshedDeletes(t *testing.T) {
 	}
 	// Not refreshed: the search still sees b2, whose delete is then a version conflict.
 	res, err = s.client.Document.DeleteByQuery(ctx(t), opensearchapi.DocumentDeleteByQueryReq{Indices: []string{"books"},
-		Body: strings.NewReader(`{"query":{"match_all":{}}}`), Params: opensearchapi.DocumentDeleteByQueryParams{Conflicts: "proceed", Refresh: opensearchapi.ToPointer(true)}})
+		Body: strings.NewReader(`{"query":{"match_all":{}}}`), Params: opensearchapi.DocumentDeleteByQueryParams{Conflicts: "proceed", Refresh: new(true)}})
 	if err != nil || res.Total != 2 || res.Deleted != 1 || res.VersionConflicts != 1 {
 		t.Fatalf("proceed = %+v, %v; want total 2, deleted 1, 1 conflict", res, err)
 	}
@@ -134,7 +134,7 @@ func TestDeleteByQueryDeletesEverythingMatched(t *testing.T) {
 {"kb":"2"}
 `, opensearchapi.BulkParams{Refresh: "true"})
 	res, err := s.client.Document.DeleteByQuery(ctx(t), opensearchapi.DocumentDeleteByQueryReq{Indices: []string{"books"},
-		Body: strings.NewReader(`{"query":{"term":{"kb.keyword":"1"}}}`), Params: opensearchapi.DocumentDeleteByQueryParams{Refresh: opensearchapi.ToPointer(true)}})
+		Body: strings.NewReader(`{"query":{"term":{"kb.keyword":"1"}}}`), Params: opensearchapi.DocumentDeleteByQueryParams{Refresh: new(true)}})
 	if err != nil || res.Deleted != 1 {
 		t.Fatalf("= %+v, %v", res, err)
 	}

@@ -430,8 +430,8 @@ func TestIndexAPIVersionsAndIDs(t *testing.T) {
 	}
 	// if_seq_no guards a write.
 	_, err = s.client.Index(ctx(t), opensearchapi.IndexReq{Index: "v", DocumentID: "x", Body: strings.NewReader(`{}`),
-		Params: opensearchapi.IndexParams{IfSeqNo: opensearchapi.ToPointer(0), IfPrimaryTerm: opensearchapi.ToPointer(1)}})
-	osErr(t, err, 409, "version_conflict_engine_exception")
+		Params: opensearchapi.IndexParams{IfSeqNo: new(0), IfPrimaryTerm: new(1)}})
+	_ = osErr(t, err, 409, "version_conflict_engine_exception")
 }
 
 func TestStandInRejectsOutOfSlice(t *testing.T) {

@@ -3,6 +3,7 @@ package opensearchlocal
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -136,8 +137,8 @@ func errUnknownField(parent *jv, m member, parser string, known []string) *osErr
 }
 
 func errJSON(src []byte, err error) *osError {
-	je, ok := err.(*jsonError)
-	if !ok {
+	var je *jsonError
+	if !errors.As(err, &je) {
 		return &osError{typ: "json_parse_exception", reason: err.Error(), plain: true}
 	}
 	l, c := lineCol(src, je.off)

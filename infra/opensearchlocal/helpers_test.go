@@ -72,7 +72,7 @@ func (s *stand) raw(t *testing.T, method, path, contentType, body string) (int, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	b, _ := io.ReadAll(res.Body)
 	if len(strings.TrimSpace(string(b))) == 0 {
 		return res.StatusCode, nil

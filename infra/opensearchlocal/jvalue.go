@@ -3,6 +3,7 @@ package opensearchlocal
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -72,8 +73,7 @@ func (v *jv) float() (float64, bool) {
 }
 
 func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
+	return errors.Is(err, strconv.ErrRange)
 }
 
 // int reads an integer (a number literal or a numeric string without fraction).

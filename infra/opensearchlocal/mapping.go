@@ -28,14 +28,13 @@ type field struct {
 
 // mapping is an index's root object mapping.
 type mapping struct {
-	root             *field
-	sourceEnabled    bool
-	sourceIncludes   []string
-	sourceExcludes   []string
-	sourceDef        *jv
-	meta             *jv
-	dateDetection    bool
-	numericDetection bool
+	root           *field
+	sourceEnabled  bool
+	sourceIncludes []string
+	sourceExcludes []string
+	sourceDef      *jv
+	meta           *jv
+	dateDetection  bool
 }
 
 var numericTypes = map[string]bool{"long": true, "integer": true, "short": true, "byte": true, "double": true, "float": true, "half_float": true}

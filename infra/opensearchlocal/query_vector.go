@@ -125,8 +125,6 @@ func parseKNN(v *jv) (query, *osError) {
 	return q, nil
 }
 
-var hybridFields = []string{"queries", "pagination_depth", "filter", "boost", "_name"}
-
 const hybridMaxSubQueries = 5
 
 // parseHybrid is the neural-search plugin's hybrid query.

@@ -26,7 +26,7 @@ func (s *stand) send(t *testing.T, method, path, body string) (int, http.Header,
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, res.Header, string(b)
 }

@@ -100,7 +100,7 @@ func TestKNNSpaceScores(t *testing.T) {
 	// Engines reject spaces they do not have.
 	_, err := s.client.Indices.Create(ctx(t), opensearchapi.IndicesCreateReq{Index: "bad", Body: strings.NewReader(
 		`{"mappings":{"properties":{"v":{"type":"knn_vector","dimension":3,"method":{"name":"hnsw","engine":"faiss","space_type":"l1"}}}}}`)})
-	osErr(t, err, 400, "mapper_parsing_exception")
+	_ = osErr(t, err, 400, "mapper_parsing_exception")
 }
 
 // bm25 is Lucene's BM25 for one term in one document, from its documented formula.

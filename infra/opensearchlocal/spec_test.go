@@ -293,10 +293,10 @@ func (s *apiSpec) validate(method, path string, status int, body []byte) error {
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("%s: body is not JSON: %v", where, err)
+		return fmt.Errorf("%s: body is not JSON: %w", where, err)
 	}
 	if err := sch.Validate(inst); err != nil {
-		return fmt.Errorf("%s: response does not match the spec:\n%v\nbody: %s", where, err, body)
+		return fmt.Errorf("%s: response does not match the spec:\n%w\nbody: %s", where, err, body)
 	}
 	return nil
 }

@@ -168,7 +168,7 @@ func (s *stand) runStep(t *testing.T, st step, kind string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	got, _ := io.ReadAll(res.Body)
 
 	want := []int{200}

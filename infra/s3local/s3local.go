@@ -88,7 +88,7 @@ func (s *Server) checkCopySource(r *http.Request) *s3Error {
 	if err != nil {
 		return nil
 	}
-	obj.Contents.Close()
+	_ = obj.Contents.Close()
 	etag := hex.EncodeToString(obj.Hash) // gofakes3's ETag, unquoted
 	failed := func(condition string) *s3Error {
 		return &s3Error{status: http.StatusPreconditionFailed, code: "PreconditionFailed",

@@ -133,7 +133,7 @@ func TestPresignedPut(t *testing.T) {
 				t.Fatal(err)
 			}
 			body, _ := io.ReadAll(res.Body)
-			res.Body.Close()
+			_ = res.Body.Close()
 			if res.StatusCode != c.status {
 				t.Fatalf("PUT: %d %s, want %d", res.StatusCode, body, c.status)
 			}
@@ -188,7 +188,7 @@ func TestPresignedGet(t *testing.T) {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
+		_ = res.Body.Close()
 		if res.StatusCode != c.status || !strings.Contains(string(body), c.body) {
 			t.Errorf("GET %s: %d %s, want %d with %q", c.url, res.StatusCode, body, c.status, c.body)
 		}
@@ -247,7 +247,7 @@ func TestCopySourceConditions(t *testing.T) {
 					t.Fatal(err)
 				}
 				got, _ := io.ReadAll(out.Body)
-				out.Body.Close()
+				_ = out.Body.Close()
 				if string(got) != "the bytes swapped in later" {
 					t.Errorf("copy holds %q, want the current bytes", got)
 				}

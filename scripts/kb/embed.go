@@ -60,7 +60,7 @@ func embed(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		in = f
 	}
 	out := json.NewEncoder(stdout)

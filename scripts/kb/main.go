@@ -39,7 +39,7 @@ const usage = `usage:
   kb extract FILE
   kb chunk FILE [--chunk-size N] [--chunk-overlap N] [--split-by char|word|token] [--separators JSON]
   kb embed FILE [--provider local|bedrock|openai] [--model M] [--dimensions N]
-FILE "-" is standard input.`
+FILE "-" is standard input`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -179,7 +179,7 @@ func (s *separators) String() string {
 func (s *separators) Set(v string) error {
 	var list []string
 	if err := json.Unmarshal([]byte(v), &list); err != nil {
-		return fmt.Errorf(`want a JSON array of strings such as '["\n\n", "\n", " "]': %v`, err)
+		return fmt.Errorf(`want a JSON array of strings such as '["\n\n", "\n", " "]': %w`, err)
 	}
 	*s = list
 	return nil

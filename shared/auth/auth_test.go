@@ -114,10 +114,10 @@ func TestAuthenticateCachesAndExpires(t *testing.T) {
 		t.Errorf("cache did not expire: %d lookups", keys.lookups)
 	}
 	*now = now.Add(time.Hour)
-	if _, err := s.Authenticate(ctx, secret, ""); !errors.Is(err, domain.ErrExpiredKey) || err.(*domain.Error).Message != domain.MsgKeyExpired {
+	if _, err := s.Authenticate(ctx, secret, ""); !errors.Is(err, domain.ErrExpiredKey) || domain.MessageOf(err) != domain.MsgKeyExpired {
 		t.Errorf("expired key: %v", err)
 	}
-	if _, err := s.Authenticate(ctx, "ak_unknown", ""); err.(*domain.Error).Message != domain.MsgBadCredentials {
+	if _, err := s.Authenticate(ctx, "ak_unknown", ""); domain.MessageOf(err) != domain.MsgBadCredentials {
 		t.Errorf("unknown key: %v", err)
 	}
 }
@@ -135,7 +135,7 @@ func TestRevokeAppliesAtOnce(t *testing.T) {
 	if err := s.RevokeKey(ctx, "c", k.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Authenticate(ctx, secret, ""); err == nil || err.(*domain.Error).Message != domain.MsgBadCredentials {
+	if _, err := s.Authenticate(ctx, secret, ""); err == nil || domain.MessageOf(err) != domain.MsgBadCredentials {
 		t.Errorf("revoked key still works: %v", err)
 	}
 }
@@ -162,7 +162,7 @@ func TestTokens(t *testing.T) {
 		t.Error("token signed with another secret accepted")
 	}
 	*now = now.Add(11 * time.Minute)
-	if _, err := s.Authenticate(ctx, "", "Bearer "+tok); !errors.Is(err, domain.ErrBadKey) || err.(*domain.Error).Message != domain.MsgKeyExpired {
+	if _, err := s.Authenticate(ctx, "", "Bearer "+tok); !errors.Is(err, domain.ErrBadKey) || domain.MessageOf(err) != domain.MsgKeyExpired {
 		t.Errorf("token past its key's expiry: %v", err)
 	}
 }

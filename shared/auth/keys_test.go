@@ -30,7 +30,7 @@ func mustAuth(t *testing.T, s *Service, key, authz string) domain.Principal {
 
 func wantBadKey(t *testing.T, what string, s *Service, key, authz string) {
 	t.Helper()
-	if _, err := s.Authenticate(context.Background(), key, authz); !errors.Is(err, domain.ErrBadKey) || err.(*domain.Error).Message != domain.MsgBadCredentials {
+	if _, err := s.Authenticate(context.Background(), key, authz); !errors.Is(err, domain.ErrBadKey) || domain.MessageOf(err) != domain.MsgBadCredentials {
 		t.Errorf("%s: got %v, want %q", what, err, domain.MsgBadCredentials)
 	}
 }

@@ -54,7 +54,7 @@ func (f *fakeBedrock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Amzn-Errortype", rep.errorType)
 	}
 	w.WriteHeader(rep.status)
-	io.WriteString(w, rep.body)
+	_, _ = io.WriteString(w, rep.body)
 }
 
 func (f *fakeBedrock) calls() []recorded {

@@ -90,7 +90,7 @@ func benchReference(tb testing.TB, text string, c refCase) func(n int) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
-		stdin.Close()
+		_ = stdin.Close()
 		if err := cmd.Wait(); err != nil {
 			tb.Errorf("node dump.mjs: %v\n%s", err, stderr.String())
 		}

@@ -73,7 +73,7 @@ func (f *fakeBedrock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("X-Amzn-ErrorType", rep.errorType)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(rep.status)
-			fmt.Fprintf(w, `{"message":%q}`, rep.message)
+			_, _ = fmt.Fprintf(w, `{"message":%q}`, rep.message)
 			return
 		}
 	}
@@ -88,7 +88,7 @@ func (f *fakeBedrock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"embedding": v, "inputTextTokenCount": len(strings.Fields(req.InputText))})
+	_ = json.NewEncoder(w).Encode(map[string]any{"embedding": v, "inputTextTokenCount": len(strings.Fields(req.InputText))})
 }
 
 func (f *fakeBedrock) snapshot() (calls []titanRequest, maxInFlight int) {

@@ -36,6 +36,6 @@ func Example() {
 		return
 	}
 	for _, v := range vectors {
-		json.NewEncoder(os.Stdout).Encode(map[string]any{"embedding": v})
+		_ = json.NewEncoder(os.Stdout).Encode(map[string]any{"embedding": v})
 	}
 }

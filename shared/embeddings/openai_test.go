@@ -66,7 +66,7 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		data = append(data, item{"embedding", i, v})
 	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": raw["model"],
+	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": raw["model"],
 		"usage": map[string]int{"prompt_tokens": 1, "total_tokens": 1}})
 }
 
@@ -218,7 +218,7 @@ func TestOpenAIRetryAfter(t *testing.T) {
 				}
 				w.Header().Set(tt.header, tt.value)
 				w.WriteHeader(http.StatusTooManyRequests)
-				w.Write([]byte(`{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`))
+				_, _ = w.Write([]byte(`{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`))
 				return true
 			}}
 			e := openaiEmbedder(t, f, "/v1", domain.Embedding{})
@@ -244,7 +244,7 @@ func TestOpenAIErrors(t *testing.T) {
 	answer := func(status int, body string) func(int, http.ResponseWriter) bool {
 		return func(_ int, w http.ResponseWriter) bool {
 			w.WriteHeader(status)
-			w.Write([]byte(body))
+			_, _ = w.Write([]byte(body))
 			return true
 		}
 	}

@@ -131,7 +131,7 @@ func zlibOf(t testing.TB, r io.Reader) string {
 	if _, err := io.Copy(zw, r); err != nil {
 		t.Fatal(err)
 	}
-	zw.Close()
+	_ = zw.Close()
 	return buf.String()
 }
 
@@ -222,8 +222,8 @@ func bombs(t testing.TB) []bomb {
 	a85 := func(r io.Reader) string {
 		var buf bytes.Buffer
 		w := ascii85.NewEncoder(&buf)
-		w.Write([]byte(zlibOf(t, r)))
-		w.Close()
+		_, _ = w.Write([]byte(zlibOf(t, r)))
+		_ = w.Close()
 		return buf.String() + "~>"
 	}
 	predictorPDF := func(columns int) []byte {

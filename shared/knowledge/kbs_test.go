@@ -50,8 +50,8 @@ func TestKBCreate(t *testing.T) {
 	if diff := cmp.Diff(sortedStrs(a.ID, b.ID), sourceIDs(got, nil)); diff != "" {
 		t.Errorf("datasources (-want +got):\n%s", diff)
 	}
-	if len(got.LiveSources()) != 2 || len(got.LiveSources()) != 2 || snapshot(got, a.ID).Status != domain.IngestPending {
-		t.Errorf("counts %d/%d, snapshots %+v", len(got.LiveSources()), len(got.LiveSources()), snapshots(got))
+	if len(got.SourceFiles) != 2 || len(got.LiveSources()) != 2 || snapshot(got, a.ID).Status != domain.IngestPending {
+		t.Errorf("counts %d/%d, snapshots %+v", len(got.SourceFiles), len(got.LiveSources()), snapshots(got))
 	}
 	if diff := cmp.Diff([]string{b.ID, a.ID}, got.Files); diff != "" {
 		t.Errorf("selected_datasources (-want +got):\n%s", diff)

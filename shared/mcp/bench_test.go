@@ -30,12 +30,12 @@ func BenchmarkCallTool(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer ss.Close()
+		defer func() { _ = ss.Close() }()
 		cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer cs.Close()
+		defer func() { _ = cs.Close() }()
 		for b.Loop() {
 			if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: args}); err != nil {
 				b.Fatal(err)
@@ -50,7 +50,7 @@ func BenchmarkCallTool(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer s.Close()
+		defer func() { _ = s.Close() }()
 		for b.Loop() {
 			if _, err := s.CallTool(ctx, "echo", args); err != nil {
 				b.Fatal(err)

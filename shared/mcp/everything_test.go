@@ -56,7 +56,7 @@ func TestEverythingServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	for _, tc := range []struct {
 		tool string
 		args map[string]any

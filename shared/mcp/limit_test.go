@@ -71,7 +71,7 @@ func TestAnswerTooLarge(t *testing.T) {
 						if cerr != nil {
 							t.Fatal(cerr)
 						}
-						defer s.Close()
+						defer func() { _ = s.Close() }()
 						_, err = s.CallTool(context.Background(), "huge", nil)
 						// The session outlives the one answer too large.
 						if got, err := s.CallTool(context.Background(), "echo", map[string]any{"message": "still here"}); err != nil || got.Text != "still here" {
@@ -109,7 +109,7 @@ func TestLegacyEventTooLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	start := time.Now()
 	allocated := allocatedBy(func() { _, err = s.CallTool(context.Background(), "huge", nil) })
 	if me := mcpError(t, err); me.Reason != tooLarge {

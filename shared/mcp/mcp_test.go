@@ -119,7 +119,7 @@ func TestCallToolCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	got, err := s.CallTool(context.Background(), "huge", map[string]any{"bytes": 100001})
 	if err != nil {
 		t.Fatal(err)

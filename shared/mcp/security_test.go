@@ -157,7 +157,7 @@ func TestHeaderValuesRedacted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer s.Close()
+			defer func() { _ = s.Close() }()
 			for _, name := range []string{"rpc-error", "text", "is-error", "resource", "http-error"} {
 				res, err := s.CallTool(context.Background(), name, nil)
 				switch {

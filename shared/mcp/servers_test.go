@@ -69,7 +69,7 @@ func hugeAnswer(w http.ResponseWriter, id json.RawMessage, size int64, sse, gz b
 	if gz {
 		w.Header().Set("Content-Encoding", "gzip")
 		zw := gzip.NewWriter(w)
-		defer zw.Close()
+		defer func() { _ = zw.Close() }()
 		out = zw
 		flush = func() error {
 			if err := zw.Flush(); err != nil {
@@ -146,7 +146,7 @@ func (ls *legacyServer) serve(w http.ResponseWriter, r *http.Request) {
 		ls.mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
-		fmt.Fprintf(w, "event: endpoint\ndata: %s?s=%d\n\n", ls.endpoint(ls.URL), n)
+		_, _ = fmt.Fprintf(w, "event: endpoint\ndata: %s?s=%d\n\n", ls.endpoint(ls.URL), n)
 		w.(http.Flusher).Flush()
 		for {
 			select {
@@ -177,7 +177,7 @@ func (ls *legacyServer) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		send := func(result any) {
 			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": call.ID, "result": result})
-			stream <- func(w io.Writer) { fmt.Fprintf(w, "event: message\ndata: %s\n\n", b) }
+			stream <- func(w io.Writer) { _, _ = fmt.Fprintf(w, "event: message\ndata: %s\n\n", b) }
 		}
 		switch call.Method {
 		case "initialize":
@@ -196,7 +196,7 @@ func (ls *legacyServer) serve(w http.ResponseWriter, r *http.Request) {
 // hugeEvent writes one message event of size bytes, the answer to id, into a legacy stream.
 func hugeEvent(size int64) func(w io.Writer, id json.RawMessage) {
 	return func(w io.Writer, id json.RawMessage) {
-		fmt.Fprintf(w, `event: message`+"\n"+`data: {"jsonrpc":"2.0","id":%s,"result":{"content":[],"pad":"`, id)
+		_, _ = fmt.Fprintf(w, `event: message`+"\n"+`data: {"jsonrpc":"2.0","id":%s,"result":{"content":[],"pad":"`, id)
 		if _, err := io.Copy(w, io.LimitReader(zeros{}, size)); err == nil {
 			_, _ = io.WriteString(w, "\"}}\n\n")
 		}

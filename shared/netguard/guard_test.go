@@ -147,7 +147,7 @@ func TestDialRefusesEmbeddedIPv4Answers(t *testing.T) {
 		conn, err := dial(ctx, "tcp", name+":80")
 		cancel()
 		if err == nil {
-			conn.Close()
+			_ = conn.Close()
 		}
 		if !errors.Is(err, ErrForbiddenDestination) {
 			t.Errorf("dial %s (AAAA %s) = %v, want ErrForbiddenDestination", name, a, err)

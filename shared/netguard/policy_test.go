@@ -115,7 +115,7 @@ func get(t *testing.T, p Policy, raw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
 }
@@ -127,7 +127,7 @@ func TestClientAllowHostPortOnlyThatPort(t *testing.T) {
 	var hitsB atomic.Int64
 	b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hitsB.Add(1)
-		io.WriteString(w, "b")
+		_, _ = io.WriteString(w, "b")
 	}))
 	defer b.Close()
 	portB := strings.TrimPrefix(b.URL, "http://127.0.0.1:")
@@ -136,7 +136,7 @@ func TestClientAllowHostPortOnlyThatPort(t *testing.T) {
 			http.Redirect(w, r, "http://"+r.URL.Query().Get("host")+":"+portB+"/", http.StatusFound)
 			return
 		}
-		io.WriteString(w, "a")
+		_, _ = io.WriteString(w, "a")
 	}))
 	defer a.Close()
 	portA := strings.TrimPrefix(a.URL, "http://127.0.0.1:")
@@ -184,7 +184,7 @@ func TestClientAllowHostsAtDialTime(t *testing.T) {
 		case "/to-private":
 			http.Redirect(w, r, "http://10.0.0.1/", http.StatusFound)
 		default:
-			io.WriteString(w, "ok")
+			_, _ = io.WriteString(w, "ok")
 		}
 	}))
 	defer s.Close()

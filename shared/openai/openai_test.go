@@ -50,7 +50,7 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(k, v)
 	}
 	w.WriteHeader(rep.status)
-	io.WriteString(w, rep.body)
+	_, _ = io.WriteString(w, rep.body)
 }
 
 func (f *fakeServer) calls() []recorded {

@@ -97,7 +97,7 @@ func TestPresignedUpload(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	_ = res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("presigned PUT: %d %s", res.StatusCode, body)
 	}

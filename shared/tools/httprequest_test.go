@@ -66,7 +66,7 @@ func TestFetchGet(t *testing.T) {
 		gotHeader = r.Header.Clone()
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
-		fmt.Fprintf(w, `{"method":%q,"query":%q}`, r.Method, r.URL.RawQuery)
+		_, _ = fmt.Fprintf(w, `{"method":%q,"query":%q}`, r.Method, r.URL.RawQuery)
 	})
 	got, err := fetch(t, publicOnly(t, s), map[string]any{
 		"url":     s.URL + "/x?q=1",
@@ -90,7 +90,7 @@ func TestFetchGet(t *testing.T) {
 func TestFetchPost(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		fmt.Fprintf(w, "%s %s %d %s", r.Method, r.Header.Get("Content-Type"), r.ContentLength, b)
+		_, _ = fmt.Fprintf(w, "%s %s %d %s", r.Method, r.Header.Get("Content-Type"), r.ContentLength, b)
 	})
 	got, err := fetch(t, publicOnly(t, s), map[string]any{
 		"url": s.URL, "method": "POST", "body": `{"a":1}`,
@@ -189,7 +189,7 @@ func TestFetchRefusesNonPublic(t *testing.T) {
 }
 
 func TestFetchRedirects(t *testing.T) {
-	private := newServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "secret") })
+	private := newServer(t, func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "secret") })
 	var public *server
 	public = newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch p := r.URL.Path; {
@@ -204,7 +204,7 @@ func TestFetchRedirects(t *testing.T) {
 		case strings.HasPrefix(p, "/hop/"):
 			n, _ := strconv.Atoi(strings.TrimPrefix(p, "/hop/"))
 			if n == 0 {
-				io.WriteString(w, "arrived")
+				_, _ = io.WriteString(w, "arrived")
 				return
 			}
 			http.Redirect(w, r, public.URL+"/hop/"+strconv.Itoa(n-1), http.StatusTemporaryRedirect)
@@ -239,25 +239,25 @@ func TestFetchBodies(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/long":
-			io.WriteString(w, strings.Repeat("abcdefghij", 100))
+			_, _ = io.WriteString(w, strings.Repeat("abcdefghij", 100))
 		case "/utf8":
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			io.WriteString(w, "ééééé")
+			_, _ = io.WriteString(w, "ééééé")
 		case "/png":
 			w.Header().Set("Content-Type", "image/png")
-			w.Write(png)
+			_, _ = w.Write(png)
 		case "/big-binary":
 			w.Header().Set("Content-Type", "application/octet-stream")
-			w.Write(make([]byte, 1000))
+			_, _ = w.Write(make([]byte, 1000))
 		case "/sniffed":
 			w.Header()["Content-Type"] = nil // no content type: the body is sniffed
-			io.WriteString(w, "plain words")
+			_, _ = io.WriteString(w, "plain words")
 		case "/empty":
 			w.WriteHeader(http.StatusNoContent)
 		case "/problem":
 			w.Header().Set("Content-Type", "application/problem+json")
 			w.WriteHeader(http.StatusNotFound)
-			io.WriteString(w, `{"title":"not here"}`) // exactly the 20-byte limit
+			_, _ = io.WriteString(w, `{"title":"not here"}`) // exactly the 20-byte limit
 		}
 	})
 	o := publicOnly(t, s)
@@ -315,7 +315,7 @@ func TestFetchTimeout(t *testing.T) {
 }
 
 func TestFetchCustomClient(t *testing.T) {
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") })
 	// Another package's test: its own client and the guard off.
 	got, err := fetch(t, Options{HTTPClient: s.Client(), AllowPrivate: true}, map[string]any{"url": s.URL})
 	if err != nil || !strings.HasSuffix(got, "\n\nok") {

@@ -114,7 +114,7 @@ func TestDeleteFileRetriesVersionConflicts(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				res.Body.Close()
+				_ = res.Body.Close()
 			})
 		}
 	})

@@ -86,7 +86,7 @@ func TestPutRetriesRejectedItems(t *testing.T) {
 		// The first answer: item 1 refused as OpenSearch refuses it when the write queue is full.
 		var body map[string]any
 		_ = json.NewDecoder(res.Body).Decode(&body)
-		res.Body.Close()
+		_ = res.Body.Close()
 		item := body["items"].([]any)[1].(map[string]any)["index"].(map[string]any)
 		item["status"] = 429
 		item["error"] = map[string]any{"type": "es_rejected_execution_exception", "reason": "rejected execution of coordinating operation"}
