@@ -232,7 +232,9 @@ func TestKNNSearchWithFilterAndSource(t *testing.T) {
 			t.Errorf("hit %s score %v, want %v", h.ID, h.Score, wantScores[i])
 		}
 		var src map[string]any
-		_ = json.Unmarshal(h.Source, &src)
+		if err := json.Unmarshal(h.Source, &src); err != nil {
+			t.Fatalf("hit %s _source %s: %v", h.ID, h.Source, err)
+		}
 		if _, ok := src["embedding"]; ok || src["kb_id"] != "kb1" {
 			t.Errorf("hit %s _source = %v, want kb_id without embedding", h.ID, src)
 		}

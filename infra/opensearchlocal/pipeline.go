@@ -340,7 +340,9 @@ func runHybrid(ixs []*index, h *qHybrid, req *searchReq, pp *phaseProcessor, now
 			}
 			for _, hit := range list {
 				var s float32
-				if hi == lo && hi == hit.score {
+				// Every score of the list lies in [lo, hi], so hi == lo means they are all
+				// equal (one hit, or ties only): neural-search's single-result score, 1.
+				if hi == lo {
 					s = 1
 				} else {
 					s = (hit.score - lo) / (hi - lo)

@@ -97,7 +97,9 @@ func TestUnknownRouteHasNoHandler(t *testing.T) {
 		Error  string `json:"error"`
 		Status int    `json:"status"`
 	}
-	_ = json.Unmarshal([]byte(body), &got)
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatalf("PATCH /kb/_doc/1 = %d %s: %v", code, body, err)
+	}
 	allowed, ok := strings.CutPrefix(got.Error, "Incorrect HTTP method for uri [/kb/_doc/1] and method [PATCH], allowed: [")
 	methods := strings.Split(strings.TrimSuffix(allowed, "]"), ", ")
 	sort.Strings(methods)

@@ -309,6 +309,29 @@ func TestHybridSearchPipelines(t *testing.T) {
 		})
 	}
 
+	// A sub-query with one hit (or only ties) normalises it to 1 under min_max, as neural-search
+	// does, not to (s-lo)/(hi-lo) = NaN.
+	single := `{"match":{"text":"shipping"}}`
+	if got := raw(single); len(got) != 1 {
+		t.Fatalf("%s matched %v, want c alone", single, got)
+	}
+	res, err := s.client.Search(ctx(t), &opensearchapi.SearchReq{Indices: []string{"h"},
+		Body:   strings.NewReader(`{"query":{"hybrid":{"queries":[` + single + `,` + vector + `]}}}`),
+		Params: opensearchapi.SearchParams{SearchPipeline: "norm"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantC := 0.3*1 + 0.7*norm[1]["c"]
+	var gotC float64 = -1
+	for _, h := range res.Hits.Hits {
+		if h.ID == "c" {
+			gotC = float64(h.Score)
+		}
+	}
+	if math.Abs(gotC-wantC) > 1e-6 {
+		t.Errorf("c with one lexical hit scored %.7f, want %.7f (the lone hit normalised to 1)", gotC, wantC)
+	}
+
 	// Hybrid without a pipeline, and wrapped in bool, are rejected.
 	code, body := s.json(t, "POST", "/h/_search", `{"query":{"hybrid":{"queries":[`+lexical+`]}}}`)
 	if code != 400 || !strings.HasPrefix(fmt.Sprint(errorOf(t, body)["reason"]), "opensearchlocal:") {

@@ -237,9 +237,12 @@ func (s *apiSpec) responseSchema(method, path string, status int, body []byte) (
 	if !documented {
 		// Undocumented statuses: errors are the spec's ErrorResponseBase; other bodies (the 409
 		// of delete-by-query with conflicts=abort) are the operation's 200 body.
-		var probe map[string]any
-		_ = json.Unmarshal(body, &probe)
-		if _, isErr := probe["error"]; isErr {
+		var probe any
+		if err := json.Unmarshal(body, &probe); err != nil {
+			return nil, "", fmt.Errorf("%s: body is not JSON: %w", where, err)
+		}
+		obj, _ := probe.(map[string]any)
+		if _, isErr := obj["error"]; isErr {
 			return s.compile("#/components/schemas/_common___ErrorResponseBase", where+" undocumented: ErrorResponseBase")
 		}
 		resp, _ = responses["200"].(map[string]any)
