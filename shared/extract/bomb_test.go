@@ -339,18 +339,46 @@ func TestBombsStayBounded(t *testing.T) {
 	}
 }
 
-var _ = fmt.Sprint
-
+// TestNearLimitPeak: a small DOCX whose text comes close to the text limit (DefaultMaxText) is
+// extracted whole, and one just past it is refused, both within the bound the bombs are held to.
 func TestNearLimitPeak(t *testing.T) {
-	const mb = 1 << 20
-	data := zipStream(t, docxParts(repeatReader("<w:p><w:r><w:t>"+strings.Repeat("ab ", 1<<16)+"x</w:t></w:r></w:p>", 150))...)
-	var err error
-	var n int
-	peak := peakHeap(func() {
-		res, e := Text(context.Background(), "n.docx", data, Limits{})
-		err, n = e, len(res.Text)
-	})
-	t.Logf("near-limit docx: %d KiB in, %d MiB text, peak %.1f MB, err %v", len(data)>>10, n/mb, float64(peak)/1e6, err)
+	text := strings.Repeat("ab ", 1<<16) + "x" // one paragraph's text, 192 KiB
+	perParagraph := len(text) + 1              // and the newline that ends it
+	under := DefaultMaxText / perParagraph     // paragraphs that still fit
+	for _, tc := range []struct {
+		name       string
+		paragraphs int
+		want       string // "": extracted
+	}{
+		{"just under the text limit", under, ""},
+		{"just over the text limit", under + 1, "the file holds more than 32.0 MiB of text"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := zipStream(t, docxParts(repeatReader("<w:p><w:r><w:t>"+text+"</w:t></w:r></w:p>", tc.paragraphs))...)
+			if len(data) > 4<<20 {
+				t.Fatalf("input is %d bytes; the bound holds for inputs of at most 4 MiB", len(data))
+			}
+			var (
+				res Result
+				err error
+			)
+			peak := peakHeap(func() { res, err = Text(context.Background(), "n.docx", data, Limits{}) })
+			t.Logf("%d KiB in, %d bytes of text, peak heap %.1f MB, error %v", len(data)>>10, len(res.Text), float64(peak)/1e6, err)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("error = %v, want the text", err)
+				}
+				if len(res.Text) < DefaultMaxText-perParagraph || len(res.Text) > DefaultMaxText {
+					t.Errorf("%d bytes of text, want within one paragraph (%d bytes) under the limit %d", len(res.Text), perParagraph, DefaultMaxText)
+				}
+			} else {
+				assertInvalid(t, err, tc.want)
+			}
+			if peak > maxPeakHeap {
+				t.Errorf("peak heap %.1f MB, want at most %d MB", float64(peak)/1e6, maxPeakHeap>>20)
+			}
+		})
+	}
 }
 
 // BenchmarkPeakHeap reports the peak heap one extraction adds (peak-MB) for each bomb and for a

