@@ -85,7 +85,9 @@ func TestEnsureIndexMapping(t *testing.T) {
 		var p struct {
 			Type string `json:"type"`
 		}
-		_ = json.Unmarshal(raw, &p)
+		if err := json.Unmarshal(raw, &p); err != nil {
+			t.Fatalf("mapping of %s: %v", f, err)
+		}
 		types[f] = p.Type
 	}
 	want := map[string]string{"kb_id": "keyword", "company": "keyword", "file_id": "keyword", "file_name": "keyword",
