@@ -348,20 +348,37 @@ func TestBedrockGivesUpWithinTheDeadline(t *testing.T) {
 			e := bedrockEmbedder(t, f, embeddings.Options{MaxRetries: 100, BaseDelay: 100 * time.Millisecond}, domain.Embedding{Provider: "bedrock"})
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 			defer cancel()
-			start := time.Now()
 			_, err := e.Embed(ctx, texts(1))
 			if domain.KindOf(err) != domain.KindOverloaded {
 				t.Fatalf("err %v, want overloaded", err)
 			}
 			// It gives up when the next wait would pass the deadline (or, on a slow machine, when
 			// the deadline ends a call), not after 100 retries.
-			if elapsed := time.Since(start); elapsed > 700*time.Millisecond {
-				t.Errorf("gave up after %s, the deadline was 500ms", elapsed)
-			}
-			if calls, _ := f.snapshot(); len(calls) < 2 {
-				t.Errorf("%d calls, want retries before giving up", len(calls))
+			if calls, _ := f.snapshot(); len(calls) < 2 || len(calls) >= 100 {
+				t.Errorf("%d calls, want retries before giving up, bounded by the deadline", len(calls))
 			}
 		})
+	}
+}
+
+// A backoff the deadline leaves no room for is not begun: Embed answers overloaded with the
+// deadline still ahead. The first backoff is at least 5 s (half the 10 s cap), against a 5 s
+// deadline: had Embed slept, it could only have returned with the deadline passed.
+func TestBedrockGivesUpBeforeTheDeadline(t *testing.T) {
+	rep := bedrockReply{429, "ThrottlingException", "slow down"}
+	f := &fakeBedrock{reply: func(int, titanRequest) *bedrockReply { return &rep }}
+	e := bedrockEmbedder(t, f, embeddings.Options{MaxRetries: 100, BaseDelay: time.Hour}, domain.Embedding{Provider: "bedrock"})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := e.Embed(ctx, texts(1))
+	if domain.KindOf(err) != domain.KindOverloaded {
+		t.Fatalf("err %v, want overloaded", err)
+	}
+	if ctx.Err() != nil {
+		t.Errorf("returned after the deadline (%v), want an answer before it", ctx.Err())
+	}
+	if calls, _ := f.snapshot(); len(calls) != 1 {
+		t.Errorf("%d calls, want 1", len(calls))
 	}
 }
 
