@@ -63,7 +63,6 @@ func TestAnswerTooLarge(t *testing.T) {
 				})
 				ep := domain.MCPEndpoint{URL: url, Timeout: 20 * time.Second}
 				var err error
-				start := time.Now()
 				allocated := allocatedBy(func() {
 					switch method {
 					case "tools/call":
@@ -83,9 +82,6 @@ func TestAnswerTooLarge(t *testing.T) {
 				})
 				if me := mcpError(t, err); me.Reason != tooLarge {
 					t.Errorf("reason %q, want %q (cause %v)", me.Reason, tooLarge, me.Err)
-				}
-				if d := time.Since(start); d > 5*time.Second {
-					t.Errorf("took %s", d)
 				}
 				if allocated > maxAllocated {
 					t.Errorf("allocated %d MiB, want at most %d MiB", allocated>>20, maxAllocated>>20)
@@ -110,13 +106,9 @@ func TestLegacyEventTooLarge(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = s.Close() }()
-	start := time.Now()
 	allocated := allocatedBy(func() { _, err = s.CallTool(context.Background(), "huge", nil) })
 	if me := mcpError(t, err); me.Reason != tooLarge {
 		t.Errorf("reason %q, want %q (cause %v)", me.Reason, tooLarge, me.Err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("took %s", d)
 	}
 	if allocated > maxAllocated {
 		t.Errorf("allocated %d MiB, want at most %d MiB", allocated>>20, maxAllocated>>20)

@@ -140,31 +140,35 @@ func TestTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	_, err = s.CallTool(context.Background(), "slow", map[string]any{"ms": 5000})
+	// The tool would answer after ten minutes and the caller allows 30 s, a generous wait: only
+	// the endpoint's timeout names 300ms.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = s.CallTool(ctx, "slow", map[string]any{"ms": 600000})
 	if me := mcpError(t, err); me.Reason != "timed out after 300ms" {
 		t.Errorf("slow: reason %q, want a timeout after 300ms", me.Reason)
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("slow call returned after %s", d)
 	}
 	// The session survives a call that timed out.
 	if got, err := s.CallTool(context.Background(), "echo", map[string]any{"message": "still here"}); err != nil || got.Text != "still here" {
 		t.Errorf("echo after a timeout = %+v, %v", got, err)
 	}
 	// The caller's own end is not the server's timeout.
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
-	_, err = s.CallTool(ctx, "slow", map[string]any{"ms": 5000})
+	_, err = s.CallTool(ctx, "slow", map[string]any{"ms": 600000})
 	if me := mcpError(t, err); me.Reason != "the call was cancelled" {
 		t.Errorf("cancelled: reason %q", me.Reason)
 	}
-	start = time.Now()
-	if err := s.Close(); err != nil {
-		t.Errorf("close: %v", err)
-	}
-	if d := time.Since(start); d > 1500*time.Millisecond {
-		t.Errorf("close took %s", d)
+	// Close does not wait for the cancelled call's ten minutes; 30 s is a generous wait.
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("close: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("close has not returned after 30 s")
 	}
 }
 
@@ -208,7 +212,6 @@ func TestFailures(t *testing.T) {
 		{"private", domain.MCPEndpoint{URL: "http://10.1.2.3/mcp"}, "the address is not allowed: 10.1.2.3 is a private address"},
 		{"metadata", domain.MCPEndpoint{URL: "http://169.254.169.254/mcp"}, "the address is not allowed: 169.254.169.254 is a link-local address (cloud metadata lives there)"},
 	} {
-		start := time.Now()
 		_, err := c.ListTools(context.Background(), tc.ep)
 		me := mcpError(t, err)
 		if me.Reason != tc.want {
@@ -216,9 +219,6 @@ func TestFailures(t *testing.T) {
 		}
 		if strings.Contains(me.Error(), "value") || strings.Contains(me.Reason, "value") {
 			t.Errorf("%s: a header value shows in %q", tc.name, me.Error())
-		}
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("%s took %s", tc.name, d)
 		}
 	}
 	// The right key works, so the 401 above was the key's.

@@ -222,14 +222,12 @@ func TestDeadlines(t *testing.T) {
 			ctx, cancel = context.WithCancel(ctx)
 			time.AfterFunc(tc.cancel, cancel)
 		}
-		start := time.Now()
+		// The stream never ends, so only a deadline or the cancellation can end the call; the
+		// reason names which.
 		_, err := c.ListTools(ctx, domain.MCPEndpoint{URL: url, Timeout: tc.timeout})
 		cancel()
 		if me := mcpError(t, err); me.Reason != tc.want {
 			t.Errorf("%s: reason %q, want %q", tc.name, me.Reason, tc.want)
-		}
-		if d := time.Since(start); d > 3*time.Second {
-			t.Errorf("%s: took %s", tc.name, d)
 		}
 	}
 }
