@@ -182,7 +182,7 @@ func TestPeriodicRefreshAndWaitFor(t *testing.T) {
 	if code, _ := s.json(t, "POST", "/p/_doc/1", `{"a":1}`); code != 201 {
 		t.Fatalf("index = %d", code)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // generous: the interval is 200ms
 	for {
 		if len(s.search(t, "p", `{}`).Hits.Hits) == 1 {
 			break
