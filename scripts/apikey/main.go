@@ -26,6 +26,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/app"
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/domain"
@@ -142,26 +143,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	return err
 }
 
-// keyJSON is a key as list --json prints it: what the API shows of it.
-type keyJSON struct {
-	ID        string     `json:"id"`
-	Name      string     `json:"name"`
-	Prefix    string     `json:"prefix"`
-	Owner     string     `json:"owner"`
-	Company   string     `json:"company"`
-	ParentID  *string    `json:"parent_id"`
-	Scopes    []string   `json:"scopes"`
-	RateLimit int        `json:"rate_limit"`
-	ExpiresAt time.Time  `json:"expires_at"`
-	RevokedAt *time.Time `json:"revoked_at"`
-	CreatedAt time.Time  `json:"created_at"`
-}
-
 func printJSON(w io.Writer, keys []*domain.APIKey) error {
-	out := make([]keyJSON, len(keys))
+	out := make([]any, len(keys))
 	for i, k := range keys {
-		out[i] = keyJSON{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Owner: k.Owner, Company: k.Company, ParentID: k.ParentID,
-			Scopes: k.Scopes, RateLimit: k.RateLimit, ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt}
+		out[i] = api.KeyView(k)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

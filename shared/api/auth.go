@@ -68,6 +68,10 @@ type keyJSON struct {
 	Key       string     `json:"key,omitempty"`
 }
 
+// KeyView is a key as the API shows it after its creation (no secret), for tools that print
+// keys the way the API does (scripts/apikey list --json).
+func KeyView(k *domain.APIKey) any { return viewKey(k, "") }
+
 func viewKey(k *domain.APIKey, secret string) keyJSON {
 	return keyJSON{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Owner: k.Owner, Company: k.Company, ParentID: k.ParentID,
 		Scopes: k.Scopes, RateLimit: k.RateLimit, ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt, Key: secret}

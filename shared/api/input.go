@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -71,7 +72,7 @@ func decodeJSON(m map[string]any, b []byte, dst any) error {
 	s := shapeCheck{legacy: legacy}
 	if rk, ok := dst.(interface{ refusedKeys() map[string]string }); ok {
 		var errs []domain.FieldError
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if msg, refused := rk.refusedKeys()[k]; refused {
 				errs = append(errs, domain.FieldError{Field: k, Message: msg})
 			}
@@ -224,7 +225,7 @@ func (s *shapeCheck) value(v any, t reflect.Type, path, want string, tag reflect
 	case reflect.Map:
 		var m map[string]any
 		if m, ok = v.(map[string]any); ok {
-			for _, k := range sortedKeys(m) {
+			for _, k := range slices.Sorted(maps.Keys(m)) {
 				if !s.value(m[k], t.Elem(), s.member(path, domain.Clip(k, 128)), "", "") && s.take {
 					m[k] = nil
 				}
@@ -363,13 +364,4 @@ func structFields(t reflect.Type) []jsonField {
 		out = append(out, jsonField{name: name, want: f.Tag.Get("want"), typ: f.Type, tag: f.Tag})
 	}
 	return out
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -61,6 +61,20 @@ func (r *workerRig) hold(t *testing.T, sessionID string) func() {
 	}
 }
 
+// waitExecution polls the execution every 200 ms until done accepts its status or within has
+// passed, and returns what it read last.
+func (r *workerRig) waitExecution(t *testing.T, sid, eid string, within time.Duration, done func(status string) bool) *domain.Execution {
+	t.Helper()
+	start := time.Now()
+	for {
+		got, _ := r.execution(t, sid, eid)
+		if done(got.Status) || time.Since(start) >= within {
+			return got
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // redelivered long-polls the queue for up to within and returns the message and how long it
 // took, or false.
 func (r *workerRig) redelivered(t *testing.T, within time.Duration) (events.SQSEvent, time.Duration, bool) {
@@ -150,12 +164,7 @@ func TestWorkerBusyExecutionCompletes(t *testing.T) {
 	}
 	release()
 	start := time.Now()
-	for time.Since(start) < 20*time.Second {
-		if got, _ := r.execution(t, s.ID, e.ID); got.Status != domain.ExecQueued && got.Status != domain.ExecRunning {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	r.waitExecution(t, s.ID, e.ID, 20*time.Second, func(st string) bool { return st != domain.ExecQueued && st != domain.ExecRunning })
 	t.Logf("completed %v after the session was free", time.Since(start).Round(100*time.Millisecond))
 	r.checkCompleted(t, s.ID, e.ID)
 }
@@ -208,14 +217,7 @@ func TestWorkerDeadLetterMarksFailed(t *testing.T) {
 	if _, _, ok := r.redelivered(t, 8*time.Second); ok {
 		t.Fatal("the job was delivered a third time; want it dead-lettered")
 	}
-	start := time.Now()
-	var got *domain.Execution
-	for time.Since(start) < 15*time.Second {
-		if got, _ = r.execution(t, s.ID, e.ID); got.Status == domain.ExecFailed {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	got := r.waitExecution(t, s.ID, e.ID, 15*time.Second, func(st string) bool { return st == domain.ExecFailed })
 	if got.Status != domain.ExecFailed || got.ErrorType != "overloaded_error" || !strings.Contains(got.Error, "gave up") {
 		t.Fatalf("execution %s %s %q, want failed with an overloaded_error", got.Status, got.ErrorType, got.Error)
 	}

@@ -78,24 +78,11 @@ func (r *workerRig) enqueue(t *testing.T, cfg map[string]any) (sessionID, execut
 // would deliver it.
 func (r *workerRig) receive(t *testing.T) events.SQSEvent {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	for ctx.Err() == nil {
-		out, err := r.env.SQS().ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{
-			QueueUrl: aws.String(r.queue), MaxNumberOfMessages: 1, WaitTimeSeconds: 1,
-			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
-		})
-		if err != nil {
-			break
-		}
-		if len(out.Messages) == 1 {
-			ev := sqsEvent(out.Messages[0])
-			ev.Records[0].EventSourceARN = r.arn
-			return ev
-		}
+	ev, _, ok := r.redelivered(t, 10*time.Second)
+	if !ok {
+		t.Fatal("no message arrived on the execution queue within 10 s")
 	}
-	t.Fatal("no message arrived on the execution queue within 10 s")
-	return events.SQSEvent{}
+	return ev
 }
 
 // queueARN is the ARN of the queue at url.
