@@ -195,7 +195,10 @@ func TestGetByKey(t *testing.T) {
 	create(t, s, alice, `{"name":"Private Desk"}`, agents.Flags{})
 	pub := create(t, s, alice, `{"name":"Public Desk"}`, agents.Flags{IsPublic: ptr(true)})
 	dangling := create(t, s, alice, `{"name":"Gone"}`, agents.Flags{})
-	delete(m.agents, dangling.ID) // the agent deleted between the key's read and the agent's
+	// The agent deleted between the key's read and the agent's: its record goes, its key stays.
+	if err := m.Store.DeleteAgent(ctx, &domain.Agent{ID: dangling.ID, AgentKey: "not-" + dangling.AgentKey}); err != nil {
+		t.Fatal(err)
+	}
 
 	message := func(err error, key string) string {
 		var de *domain.Error

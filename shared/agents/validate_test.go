@@ -32,8 +32,8 @@ func withKB(id string) string {
 // and kb-evil of evil.
 func newService() (*agents.Service, *memStore) {
 	m := newMemStore()
-	m.kbs["kb-acme"] = "acme"
-	m.kbs["kb-evil"] = "evil"
+	m.SetKnowledgeBase("kb-acme", "acme")
+	m.SetKnowledgeBase("kb-evil", "evil")
 	return agents.NewService(m, tools), m
 }
 
@@ -166,8 +166,8 @@ func TestCreateRefusesBadConfig(t *testing.T) {
 			if len(tt.fields) > 0 && !strings.HasPrefix(de.Message, tt.fields[0]+": ") {
 				t.Errorf("message %q does not start with the field", de.Message)
 			}
-			if n := m.Calls("CreateAgent"); n != 0 || len(m.agents) != 0 {
-				t.Errorf("stored: %d CreateAgent calls, %d agents", n, len(m.agents))
+			if n := m.Calls("CreateAgent"); n != 0 || m.Len() != 0 {
+				t.Errorf("stored: %d CreateAgent calls, %d agents", n, m.Len())
 			}
 		})
 	}
@@ -260,7 +260,10 @@ func TestAgentKeys(t *testing.T) {
 		t.Errorf("GetByKey(%s) = %v, %v", last.AgentKey, got, err)
 	}
 
-	first := m.keys["support-bot"]
+	first, err := m.AgentIDByKey(ctx, "support-bot")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Delete(ctx, alice, first); err != nil {
 		t.Fatal(err)
 	}
@@ -278,8 +281,8 @@ func TestCreateGivesUpOnKeys(t *testing.T) {
 	if a, err := s.Create(ctx, alice, agents.CreateInput{Config: doc(t, supportConfig)}); err == nil || domain.KindOf(err) != domain.KindInternal {
 		t.Errorf("every key taken: %v, %v", a, err)
 	}
-	if n := m.Calls("CreateAgent"); n != 10 || len(m.agents) != 0 {
-		t.Errorf("%d attempts, %d agents stored; want 10, 0", n, len(m.agents))
+	if n := m.Calls("CreateAgent"); n != 10 || m.Len() != 0 {
+		t.Errorf("%d attempts, %d agents stored; want 10, 0", n, m.Len())
 	}
 
 	s, m = newService()
