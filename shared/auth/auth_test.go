@@ -7,80 +7,48 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentorch/agentorch/shared/auth/authtest"
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-// memKeys is an in-memory KeyStore that counts lookups, for the feature logic only; the DynamoDB
-// store is tested against DynamoDB Local through the API tests.
+// memKeys is authtest's fake counting lookups (by hash and by id), for the cache tests.
 type memKeys struct {
+	*authtest.Store
 	mu      sync.Mutex
-	byHash  map[string]*domain.APIKey
 	lookups int
 }
 
-func (m *memKeys) GetKeyByHash(_ context.Context, h string) (*domain.APIKey, error) {
+// The fake's interface is this package's: the same method set.
+var (
+	_ KeyStore          = authtest.KeyStore(nil)
+	_ authtest.KeyStore = KeyStore(nil)
+)
+
+// TestStoreSuite holds the fake to the contract of KeyStore (shared/dynamo runs the same suite
+// against DynamoDB Local).
+func TestStoreSuite(t *testing.T) {
+	authtest.StoreSuite(t, func(*testing.T) authtest.KeyStore { return authtest.NewStore() })
+}
+
+func (m *memKeys) lookup() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.lookups++
-	k, ok := m.byHash[h]
-	if !ok {
-		return nil, domain.ErrNotFound
-	}
-	c := *k
-	return &c, nil
 }
 
-func (m *memKeys) GetKey(_ context.Context, company, id string) (*domain.APIKey, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.lookups++
-	for _, k := range m.byHash {
-		if k.ID == id && k.Company == company {
-			c := *k
-			return &c, nil
-		}
-	}
-	return nil, domain.ErrNotFound
+func (m *memKeys) GetKeyByHash(ctx context.Context, h string) (*domain.APIKey, error) {
+	m.lookup()
+	return m.Store.GetKeyByHash(ctx, h)
 }
 
-func (m *memKeys) PutKey(_ context.Context, k *domain.APIKey) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c := *k
-	m.byHash[k.Hash] = &c
-	return nil
-}
-
-func (m *memKeys) ListKeys(_ context.Context, company string) ([]*domain.APIKey, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []*domain.APIKey
-	for _, k := range m.byHash {
-		if k.Company == company {
-			c := *k
-			out = append(out, &c)
-		}
-	}
-	return out, nil
-}
-
-func (m *memKeys) RevokeKey(_ context.Context, k *domain.APIKey, at time.Time) (*domain.APIKey, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	stored, ok := m.byHash[k.Hash]
-	if !ok {
-		return nil, domain.ErrNotFound
-	}
-	if stored.RevokedAt == nil {
-		stored.RevokedAt = &at
-	}
-	c := *stored
-	return &c, nil
+func (m *memKeys) GetKey(ctx context.Context, company, id string) (*domain.APIKey, error) {
+	m.lookup()
+	return m.Store.GetKey(ctx, company, id)
 }
 
 func newTestService(t *testing.T) (*Service, *memKeys, *time.Time) {
 	t.Helper()
-	keys := &memKeys{byHash: map[string]*domain.APIKey{}}
+	keys := &memKeys{Store: authtest.NewStore()}
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	tokens := NewTokens(StaticSecret("0123456789abcdef0123456789abcdef"), 15*time.Minute)
 	tokens.now = func() time.Time { return now }
