@@ -94,6 +94,7 @@ var decodeCases = []struct{ name, path, body string }{
 	{"add files empty", "/api/v1/collections/c9/files/", `{"file_ids":[]}`},
 	{"add files too many", "/api/v1/collections/c9/files/", `{"file_ids":[` + strings.Repeat(`"a",`, library.MaxRequestIDs) + `"a"]}`},
 	{"add files too many with a number", "/api/v1/collections/c9/files/", `{"file_ids":[` + strings.Repeat(`"a",`, library.MaxRequestIDs) + `5]}`},
+	{"add files null item", "/api/v1/collections/c9/files/", `{"file_ids":["a",null,5]}`},
 	{"add files unknown field", "/api/v1/collections/c9/files/", `{"file_ids":["a"],"collection_id":"c9"}`},
 	{"add files unknown and wrong", "/api/v1/collections/c9/files/", `{"file_ids":5,"zz":1,"aa":2}`},
 	// POST /collections/{id}/bulk/
@@ -107,6 +108,7 @@ var decodeCases = []struct{ name, path, body string }{
 	{"collection bulk parameters", "/api/v1/collections/c9/bulk/", `{"operation":"add_files","file_ids":["a"],"parameters":{"position":0,"b":1}}`},
 	{"collection bulk parameters bad op", "/api/v1/collections/c9/bulk/", `{"operation":"x","file_ids":["a"],"parameters":{"position":0}}`},
 	{"collection bulk parameters not an object", "/api/v1/collections/c9/bulk/", `{"operation":"add_files","file_ids":["a"],"parameters":[1]}`},
+	{"collection bulk null item", "/api/v1/collections/c9/bulk/", `{"operation":"remove_files","file_ids":[null]}`},
 	{"collection bulk unknown field", "/api/v1/collections/c9/bulk/", `{"operation":"add_files","file_ids":["a"],"company":"globex"}`},
 	{"collection bulk everything wrong", "/api/v1/collections/c9/bulk/", `{"operation":1,"file_ids":[],"company":"g","parameters":"p"}`},
 	// POST /files/bulk/

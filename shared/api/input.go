@@ -26,7 +26,7 @@ import (
 //   - `got:"paren"` puts the JSON type a wrong value has in parentheses ("must be one of a, b
 //     (got a number)") where the default appends it (", got a number");
 //   - `items:"first"` names only the first item of the wrong type in an array, at the array's
-//     path ("must be an array of strings (file ids): item 3 is a number");
+//     path ("must be an array of strings (file ids): item 3 is a number"); a null item is one;
 //   - an input with UnknownField(path) words what a key it does not have should have been
 //     ("unknown field; " + its words), asked once the rest of the body is decoded, so that the
 //     words may depend on a value (a bulk request's operation);
@@ -244,7 +244,7 @@ func (s *shapeCheck) value(v any, t reflect.Type, path, want string, tag reflect
 }
 
 // items checks the items of an array against their type t; `items:"first"` names only the
-// first of the wrong type, at the array's path.
+// first of the wrong type (null too: such a list never held nulls), at the array's path.
 func (s *shapeCheck) items(list []any, t reflect.Type, path, want string, tag reflect.StructTag) {
 	if tag.Get("items") != "first" {
 		for i, x := range list {
@@ -257,7 +257,7 @@ func (s *shapeCheck) items(list []any, t reflect.Type, path, want string, tag re
 	named := false
 	for i, x := range list {
 		item := shapeCheck{take: s.take}
-		if item.value(x, t, "", "", "") {
+		if x != nil && item.value(x, t, "", "", "") {
 			continue
 		}
 		if s.take {
