@@ -123,7 +123,7 @@ type messageView struct {
 	CreatedAt int64  `json:"created_at"`
 	// Citations: absent when the message's agent retrieved nothing, [] when it searched and
 	// found nothing (domain.Message.Citations).
-	Citations []domain.Citation `json:"citations,omitzero"`
+	Citations []citationJSON `json:"citations,omitzero"`
 	// ToolCalls: the calls a paused execution's assistant turn asked for.
 	ToolCalls []map[string]any `json:"tool_calls,omitempty"`
 }
@@ -162,7 +162,7 @@ func resultView(res *sessions.Result, format string) any {
 		}
 		resp := map[string]any{"content": content, "tool_calls": calls}
 		if cites != nil {
-			resp["citations"] = cites
+			resp["citations"] = citationViews(cites)
 		}
 		v := map[string]any{"success": true, "message_id": id, "response": resp, "correlation_id": corr}
 		if res.Pending != nil {
@@ -172,7 +172,7 @@ func resultView(res *sessions.Result, format string) any {
 	}
 	msgs := make([]messageView, len(res.Messages))
 	for i, m := range res.Messages {
-		msgs[i] = messageView{ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: m.CreatedAt.Unix(), Citations: m.Citations,
+		msgs[i] = messageView{ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: m.CreatedAt.Unix(), Citations: citationViews(m.Citations),
 			ToolCalls: toolCallViews(m.ToolCalls)}
 	}
 	completed := e.CreatedAt.Unix()
@@ -252,7 +252,7 @@ func (h *runtimeHandlers) messages(w http.ResponseWriter, r *http.Request) error
 	for i, m := range msgs {
 		out[i] = map[string]any{"id": m.ID, "role": m.Role, "content": m.Content, "timestamp": m.CreatedAt.UTC().Format(time.RFC3339)}
 		if m.Citations != nil {
-			out[i]["citations"] = m.Citations
+			out[i]["citations"] = citationViews(m.Citations)
 		}
 		if len(m.ToolCalls) > 0 {
 			out[i]["tool_calls"] = toolCallViews(m.ToolCalls)

@@ -23,47 +23,47 @@ const (
 
 // Part is one piece of a turn's content.
 type Part struct {
-	Type       string      `json:"type"`
-	Text       string      `json:"text,omitempty"`
-	Image      *Media      `json:"image,omitempty"`
-	Document   *Media      `json:"document,omitempty"`
-	ToolUse    *ToolUse    `json:"tool_use,omitempty"`
-	ToolResult *ToolResult `json:"tool_result,omitempty"`
+	Type       string
+	Text       string
+	Image      *Media
+	Document   *Media
+	ToolUse    *ToolUse
+	ToolResult *ToolResult
 }
 
 // Media is an image or document given to the model as bytes.
 type Media struct {
-	Format string `json:"format"` // png, jpeg, gif, webp; pdf, txt, csv, md, html, doc, docx, xls, xlsx
-	Name   string `json:"name,omitempty"`
-	Data   []byte `json:"data"`
+	Format string // png, jpeg, gif, webp; pdf, txt, csv, md, html, doc, docx, xls, xlsx
+	Name   string
+	Data   []byte
 }
 
 // ToolUse is the model asking for a tool call.
 type ToolUse struct {
-	ID    string         `json:"id"`
-	Name  string         `json:"name"`
-	Input map[string]any `json:"input"`
+	ID    string
+	Name  string
+	Input map[string]any
 }
 
 // ToolResult answers a ToolUse; IsError reports a failed call (the model sees the error text).
 type ToolResult struct {
-	ToolUseID string `json:"tool_use_id"`
-	Content   string `json:"content"`
-	IsError   bool   `json:"is_error,omitempty"`
+	ToolUseID string
+	Content   string
+	IsError   bool
 }
 
 // Turn is one message of the conversation as the model sees it. Tool results travel in user
 // turns, as both Bedrock Converse and the engine's history expect.
 type Turn struct {
-	Role  string `json:"role"`
-	Parts []Part `json:"parts"`
+	Role  string
+	Parts []Part
 }
 
 // ToolSpec describes a tool to the model: its name, what it does and a JSON schema of its input.
 type ToolSpec struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	Schema      map[string]any `json:"schema"`
+	Name        string
+	Description string
+	Schema      map[string]any
 }
 
 // ModelRequest is one call to a model.
@@ -83,8 +83,8 @@ type ModelRequest struct {
 
 // Usage counts tokens.
 type Usage struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
+	InputTokens  int
+	OutputTokens int
 }
 
 // Add sums usage.

@@ -36,13 +36,13 @@ type RetrievalConfig struct {
 // model was given it under ([1], [2] …), Text the passage trimmed to CitationTextLength
 // characters.
 type Citation struct {
-	Index           int     `json:"index"`
-	KnowledgeBaseID string  `json:"knowledge_base_id"`
-	FileID          string  `json:"file_id"`
-	FileName        string  `json:"file_name"`
-	ChunkIndex      int     `json:"chunk_index"`
-	Score           float64 `json:"score"`
-	Text            string  `json:"text"`
+	Index           int
+	KnowledgeBaseID string
+	FileID          string
+	FileName        string
+	ChunkIndex      int
+	Score           float64
+	Text            string
 }
 
 // Citation limits: what one stored message keeps of its sources.

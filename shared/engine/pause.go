@@ -53,70 +53,70 @@ type Decision struct {
 	Reason  string
 }
 
-// checkpoint is a paused run's state.
+// checkpoint is a paused run's state; checkpointRecord (checkpoint.go) is the form it is stored in.
 type checkpoint struct {
-	Steps      int                   `json:"steps"`
-	Runs       int                   `json:"runs"`
-	Frontier   []string              `json:"frontier"`
-	Messages   []savedMessage        `json:"messages"` // of the steps before the paused one
-	Usage      domain.Usage          `json:"usage"`
-	StopReason string                `json:"stop_reason"`
-	Done       map[string]*savedDone `json:"done,omitempty"`   // nodes of the step that finished
-	Paused     map[string]*nodeState `json:"paused"`           // nodes of the step that wait
-	Query      string                `json:"query,omitempty"`  // what an llm_agent searches for
-	Stored     int                   `json:"stored,omitempty"` // messages the caller already stored
+	Steps      int
+	Runs       int
+	Frontier   []string
+	Messages   []savedMessage // of the steps before the paused one
+	Usage      domain.Usage
+	StopReason string
+	Done       map[string]*savedDone // nodes of the step that finished
+	Paused     map[string]*nodeState // nodes of the step that wait
+	Query      string                // what an llm_agent searches for
+	Stored     int                   // messages the caller already stored
 }
 
 type savedMessage struct {
-	ID        string            `json:"id"`
-	Node      string            `json:"node"`
-	Content   string            `json:"content"`
-	Visible   bool              `json:"visible"`
-	CreatedAt time.Time         `json:"created_at"`
-	Citations []domain.Citation `json:"citations,omitempty"`
-	Retrieved bool              `json:"retrieved,omitempty"` // Citations non-nil
+	ID        string
+	Node      string
+	Content   string
+	Visible   bool
+	CreatedAt time.Time
+	Citations []domain.Citation
+	Retrieved bool // Citations non-nil
 }
 
 type savedDone struct {
-	Text       string            `json:"text"`
-	StopReason string            `json:"stop_reason"`
-	Usage      domain.Usage      `json:"usage"`
-	Finished   time.Time         `json:"finished"`
-	Citations  []domain.Citation `json:"citations,omitempty"`
-	Retrieved  bool              `json:"retrieved,omitempty"`
+	Text       string
+	StopReason string
+	Usage      domain.Usage
+	Finished   time.Time
+	Citations  []domain.Citation
+	Retrieved  bool
 }
 
 // nodeState is a paused react node: its own turns after the step's shared ones, the turn whose
 // calls wait, and what each call has so far.
 type nodeState struct {
-	Turns    []domain.Turn        `json:"turns"` // the node's exchanges before the waiting turn
-	Asked    []domain.Part        `json:"asked"` // the assistant turn that made the calls
-	Results  []*domain.ToolResult `json:"results"`
-	Checked  []bool               `json:"checked"`           // tool_call events sent, arguments checked
-	Approved map[string]bool      `json:"approved"`          // approvals given so far
-	Waiting  map[string]string    `json:"waiting"`           // call id → PauseToolCalls or PauseApproval
-	Servers  map[string]string    `json:"servers,omitempty"` // call id → MCP server, for approvals
+	Turns    []domain.Turn // the node's exchanges before the waiting turn
+	Asked    []domain.Part // the assistant turn that made the calls
+	Results  []*domain.ToolResult
+	Checked  []bool            // tool_call events sent, arguments checked
+	Approved map[string]bool   // approvals given so far
+	Waiting  map[string]string // call id → PauseToolCalls or PauseApproval
+	Servers  map[string]string // call id → MCP server, for approvals
 	// ServerIDs maps a call waiting for approval to its server's record (ToolMeta.ServerID): the
 	// approval is for that record, not for whatever server bears its name when it is given.
-	ServerIDs map[string]string `json:"server_ids,omitempty"`
+	ServerIDs map[string]string
 	// External maps a call id to the id the client answers, when it differs: "<node>/<id>" for
 	// an id that another paused node of the step also used.
-	External  map[string]string `json:"external,omitempty"`
-	Iteration int               `json:"iteration"` // the model call that asked
-	Last      string            `json:"last"`      // the last text the model wrote
-	Usage     domain.Usage      `json:"usage"`
-	Retrieval *savedRetrieval   `json:"retrieval,omitempty"`
+	External  map[string]string
+	Iteration int    // the model call that asked
+	Last      string // the last text the model wrote
+	Usage     domain.Usage
+	Retrieval *savedRetrieval
 }
 
 type savedRetrieval struct {
-	Searched bool           `json:"searched"`
-	Passages []savedPassage `json:"passages"`
+	Searched bool
+	Passages []savedPassage
 }
 
 type savedPassage struct {
-	Index  int        `json:"index"`
-	Hit    domain.Hit `json:"hit"`
-	KBName string     `json:"kb_name"`
+	Index  int
+	Hit    domain.Hit
+	KBName string
 }
 
 // waitApproval records that call id waits for a person's approval of a call of the tool meta
@@ -252,7 +252,7 @@ func (cp *checkpoint) encode() ([]byte, error) {
 			}
 		}
 	}
-	b, err := json.Marshal(cp)
+	b, err := json.Marshal(newCheckpointRecord(cp))
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
@@ -281,14 +281,14 @@ func slimParts(parts []domain.Part) []domain.Part {
 }
 
 func decodeCheckpoint(b []byte) (*checkpoint, error) {
-	var cp checkpoint
-	if err := json.Unmarshal(b, &cp); err != nil {
+	var r checkpointRecord
+	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	if len(cp.Paused) == 0 {
+	if len(r.Paused) == 0 {
 		return nil, fmt.Errorf("checkpoint: no paused node")
 	}
-	return &cp, nil
+	return r.checkpoint(), nil
 }
 
 func (r *retrieval) save() *savedRetrieval {

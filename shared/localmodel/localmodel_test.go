@@ -15,14 +15,14 @@ import (
 
 // testCase is one entry of testdata/cases.json: a request and the exact response it must get.
 type testCase struct {
-	Name   string        `json:"name"`
-	System string        `json:"system"`
-	Tools  []string      `json:"tools"`
-	Turns  []domain.Turn `json:"turns"`
+	Name   string     `json:"name"`
+	System string     `json:"system"`
+	Tools  []string   `json:"tools"`
+	Turns  []caseTurn `json:"turns"`
 	Want   struct {
-		Parts      []domain.Part `json:"parts"`
-		StopReason string        `json:"stop_reason"`
-		Usage      domain.Usage  `json:"usage"`
+		Parts      []casePart `json:"parts"`
+		StopReason string     `json:"stop_reason"`
+		Usage      caseUsage  `json:"usage"`
 	} `json:"want"`
 }
 
@@ -45,7 +45,7 @@ func loadCases(t *testing.T) []testCase {
 func TestConverse(t *testing.T) {
 	for _, tc := range loadCases(t) {
 		t.Run(tc.Name, func(t *testing.T) {
-			req := domain.ModelRequest{System: tc.System, Turns: tc.Turns}
+			req := domain.ModelRequest{System: tc.System, Turns: turns(tc.Turns)}
 			for _, name := range tc.Tools {
 				req.Tools = append(req.Tools, domain.ToolSpec{Name: name, Schema: map[string]any{"type": "object"}})
 			}
@@ -53,7 +53,7 @@ func TestConverse(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Converse: %v", err)
 			}
-			want := &domain.ModelResponse{Parts: tc.Want.Parts, StopReason: tc.Want.StopReason, Usage: tc.Want.Usage}
+			want := &domain.ModelResponse{Parts: parts(tc.Want.Parts), StopReason: tc.Want.StopReason, Usage: domain.Usage(tc.Want.Usage)}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("response mismatch (-want +got):\n%s", diff)
 			}

@@ -97,8 +97,24 @@ func citationBytes(c []domain.Citation) int {
 	if c == nil {
 		return 0
 	}
-	b, _ := json.Marshal(c) // plain structs always encode
+	stored := make([]storedCitation, len(c))
+	for i, x := range c {
+		stored[i] = storedCitation(x)
+	}
+	b, _ := json.Marshal(stored) // plain structs always encode
 	return len(b)
+}
+
+// storedCitation is a citation in the JSON the store keeps it as (dynamo's citationRecord),
+// which citationBytes measures.
+type storedCitation struct {
+	Index           int     `json:"index"`
+	KnowledgeBaseID string  `json:"knowledge_base_id"`
+	FileID          string  `json:"file_id"`
+	FileName        string  `json:"file_name"`
+	ChunkIndex      int     `json:"chunk_index"`
+	Score           float64 `json:"score"`
+	Text            string  `json:"text"`
 }
 
 // truncateStored cuts text to at most limit bytes at a character boundary, ending with a note.
