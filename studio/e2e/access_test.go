@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -17,12 +16,12 @@ const signinReason = "signin-reason"
 func TestPhoneWidth(t *testing.T) {
 	s := newStudio(t)
 	key := s.createAgent(`{"name":"Calc","agent_type":"react_agent","system_prompt":"Use tools.","tools":["calculator"]}`)
-	s.do("set a phone's viewport", 10*time.Second, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	s.do("set a phone's viewport", patience, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
 	s.fits("the sign-in screen")
 	s.signIn()
 	for _, nav := range []string{navAgents, navPlayground, navKnowledge, navSettings} {
 		s.click(nav)
-		s.do("wait for "+nav+"'s screen", 20*time.Second, chromedp.WaitNotPresent(chromedp.CSS(".spinner")))
+		s.do("wait for "+nav+"'s screen", patience, chromedp.WaitNotPresent(chromedp.CSS(".spinner")))
 		s.fits(nav)
 	}
 	s.click(navAgents)
@@ -33,12 +32,12 @@ func TestPhoneWidth(t *testing.T) {
 	s.fill(chatInput, `calculator {"expression":"2+2"}`)
 	// In one column the earlier sessions sit above the chat: wait until their list has loaded,
 	// so that Send does not move between the moment it is found and the click.
-	s.do("wait for the lists to load", 20*time.Second, chromedp.WaitNotPresent(chromedp.CSS(".spinner")))
+	s.do("wait for the lists to load", patience, chromedp.WaitNotPresent(chromedp.CSS(".spinner")))
 	s.click(chatSend)
-	s.waitText(msgAssistant, "Tool result: 4", 30*time.Second)
+	s.waitText(msgAssistant, "Tool result: 4", patience)
 	s.fits("the chat")
 	s.click(traceLink)
-	s.waitText(traceEvent, "model_call", 20*time.Second)
+	s.waitText(traceEvent, "model_call", patience)
 	s.fits("the trace")
 	s.report.Clean(t)
 }
@@ -81,7 +80,7 @@ func TestKeyboard(t *testing.T) {
 	s.tabTo(chatInput, 30)
 	s.keys("Hello there")
 	s.keys(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierCtrl))
-	s.waitText(msgAssistant, "You said: Hello there", 30*time.Second)
+	s.waitText(msgAssistant, "You said: Hello there", patience)
 	if got := s.texts("msg-user"); len(got) != 1 || strings.TrimSpace(got[0]) != "Hello there" {
 		t.Errorf("the user's messages are %q, want the one sent (Ctrl+Enter must send it, not add a line)", got)
 	}
@@ -91,7 +90,7 @@ func TestKeyboard(t *testing.T) {
 // keys types keys into whatever has the focus, as a keyboard does.
 func (s *studio) keys(keys string, opts ...chromedp.KeyOption) {
 	s.t.Helper()
-	s.do(fmt.Sprintf("press %q", keys), 10*time.Second, chromedp.KeyEvent(keys, opts...))
+	s.do(fmt.Sprintf("press %q", keys), patience, chromedp.KeyEvent(keys, opts...))
 }
 
 // focused is the data-testid of the focused element ("" for none).
@@ -124,11 +123,11 @@ func TestRevokedKey(t *testing.T) {
 	s := newStudio(t)
 	s.signIn()
 	s.click(navSettings)
-	s.waitText(keyRow, "studio test", 20*time.Second)
+	s.waitText(keyRow, "studio test", patience)
 	s.call("DELETE", "/api/v1/api-keys/"+s.keyID+"/", nil)
 	s.click(navAgents)
 	s.visible(signinKey)
-	msg := s.waitText(signinReason, "revoked", 20*time.Second)
+	msg := s.waitText(signinReason, "revoked", patience)
 	if !strings.Contains(msg, "expired") {
 		t.Errorf("the sign-in screen says %q; it should say the key was revoked or has expired", msg)
 	}

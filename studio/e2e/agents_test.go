@@ -24,7 +24,7 @@ func TestAgentVersions(t *testing.T) {
 	s.createAgent(`{"name":"Brief","agent_type":"llm_agent","system_prompt":"Be brief."}`)
 	s.signIn()
 	s.click(navAgents)
-	s.waitText(agentRow, "Brief", 20*time.Second)
+	s.waitText(agentRow, "Brief", patience)
 	if ok := s.eval(fmt.Sprintf(`(() => { const a = document.querySelector(%q); if (a) a.click(); return !!a })()`, tid(agentRow)+" a")); ok != true {
 		s.fail("no link in %s", agentRow)
 	}
@@ -33,7 +33,7 @@ func TestAgentVersions(t *testing.T) {
 		s.fill(agentConfig, fmt.Sprintf(`{"name":"Brief","agent_type":"llm_agent","system_prompt":%q}`, prompt))
 		s.waitValid()
 		s.click(agentSave)
-		s.waitCount(versionRow, i+2, 20*time.Second)
+		s.waitCount(versionRow, i+2, patience)
 	}
 
 	var versions []struct {
@@ -107,7 +107,7 @@ func TestAgentYAML(t *testing.T) {
 	s.waitCheck("Not valid YAML")
 
 	s.fill(agentConfig, "name: yamlbot\nagent_type: llm_agent\nsystem_prompt: Be brief.\nllm_config:\n  provider: local\n  temperature: 7\n")
-	msg := s.waitText(fieldError, "between 0 and 2", 20*time.Second)
+	msg := s.waitText(fieldError, "between 0 and 2", patience)
 	fields, _ := s.eval(fmt.Sprintf(`Array.from(document.querySelectorAll(%q), e => e.dataset.field)`, tid(fieldError))).([]any)
 	if len(fields) != 1 || !strings.HasSuffix(fmt.Sprint(fields[0]), "llm_config.temperature") {
 		t.Errorf("field errors at %v (%q), want llm_config.temperature", fields, msg)
@@ -129,7 +129,7 @@ func TestAgentYAML(t *testing.T) {
 	s.waitFormat("yaml")
 	s.waitValid()
 	s.click(agentSave)
-	s.waitText(agentRow, "yamlbot", 20*time.Second)
+	s.waitText(agentRow, "yamlbot", patience)
 	var agents []struct {
 		SystemConfig struct {
 			LLM struct {
@@ -156,7 +156,7 @@ func (s *studio) value(name string) string {
 // waitFormat waits until the editor shows the configuration in format f (its data-format).
 func (s *studio) waitFormat(f string) {
 	s.t.Helper()
-	s.do("wait for the editor in "+f, 20*time.Second,
+	s.do("wait for the editor in "+f, patience,
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`%s[data-format=%q]`, tid(agentConfig), f))))
 }
 
@@ -169,7 +169,7 @@ func (s *studio) waitValid() {
 // waitCheck waits until the live check's area holds want.
 func (s *studio) waitCheck(want string) {
 	s.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(patience)
 	for {
 		got, _ := s.eval(`(document.getElementById("agent-check") || {}).textContent ?? ""`).(string)
 		if strings.Contains(got, want) {

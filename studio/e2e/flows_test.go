@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -37,14 +36,14 @@ func TestFunctionCall(t *testing.T) {
 	s.click(sessionOpen)
 	s.fill(chatInput, `lookup {"word":"otter"}`)
 	s.click(chatSend)
-	call := s.waitText(pendingCall, "lookup", 30*time.Second)
+	call := s.waitText(pendingCall, "lookup", patience)
 	if !strings.Contains(call, "otter") {
 		t.Errorf("the pending call shows %q, without its arguments", call)
 	}
 	s.fill(functionResult, `{"meaning":"a river animal"}`)
 	s.click(functionSubmit)
-	s.waitText(msgAssistant, "river animal", 30*time.Second)
-	s.do("wait for the pending call to go", 20*time.Second, chromedp.WaitNotPresent(chromedp.CSS(tid(pendingCall))))
+	s.waitText(msgAssistant, "river animal", patience)
+	s.do("wait for the pending call to go", patience, chromedp.WaitNotPresent(chromedp.CSS(tid(pendingCall))))
 	s.report.Clean(t)
 }
 
@@ -63,12 +62,12 @@ func TestApprovals(t *testing.T) {
 	s.fill(mcpName, "local")
 	s.fill(mcpURL, base+mcptest.PathMCP)
 	s.click(mcpRegister)
-	s.waitText(mcpRow, "local", 20*time.Second)
+	s.waitText(mcpRow, "local", patience)
 	if st := s.texts(mcpStatus); len(st) != 1 || st[0] != "active" {
 		s.fail("the server's status reads %q, want active", st)
 	}
 	s.clickIn(mcpRow, "local", mcpTools)
-	s.waitText(mcpTool, "echo", 20*time.Second)
+	s.waitText(mcpTool, "echo", patience)
 	s.shot("mcp")
 
 	key := s.createAgent(`{"name":"Careful","agent_type":"react_agent","system_prompt":"Use tools.",
@@ -77,19 +76,19 @@ func TestApprovals(t *testing.T) {
 	s.openSession(key)
 	s.fill(chatInput, `echo {"message":"hi"}`)
 	s.click(chatSend)
-	s.waitText(pendingCall, "echo", 30*time.Second)
+	s.waitText(pendingCall, "echo", patience)
 	s.click(approveCall)
-	s.waitText(toolCall, "echo approved", 30*time.Second)
-	s.waitText(msgAssistant, "Tool result: hi", 30*time.Second)
-	s.do("wait for the pending call to go", 20*time.Second, chromedp.WaitNotPresent(chromedp.CSS(tid(pendingCall))))
+	s.waitText(toolCall, "echo approved", patience)
+	s.waitText(msgAssistant, "Tool result: hi", patience)
+	s.do("wait for the pending call to go", patience, chromedp.WaitNotPresent(chromedp.CSS(tid(pendingCall))))
 
 	s.fill(chatInput, `echo {"message":"again"}`)
 	s.click(chatSend)
-	s.waitText(pendingCall, "again", 30*time.Second)
+	s.waitText(pendingCall, "again", patience)
 	s.fill(denyReason, "not on a Sunday")
 	s.click(denyCall)
-	s.waitText(toolCall, "echo denied", 30*time.Second)
-	s.waitText(toolCall, "not on a Sunday", 30*time.Second)
+	s.waitText(toolCall, "echo denied", patience)
+	s.waitText(toolCall, "not on a Sunday", patience)
 	if answers := s.texts(msgAssistant); strings.Contains(answers[len(answers)-1], "Tool result: again") {
 		t.Errorf("the denied call ran: %q", answers[len(answers)-1])
 	}
@@ -105,10 +104,10 @@ func TestTrace(t *testing.T) {
 	s.openSession(key)
 	s.fill(chatInput, `calculator {"expression":"6*7"}`)
 	s.click(chatSend)
-	s.waitText(msgAssistant, "Tool result: 42", 30*time.Second)
+	s.waitText(msgAssistant, "Tool result: 42", patience)
 	s.click(traceLink)
 	s.visible(traceSummary)
-	s.waitText(traceEvent, "model_call", 20*time.Second)
+	s.waitText(traceEvent, "model_call", patience)
 
 	raw := s.eval(fmt.Sprintf(`Array.from(document.querySelectorAll(%q), li => {
   const b = li.querySelector('[data-testid="trace-bar"]');

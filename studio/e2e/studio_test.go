@@ -43,7 +43,7 @@ func TestSignIn(t *testing.T) {
 	}
 	s.click(signout)
 	s.visible(signinKey)
-	s.do("reload", 20*time.Second, chromedp.Reload())
+	s.do("reload", patience, chromedp.Reload())
 	s.visible(signinKey)
 	s.report.Clean(t)
 }
@@ -56,7 +56,7 @@ func TestAgentEditor(t *testing.T) {
 	s.click(navAgents)
 	s.click(agentNew)
 	s.fill(agentConfig, `{"name":"toolbot","agent_type":"react_agent","tools":["calculator","teleport"]}`)
-	msg := s.waitText(fieldError, "teleport", 20*time.Second)
+	msg := s.waitText(fieldError, "teleport", patience)
 	fields, _ := s.eval(fmt.Sprintf(`Array.from(document.querySelectorAll(%q), e => e.dataset.field)`, tid(fieldError))).([]any)
 	found := false
 	for _, f := range fields {
@@ -70,9 +70,9 @@ func TestAgentEditor(t *testing.T) {
 	s.shot("agent-editor")
 
 	s.fill(agentConfig, `{"name":"toolbot","agent_type":"react_agent","tools":["calculator"]}`)
-	s.do("wait for the field errors to go", 20*time.Second, chromedp.WaitNotPresent(chromedp.CSS(tid(fieldError))))
+	s.do("wait for the field errors to go", patience, chromedp.WaitNotPresent(chromedp.CSS(tid(fieldError))))
 	s.click(agentSave)
-	s.waitText(agentRow, "toolbot", 20*time.Second)
+	s.waitText(agentRow, "toolbot", patience)
 	var agents []struct {
 		Name         string         `json:"name"`
 		SystemConfig map[string]any `json:"system_config"`
@@ -97,13 +97,13 @@ func TestChatToolCall(t *testing.T) {
 	requests := chromedp.Events(s.tab, network.RequestWillBeSent)
 	s.openSession(key)
 	first, text := s.sendTimed(`calculator {"expression":"2+2"}`)
-	s.waitText(toolCall, "calculator", 30*time.Second)
-	s.waitText(msgAssistant, "Tool result: 4", 30*time.Second)
+	s.waitText(toolCall, "calculator", patience)
+	s.waitText(msgAssistant, "Tool result: 4", patience)
 	t.Logf("chat with a tool call (local model): the tool call shows %s after Send, the first token of the answer %s", first, text)
 	s.shot("playground")
 
 	_, text = s.sendTimed("Hello there")
-	s.waitText(msgAssistant, "You said: Hello there", 30*time.Second)
+	s.waitText(msgAssistant, "You said: Hello there", patience)
 	t.Logf("chat (local model): the first streamed token shows %s after Send", text)
 
 	ctx, cancel := context.WithTimeout(s.tab, 5*time.Second)
@@ -135,9 +135,9 @@ func TestKnowledge(t *testing.T) {
 	if err := os.WriteFile(path, []byte(returnsPolicy), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.do("choose the file", 20*time.Second, chromedp.SetUploadFiles(chromedp.CSS(tid(uploadInput)), []string{path}))
-	s.waitText(uploadRow, "uploaded", 30*time.Second)
-	s.waitText(fileRow, "returns.txt", 30*time.Second)
+	s.do("choose the file", patience, chromedp.SetUploadFiles(chromedp.CSS(tid(uploadInput)), []string{path}))
+	s.waitText(uploadRow, "uploaded", patience)
+	s.waitText(fileRow, "returns.txt", patience)
 
 	s.fill(collectionName, "Policies")
 	s.clickIn(collectionFile, "returns.txt", "")
@@ -146,12 +146,12 @@ func TestKnowledge(t *testing.T) {
 	s.fill(kbName, "Support")
 	s.click(kbCreate)
 	s.waitStatus("completed", 3*time.Minute)
-	s.waitText(kbCounts, "1/1 files ingested, 1 chunks", 10*time.Second)
+	s.waitText(kbCounts, "1/1 files ingested, 1 chunks", patience)
 	s.shot("knowledge")
 
 	s.fill(searchInput, "How long may I send a purchase back?")
-	s.do("press Enter in the search box", 10*time.Second, chromedp.SendKeys(chromedp.CSS(tid(searchInput)), "\r"))
-	s.waitText(searchResult, "thirty days", 30*time.Second)
+	s.do("press Enter in the search box", patience, chromedp.SendKeys(chromedp.CSS(tid(searchInput)), "\r"))
+	s.waitText(searchResult, "thirty days", patience)
 	s.shot("search")
 	s.report.Clean(t)
 }
@@ -189,9 +189,9 @@ func TestCitation(t *testing.T) {
 	s.openSession(key)
 	s.fill(chatInput, "How long do I have to send a purchase back?")
 	s.click(chatSend)
-	s.waitText(citation, "1", 30*time.Second)
+	s.waitText(citation, "1", patience)
 	s.click(citation)
-	s.waitText(citationPassage, "thirty days", 20*time.Second)
+	s.waitText(citationPassage, "thirty days", patience)
 	s.shot("citation")
 	s.report.Clean(t)
 }
@@ -210,12 +210,12 @@ func TestKeys(t *testing.T) {
 	if code := s.status(secret); code != http.StatusOK {
 		t.Fatalf("the new key's secret %q answers %d, want 200", secret, code)
 	}
-	s.waitText(keyRow, name, 20*time.Second)
+	s.waitText(keyRow, name, patience)
 	s.shot("keys")
 
 	s.clickIn(keyRow, name, keyRevoke)
 	s.clickIn(keyRow, name, keyRevokeConfirm)
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(patience)
 	for s.status(secret) != http.StatusUnauthorized {
 		if time.Now().After(deadline) {
 			s.fail("the revoked key still authenticates 20s after the revoke was confirmed")
@@ -238,7 +238,7 @@ func TestXSS(t *testing.T) {
 	s.fill(chatInput, `<img src=x onerror=alert(1)> and <script>alert(2)</script>`)
 	s.click(chatSend)
 	// Shown as what the model said, not as markup.
-	s.waitText(msgAssistant, "You said: <img src=x onerror=alert(1)> and <script>alert(2)</script>", 30*time.Second)
+	s.waitText(msgAssistant, "You said: <img src=x onerror=alert(1)> and <script>alert(2)</script>", patience)
 
 	s.click(navKnowledge)
 	added := s.eval(fmt.Sprintf(`(() => {
@@ -254,8 +254,8 @@ func TestXSS(t *testing.T) {
 	if added != true {
 		s.fail("no %s", uploadInput)
 	}
-	s.waitText(fileRow, "onerror=alert(4)", 30*time.Second)
-	s.waitText(fileRow, "script>.txt", 30*time.Second)
+	s.waitText(fileRow, "onerror=alert(4)", patience)
+	s.waitText(fileRow, "script>.txt", patience)
 	time.Sleep(500 * time.Millisecond) // an image's error handler runs after its load fails
 
 	if d := s.report.Dialogs(); len(d) > 0 {
