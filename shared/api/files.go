@@ -240,7 +240,7 @@ func (h *fileHandlers) bulk(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var in library.FileBulkInput
-	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
+	if err := decode(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
 	res, err := h.svc.BulkFiles(r.Context(), principal(r), in)

@@ -198,7 +198,11 @@ func TestKnowledgeEdgeDecodes(t *testing.T) {
 func inputFields(in any) map[string]any {
 	switch v := in.(type) {
 	case library.FileBulkInput:
-		return map[string]any{"Operation": v.Operation, "FileIDs": v.FileIDs, "Tags": v.Tags, "Status": v.Status}
+		var p library.FileBulkParams
+		if v.Parameters != nil {
+			p = *v.Parameters
+		}
+		return map[string]any{"Operation": deref(v.Operation), "FileIDs": v.FileIDs, "Tags": p.Tags.Value, "Status": p.Status.Value}
 	case library.CollectionInput:
 		return map[string]any{"Name": deref(v.Name), "Description": v.Description}
 	case library.FileIDsInput:

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
+	"strings"
 
 	"github.com/agentorch/agentorch/shared/domain"
 )
@@ -25,41 +25,88 @@ const (
 	reasonDuplicate = "duplicate: the id occurs earlier in this request"
 )
 
-// FileBulkInput is one operation on many files: Operation delete, update_tags (Tags replace
-// each file's tags) or change_status (Status active or archived), of FileIDs.
+// fileOps are the operations of a file bulk request.
+var fileOps = []string{opDelete, opUpdateTags, opChangeStatus}
+
+// FileBulkInput is one operation on many files: POST /files/bulk/ {operation, file_ids,
+// parameters}, Operation delete, update_tags (parameters.tags replace each file's tags) or
+// change_status (parameters.status active or archived) of FileIDs.
 type FileBulkInput struct {
-	Operation string
-	FileIDs   []string
-	Tags      []string
-	Status    string
-	shape     Shape
+	Operation  *string         `json:"operation" want:"one of delete, update_tags, change_status" got:"paren"`
+	FileIDs    []string        `json:"file_ids" want:"an array of strings (file ids)" items:"first"`
+	Parameters *FileBulkParams `json:"parameters"`
+	shape
 }
 
-// UnmarshalJSON reads the body of POST /files/bulk/ ({operation, file_ids, parameters}):
-// update_tags takes parameters.tags, change_status parameters.status, delete nothing.
-func (in *FileBulkInput) UnmarshalJSON(b []byte) error {
-	body, err := domain.DecodeObject(b)
-	if err != nil {
-		return err
+// FileBulkParams are the parameters of a file bulk request: update_tags takes Tags,
+// change_status Status, delete none (a parameter sent to an operation that does not take it is
+// an unknown field, null too).
+type FileBulkParams struct {
+	Tags   domain.Optional[[]string] `json:"tags" want:"an array of strings" items:"first"`
+	Status domain.Optional[string]   `json:"status"`
+}
+
+// UnknownField words what a file bulk request has, and the parameters its operation takes.
+func (in *FileBulkInput) UnknownField(path string) string {
+	if strings.HasPrefix(path, "parameters.") {
+		op, _ := validOperation(in.Operation, shape{}, fileOps...)
+		return takesParams(op)
 	}
-	*in = FileBulkInput{}
-	in.Operation = decodeOperation(body, &in.shape, opDelete, opUpdateTags, opChangeStatus)
-	in.FileIDs = decodeIDs(body, &in.shape)
-	in.shape.AddAll("params", unknownKeys(body, "", "a bulk request has operation, file_ids and parameters", "operation", "file_ids", "parameters"))
-	params := decodeParams(body, &in.shape)
-	in.shape.AddAll("params", in.shape["parameters"])
-	op, _ := checkOperation(in.Operation, in.shape, opDelete, opUpdateTags, opChangeStatus)
+	return "a bulk request has operation, file_ids and parameters"
+}
+
+// takesParams words the parameters op takes ("" for no operation).
+func takesParams(op string) string {
 	switch op {
-	case opUpdateTags:
-		in.Tags = decodeTags(params, &in.shape)
-		in.shape.AddAll("parameters.", unknownKeys(params, "parameters.", "update_tags takes parameters.tags", "tags"))
 	case opDelete:
-		in.shape.AddAll("parameters.", unknownKeys(params, "parameters.", "the delete operation takes no parameters"))
+		return "the delete operation takes no parameters"
+	case opUpdateTags:
+		return "update_tags takes parameters.tags"
 	case opChangeStatus:
-		in.Status, _ = params["status"].(string)
-		in.shape.AddAll("parameters.", unknownKeys(params, "parameters.", "change_status takes parameters.status", "status"))
+		return "change_status takes parameters.status"
 	}
-	return nil
+	return ""
+}
+
+// params checks the parameters of op: the errors of its values first, then the parameters it
+// does not take (sorted), and the valid tags and status.
+func (in *FileBulkInput) params(op string) (tags []string, status string, errs []domain.FieldError) {
+	var p FileBulkParams
+	if in.Parameters != nil {
+		p = *in.Parameters
+	}
+	unknown := in.unknownIn("parameters.")
+	other := func(set bool, name string) {
+		if set {
+			unknown = append(unknown, domain.FieldError{Field: "parameters." + name, Message: "unknown field; " + takesParams(op)})
+		}
+	}
+	switch op {
+	case opDelete:
+		other(p.Tags.Set, "tags")
+		other(p.Status.Set, "status")
+	case opUpdateTags:
+		switch e := in.wrongAt("parameters.tags"); {
+		case p.Tags.Value == nil: // absent, null or not an array
+			errs = append(errs, domain.FieldError{Field: "parameters.tags", Message: "is required: an array of strings (the tags that replace the files' tags)"})
+		case e != nil:
+			errs = append(errs, *e)
+		default:
+			var tagErrs []domain.FieldError
+			tags, tagErrs = cleanTags(p.Tags.Value, "parameters.tags")
+			errs = append(errs, tagErrs...)
+		}
+		other(p.Status.Set, "status")
+	case opChangeStatus:
+		if status = p.Status.Value; status != domain.FileActive && status != domain.FileArchived {
+			errs = append(errs, domain.FieldError{Field: "parameters.status", Message: fmt.Sprintf("is required: %q or %q", domain.FileActive, domain.FileArchived)})
+		}
+		other(p.Tags.Set, "tags")
+	default:
+		return nil, "", nil // no operation: its parameters are not checked
+	}
+	slices.SortStableFunc(unknown, func(a, b domain.FieldError) int { return strings.Compare(a.Field, b.Field) })
+	return tags, status, append(errs, unknown...)
 }
 
 // BulkFiles runs one operation on many files:
@@ -72,29 +119,17 @@ func (in *FileBulkInput) UnmarshalJSON(b []byte) error {
 // Every id gets one item, in request order: ItemSucceeded, or ItemFailed with the reason
 // (unknown or another company's id, malformed id, repeated id, a status that cannot change).
 func (s *Service) BulkFiles(ctx context.Context, p domain.Principal, in FileBulkInput) ([]BulkItem, error) {
-	op, opErr := checkOperation(in.Operation, in.shape, opDelete, opUpdateTags, opChangeStatus)
+	op, opErr := validOperation(in.Operation, in.shape, fileOps...)
 	ids := in.FileIDs
-	idsErr := checkIDs(ids, in.shape)
-	var tags []string
-	status := in.Status
-	paramErrs := slices.Clone(in.shape["params"])
-	switch op {
-	case opUpdateTags:
-		if e := in.shape["tags"]; len(e) > 0 {
-			paramErrs = append(paramErrs, e...)
-		} else {
-			var tagErrs []domain.FieldError
-			tags, tagErrs = cleanTags(in.Tags, "parameters.tags")
-			paramErrs = append(paramErrs, tagErrs...)
-		}
-	case opChangeStatus:
-		if status != domain.FileActive && status != domain.FileArchived {
-			paramErrs = append(paramErrs, domain.FieldError{Field: "parameters.status", Message: fmt.Sprintf("is required: %q or %q", domain.FileActive, domain.FileArchived)})
-		}
+	idsErr := validIDs(ids, in.shape)
+	extra := in.unknownIn("", "parameters.")
+	if e := in.wrongAt("parameters"); e != nil {
+		extra = append(extra, *e)
 	}
-	paramErrs = append(paramErrs, in.shape["parameters."]...)
-	if opErr != nil || idsErr != nil || len(paramErrs) > 0 {
-		return nil, joinInvalid(append([]domain.FieldError{derefField(opErr), derefField(idsErr)}, paramErrs...)...)
+	tags, status, paramErrs := in.params(op)
+	extra = append(extra, paramErrs...)
+	if opErr != nil || idsErr != nil || len(extra) > 0 {
+		return nil, joinInvalid(append([]domain.FieldError{derefField(opErr), derefField(idsErr)}, extra...)...)
 	}
 
 	items, valid := screenIDs(ids)
@@ -148,23 +183,6 @@ func (s *Service) BulkFiles(ctx context.Context, p domain.Principal, in FileBulk
 	return items, nil
 }
 
-// decodeTags reads parameters.tags of update_tags.
-func decodeTags(params map[string]any, s *Shape) []string {
-	list, ok := params["tags"].([]any)
-	if !ok {
-		s.Add("tags", "parameters.tags", "is required: an array of strings (the tags that replace the files' tags)")
-		return nil
-	}
-	tags := make([]string, len(list))
-	for i, v := range list {
-		if tags[i], ok = v.(string); !ok {
-			s.Add("tags", "parameters.tags", fmt.Sprintf("must be an array of strings: item %d is %s", i, domain.JSONType(v)))
-			return nil
-		}
-	}
-	return tags
-}
-
 // putFile writes a changed file record if nobody changed or deleted it since it was read.
 func (s *Service) putFile(ctx context.Context, f *domain.File) error {
 	prev := f.UpdatedAt
@@ -173,19 +191,6 @@ func (s *Service) putFile(ctx context.Context, f *domain.File) error {
 		return fmt.Errorf("update file %s: %w", f.ID, err)
 	}
 	return nil
-}
-
-// unknownKeys names each key of m (sorted) that is not one of known, as a field error under
-// prefix with the message "unknown field; " + what: a field a client means must never be
-// silently ignored.
-func unknownKeys(m map[string]any, prefix, what string, known ...string) []domain.FieldError {
-	var errs []domain.FieldError
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if !slices.Contains(known, k) {
-			errs = append(errs, domain.FieldError{Field: prefix + domain.Clip(k, 64), Message: "unknown field; " + what})
-		}
-	}
-	return errs
 }
 
 // reason is the client-safe reason of a failed item: a domain error's message, else a generic

@@ -8,10 +8,8 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-// Shape is what decoding a request body found wrong with its JSON shape (unknown fields,
-// missing values, values of the wrong JSON type), by key. The feature's validation reports these
-// with the errors of values, field by field in the order the API has always listed them; an
-// input built in Go has none.
+// Shape is what decoding a request body found wrong with its JSON shape, by key: the knowledge
+// inputs' until they are read by the edge's decoder.
 type Shape map[string][]domain.FieldError
 
 // Add records a field error of field under key.
@@ -27,87 +25,6 @@ func (s *Shape) AddAll(key string, errs []domain.FieldError) {
 	for _, e := range errs {
 		s.Add(key, e.Field, e.Message)
 	}
-}
-
-// First is the first error under key, or nil.
-func (s Shape) First(key string) *domain.FieldError {
-	if e := s[key]; len(e) > 0 {
-		return &e[0]
-	}
-	return nil
-}
-
-// decodeOperation reads a bulk request's operation; a missing one or one not a string is a
-// shape error naming ops.
-func decodeOperation(body map[string]any, s *Shape, ops ...string) string {
-	switch v := body["operation"].(type) {
-	case string:
-		return v
-	case nil:
-		s.Add("operation", "operation", fmt.Sprintf("must be one of %s (got none)", strings.Join(ops, ", ")))
-	default:
-		s.Add("operation", "operation", fmt.Sprintf("must be one of %s (got %s)", strings.Join(ops, ", "), domain.JSONType(v)))
-	}
-	return ""
-}
-
-// checkOperation validates a bulk request's operation, one of ops.
-func checkOperation(op string, s Shape, ops ...string) (string, *domain.FieldError) {
-	if e := s.First("operation"); e != nil {
-		return "", e
-	}
-	if !slices.Contains(ops, op) {
-		return "", &domain.FieldError{Field: "operation", Message: fmt.Sprintf("must be one of %s (got %q)", strings.Join(ops, ", "), domain.Clip(op, 64))}
-	}
-	return op, nil
-}
-
-// decodeIDs reads file_ids: an array of strings.
-func decodeIDs(body map[string]any, s *Shape) []string {
-	v := body["file_ids"]
-	list, ok := v.([]any)
-	switch {
-	case v == nil:
-		s.Add("file_ids", "file_ids", "is required: an array of file ids")
-		return nil
-	case !ok:
-		s.Add("file_ids", "file_ids", fmt.Sprintf("must be an array of strings (file ids), got %s", domain.JSONType(v)))
-		return nil
-	}
-	ids := make([]string, len(list))
-	for i, x := range list {
-		if ids[i], ok = x.(string); !ok {
-			s.Add("file_ids[]", "file_ids", fmt.Sprintf("must be an array of strings (file ids): item %d is %s", i, domain.JSONType(x)))
-			break
-		}
-	}
-	return ids
-}
-
-// checkIDs validates file_ids: 1..MaxRequestIDs ids.
-func checkIDs(ids []string, s Shape) *domain.FieldError {
-	if e := s.First("file_ids"); e != nil {
-		return e
-	}
-	bad := func(format string, args ...any) *domain.FieldError {
-		return &domain.FieldError{Field: "file_ids", Message: fmt.Sprintf(format, args...)}
-	}
-	switch {
-	case len(ids) == 0:
-		return bad("must hold at least one file id")
-	case len(ids) > MaxRequestIDs:
-		return bad("holds %d ids; send at most %d per request", len(ids), MaxRequestIDs)
-	}
-	return s.First("file_ids[]")
-}
-
-// decodeParams reads a bulk request's parameters object (nil if absent or not an object).
-func decodeParams(body map[string]any, s *Shape) map[string]any {
-	params, ok := body["parameters"].(map[string]any)
-	if !ok && body["parameters"] != nil {
-		s.Add("parameters", "parameters", "must be an object, got "+domain.JSONType(body["parameters"]))
-	}
-	return params
 }
 
 // shape is what the edge's decoder found wrong with a body's JSON shape: keys the input does not
