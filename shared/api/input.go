@@ -24,12 +24,15 @@ import (
 // Words and hooks, all read here:
 //   - `want:"…"` words what a field's value must be ("must be " + want);
 //   - `got:"paren"` puts the JSON type a wrong value has in parentheses ("must be one of a, b
-//     (got a number)") where the default appends it (", got a number");
+//     (got a number)") and `got:"not"` after "not" ("must be a string, not a number") where the
+//     default appends it (", got a number");
 //   - `items:"first"` names only the first item of the wrong type in an array, at the array's
 //     path ("must be an array of strings (file ids): item 3 is a number"); a null item is one;
 //   - an input with UnknownField(path) words what a key it does not have should have been
 //     ("unknown field; " + its words), asked once the rest of the body is decoded, so that the
 //     words may depend on a value (a bulk request's operation);
+//   - a field type with ShapeOf(value) is checked as the type it names for the value (a
+//     string or an array; a block by its type), or taken as it is when it names none;
 //   - an input with TakeShape(unknown, wrong) reports the errors of its shape with those of its
 //     values in its own order (its Validate): it is handed them in place of the 400, decoded
 //     without the keys it does not have and with each value of the wrong type left out (null).
@@ -164,8 +167,14 @@ type shapeCheck struct {
 // valueTyper is a field type that decodes a T of its own (domain.Optional).
 type valueTyper interface{ ValueType() reflect.Type }
 
+// shapeChooser is a field type whose JSON has one of several shapes (an execute body's content
+// is a string or an array of blocks; a block's fields are those of its type): ShapeOf names the
+// type a value is checked as, or nil when the type itself takes the value as it is.
+type shapeChooser interface{ ShapeOf(v any) reflect.Type }
+
 var (
 	valueTyperType  = reflect.TypeFor[valueTyper]()
+	chooserType     = reflect.TypeFor[shapeChooser]()
 	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 	numberType      = reflect.TypeFor[json.Number]()
 )
@@ -181,6 +190,11 @@ func (s *shapeCheck) value(v any, t reflect.Type, path, want string, tag reflect
 		switch {
 		case t.Implements(valueTyperType):
 			t = reflect.Zero(t).Interface().(valueTyper).ValueType()
+			continue
+		case t.Implements(chooserType):
+			if t = reflect.Zero(t).Interface().(shapeChooser).ShapeOf(v); t == nil {
+				return true
+			}
 			continue
 		case t.Kind() == reflect.Pointer:
 			t = t.Elem()
@@ -313,8 +327,8 @@ func (s *shapeCheck) member(path, key string) string {
 }
 
 // typeMessage words a value of JSON type got where t was wanted: "must be a string, got a
-// number" (or "(got a number)" with `got:"paren"`). A number that does not fit (a fraction for
-// an integer) says only what it must be.
+// number" (or "(got a number)" with `got:"paren"`, ", not a number" with `got:"not"`). A
+// number that does not fit (a fraction for an integer) says only what it must be.
 func (s *shapeCheck) typeMessage(t reflect.Type, want, got string, tag reflect.StructTag) string {
 	if want == "" {
 		want = kindName(t)
@@ -324,6 +338,8 @@ func (s *shapeCheck) typeMessage(t reflect.Type, want, got string, tag reflect.S
 	case s.legacy || got == jsonKind(t):
 	case tag.Get("got") == "paren":
 		msg += " (got " + got + ")"
+	case tag.Get("got") == "not":
+		msg += ", not " + got
 	default:
 		msg += ", got " + got
 	}
