@@ -8,102 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/knowledge"
+	"github.com/agentorch/agentorch/shared/knowledge/knowledgetest"
 	"github.com/agentorch/agentorch/shared/library/librarytest"
 )
 
-// The in-memory fakes of the feature's ports: the library's (librarytest) with knowledge bases,
-// and the ingestion queue.
-
-// memStore is an in-memory knowledge.Store: the library's fake with knowledge bases.
-type memStore struct {
-	*librarytest.MemStore
-	kbMu sync.Mutex
-	kbs  map[string][]byte
-}
-
-var _ knowledge.Store = (*memStore)(nil)
-
-func newMemStore() *memStore {
-	return &memStore{MemStore: librarytest.NewMemStore(), kbs: map[string][]byte{}}
-}
-
-func (m *memStore) PutKB(_ context.Context, kb *domain.KnowledgeBase) error {
-	m.Add("PutKB")
-	m.kbMu.Lock()
-	defer m.kbMu.Unlock()
-	m.kbs[kb.ID] = librarytest.Enc(kb)
-	return nil
-}
-
-func (m *memStore) GetKB(_ context.Context, id string) (*domain.KnowledgeBase, error) {
-	m.Add("GetKB")
-	m.kbMu.Lock()
-	defer m.kbMu.Unlock()
-	b, ok := m.kbs[id]
-	if !ok {
-		return nil, librarytest.Missing("Knowledge base", id)
-	}
-	return librarytest.Dec[domain.KnowledgeBase](b), nil
-}
-
-func (m *memStore) ListKBs(_ context.Context, company, after string, limit int) ([]*domain.KnowledgeBase, string, error) {
-	m.Add("ListKBs")
-	m.kbMu.Lock()
-	defer m.kbMu.Unlock()
-	order := func(kb *domain.KnowledgeBase) (string, time.Time, string) { return kb.Company, kb.CreatedAt, kb.ID }
-	out, next, err := librarytest.PageAfter(librarytest.NewestFirst(m.kbs, company, order), order, after, limit)
-	m.Charge(len(out))
-	return out, next, err
-}
-
-func (m *memStore) DeleteKB(_ context.Context, id string) error {
-	m.Add("DeleteKB")
-	m.kbMu.Lock()
-	defer m.kbMu.Unlock()
-	delete(m.kbs, id)
-	return nil
-}
-
-func (m *memStore) UpdateKB(_ context.Context, kb *domain.KnowledgeBase, runID string) error {
-	m.Add("UpdateKB")
-	m.kbMu.Lock()
-	defer m.kbMu.Unlock()
-	b, ok := m.kbs[kb.ID]
-	if !ok {
-		return librarytest.Missing("Knowledge base", kb.ID)
-	}
-	if librarytest.Dec[domain.KnowledgeBase](b).RunID != runID {
-		return &domain.Error{Kind: domain.KindConflict, Message: "The knowledge base's run was superseded"}
-	}
-	m.kbs[kb.ID] = librarytest.Enc(kb)
-	return nil
-}
-
-func (m *memStore) UpdateSource(_ context.Context, kbID, runID string, d *domain.Datasource) (*domain.KnowledgeBase, error) {
-	m.Add("UpdateSource")
-	m.kbMu.Lock()
-	defer m.kbMu.Unlock()
-	b, ok := m.kbs[kbID]
-	if !ok {
-		return nil, librarytest.Missing("Knowledge base", kbID)
-	}
-	kb := librarytest.Dec[domain.KnowledgeBase](b)
-	if kb.RunID != runID {
-		return nil, &domain.Error{Kind: domain.KindConflict, Message: "The knowledge base's run was superseded"}
-	}
-	if kb.Sources == nil {
-		kb.Sources = map[string]*domain.Datasource{}
-	}
-	cp := *d
-	kb.Sources[d.FileID] = &cp
-	if d.UpdatedAt != nil {
-		kb.UpdatedAt = *d.UpdatedAt
-	}
-	m.kbs[kbID] = librarytest.Enc(kb)
-	return librarytest.Dec[domain.KnowledgeBase](m.kbs[kbID]), nil
-}
+// The in-memory fakes of the feature's ports: the store (knowledgetest.Store, the one fake of
+// knowledge.Store, held to DynamoDB's behaviour by its suite) and the ingestion queue.
 
 // memQueue is an in-memory knowledge.Queue that a test drains into the service, playing SQS and
 // its event source mapping: a retryable error redelivers the message (up to MaxReceives
@@ -182,7 +93,7 @@ func (q *memQueue) Drain(t testing.TB, svc *knowledge.Service) []error {
 // harness is a service over the fakes.
 type harness struct {
 	Svc   *knowledge.Service
-	Store *memStore
+	Store *knowledgetest.Store
 	Blobs *librarytest.MemBlobs
 	Queue *memQueue
 	Clock *librarytest.Clock
@@ -193,7 +104,7 @@ type harness struct {
 // limits before it is built (e.g. to plug in an index and embedders).
 func newTestService(t testing.TB, opt ...func(*knowledge.Deps, *knowledge.Limits)) *harness {
 	t.Helper()
-	h := &harness{Store: newMemStore(), Blobs: librarytest.NewMemBlobs(), Queue: &memQueue{},
+	h := &harness{Store: knowledgetest.NewStore(), Blobs: librarytest.NewMemBlobs(), Queue: &memQueue{},
 		Clock: librarytest.NewClock(time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC))}
 	h.Deps = knowledge.Deps{Store: h.Store, Blobs: h.Blobs, Queue: h.Queue, Now: h.Clock.Now}
 	var l knowledge.Limits
