@@ -2,28 +2,23 @@ package platform
 
 import (
 	"context"
-	"fmt"
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // AWSConfig loads the SDK configuration. It reads only the environment (no network), so it is
-// safe at init. Locally, without credentials in the environment, static test credentials are used.
+// safe at init. In Lambda it is LambdaAWSConfig; elsewhere (the dev server, tests, scripts) the
+// SDK's default chain (shared files, profiles, SSO), with static test credentials locally when the
+// environment names none. Builds with tag nolocal (the Lambda recipe) run only in Lambda and do
+// not link that chain (aws_nolocal.go).
 func AWSConfig(ctx context.Context, c Config) (aws.Config, error) {
-	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(c.Region)}
-	if !c.InLambda && c.DynamoEndpoint != "" && getenvEmpty("AWS_ACCESS_KEY_ID") && getenvEmpty("AWS_PROFILE") {
-		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")))
+	if c.InLambda {
+		return LambdaAWSConfig(c), nil
 	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("load aws config: %w", err)
-	}
-	return cfg, nil
+	return loadAWSConfig(ctx, c)
 }
 
 // DynamoClient builds the DynamoDB client, pointed at the local endpoint when one is configured.
@@ -46,8 +41,6 @@ func S3Client(cfg aws.Config, c Config) *s3.Client {
 		}
 	})
 }
-
-func getenvEmpty(name string) bool { return os.Getenv(name) == "" }
 
 // HasAWSCredentials reports whether the environment names real AWS credentials (keys, a profile,
 // or a container or web-identity provider), as opposed to the local stack's static test ones.
