@@ -51,7 +51,7 @@ func (h *kbHandlers) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var in knowledge.KBInput
-	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
+	if err := decode(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
 	kb, err := h.svc.CreateKB(r.Context(), principal(r), in)
@@ -82,7 +82,7 @@ func (h *kbHandlers) search(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var in knowledge.SearchInput
-	if err := decodeInput(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
+	if err := decode(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
 	res, err := h.svc.Search(r.Context(), principal(r), r.PathValue("kb_id"), in)

@@ -117,7 +117,7 @@ func (f *fakeKnowledge) SyncKB(context.Context, domain.Principal, string) (*know
 
 func (f *fakeKnowledge) Search(_ context.Context, _ domain.Principal, id string, in knowledge.SearchInput) ([]domain.Hit, error) {
 	f.got, f.id = in, id
-	return []domain.Hit{{FileID: "f1", Text: in.Query, Score: 0.5}}, nil
+	return []domain.Hit{{FileID: "f1", Text: deref(in.Query), Score: 0.5}}, nil
 }
 
 // TestKnowledgeEdgeDecodes: each body the knowledge groups read reaches the feature as its
@@ -156,7 +156,7 @@ func TestKnowledgeEdgeDecodes(t *testing.T) {
 			map[string]any{"Name": "KB", "Collections": []string{"c9"}, "Datasources": []string{"f1"}, "Embedding": domain.Embedding{Provider: "local"},
 				"Chunking": knowledge.ChunkingInput{ChunkSize: &size, SplitBy: &split}}, "", `"id":"kb1"`},
 		{"search", "/api/v1/knowledge-bases/kb9/search/", "application/json", `{"query":"refunds","top_k":3,"strategy":"bm25"}`, 200,
-			map[string]any{"Query": "refunds", "Options": domain.RetrievalConfig{TopK: 3, Strategy: domain.StrategyBM25}}, "kb9", `"text":"refunds"`},
+			map[string]any{"Query": "refunds", "TopK": 3.0, "Strategy": "bm25", "Filter": (*knowledge.SearchFilter)(nil)}, "kb9", `"text":"refunds"`},
 		{"malformed JSON", "/api/v1/files/bulk/", "application/json", `{"operation":`, 400, nil, "", `"invalid_request_error"`},
 		{"not an object", "/api/v1/knowledge-bases/", "application/json", `["KB"]`, 400, nil, "", "must be an object"},
 	}
@@ -212,7 +212,11 @@ func inputFields(in any) map[string]any {
 	case knowledge.KBInput:
 		return map[string]any{"Name": v.Name, "Collections": v.Collections, "Datasources": v.Datasources, "Embedding": v.Embedding, "Chunking": v.Chunking}
 	case knowledge.SearchInput:
-		return map[string]any{"Query": v.Query, "Options": v.Options}
+		var topK any
+		if v.TopK != nil {
+			topK = *v.TopK
+		}
+		return map[string]any{"Query": deref(v.Query), "TopK": topK, "Strategy": deref(v.Strategy), "Filter": v.Filter}
 	}
 	return map[string]any{"unexpected": in}
 }

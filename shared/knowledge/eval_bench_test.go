@@ -78,7 +78,7 @@ func BenchmarkRetrievalQuality(b *testing.B) {
 func evalPass(b *testing.B, k *kbHarness, kbID string, st domain.RetrievalStrategy, qs []evalQuestion) evalScore {
 	ctx := context.Background()
 	search := func(q evalQuestion, topK int) []domain.Hit {
-		res, err := k.Svc.Search(ctx, alice, kbID, input[knowledge.SearchInput](map[string]any{"query": q.Question, "top_k": topK, "strategy": string(st)}))
+		res, err := k.Svc.Search(ctx, alice, kbID, decoded[knowledge.SearchInput](map[string]any{"query": q.Question, "top_k": topK, "strategy": string(st)}))
 		if err != nil {
 			b.Fatalf("%s: search %s (top_k %d): %v", st, q.ID, topK, err)
 		}

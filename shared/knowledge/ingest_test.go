@@ -136,7 +136,7 @@ func TestIngestAllFail(t *testing.T) {
 	if got.Status != domain.KBFailed || !strings.Contains(got.Error, "none of its 2 files could be ingested") || got.SuccessRate() != 0 || len(sourceErrors(got)) != 2 {
 		t.Fatalf("status %s, error %q, success %d, errors %v", got.Status, got.Error, got.SuccessRate(), sourceErrors(got))
 	}
-	_, err := k.Svc.Search(kbCtx(t), alice, kb.ID, input[knowledge.SearchInput](map[string]any{"query": "anything"}))
+	_, err := k.Svc.Search(kbCtx(t), alice, kb.ID, decoded[knowledge.SearchInput](map[string]any{"query": "anything"}))
 	kbWantErr(t, err, domain.KindConflict)
 	if !strings.Contains(err.Error(), "never completed an ingestion") {
 		t.Errorf("409 message: %v", err)

@@ -403,7 +403,7 @@ func (k *kbHarness) record(t testing.TB, id string) *domain.KnowledgeBase {
 // search runs a search and returns its hits.
 func (k *kbHarness) search(t testing.TB, p domain.Principal, id string, body map[string]any) []domain.Hit {
 	t.Helper()
-	res, err := k.Svc.Search(kbCtx(t), p, id, input[knowledge.SearchInput](body))
+	res, err := k.Svc.Search(kbCtx(t), p, id, decoded[knowledge.SearchInput](body))
 	if err != nil {
 		t.Fatalf("Search(%v): %v", body, err)
 	}

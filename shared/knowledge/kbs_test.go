@@ -257,7 +257,7 @@ func TestKBTenancy(t *testing.T) {
 		kbWantErr(t, err, domain.KindNotFound)
 		_, err = k.Svc.SyncKB(ctx, eve, id)
 		kbWantErr(t, err, domain.KindNotFound)
-		_, err = k.Svc.Search(ctx, eve, id, input[knowledge.SearchInput](map[string]any{"query": "refund"}))
+		_, err = k.Svc.Search(ctx, eve, id, decoded[knowledge.SearchInput](map[string]any{"query": "refund"}))
 		kbWantErr(t, err, domain.KindNotFound)
 		kbWantErr(t, k.Svc.DeleteKB(ctx, eve, id), domain.KindNotFound)
 	}

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/library"
 )
 
 // Search bounds.
@@ -25,34 +24,107 @@ const (
 	MaxFilterValues = domain.MaxRetrievalFilterValues
 )
 
-// SearchInput is a search of a knowledge base: the query and the retrieval options (zero
-// values: top_k 5, strategy dense, no threshold, no filter).
+// SearchInput is a search of a knowledge base: POST /knowledge-bases/{id}/search/, the query
+// beside the retrieval options of an agent's retrieval_config (left out: top_k 5, strategy
+// dense, no threshold, no filter). Their words are those of domain.ParseRetrieval.
 type SearchInput struct {
-	Query   string
-	Options domain.RetrievalConfig
-	shape   library.Shape
+	Query          *string       `json:"query" got:"not"`
+	TopK           *float64      `json:"top_k"`
+	ScoreThreshold *float64      `json:"score_threshold"`
+	Strategy       *string       `json:"strategy"`
+	Filter         *SearchFilter `json:"filter" want:"an object with file_ids and tags" got:"not"`
+	domain.Shape
 }
 
-// UnmarshalJSON reads the body of POST /knowledge-bases/{id}/search/: query beside the
-// retrieval options (domain.ParseRetrieval, as an agent's retrieval_config).
-func (in *SearchInput) UnmarshalJSON(b []byte) error {
-	body, err := domain.DecodeObject(b)
-	if err != nil {
-		return err
+// SearchFilter keeps a search to files (FileIDs) and to chunks with one of Tags; a null item
+// is refused.
+type SearchFilter struct {
+	FileIDs []*string `json:"file_ids" want:"an array of strings" got:"not"`
+	Tags    []*string `json:"tags" want:"an array of strings" got:"not"`
+}
+
+// UnknownField words what a search's body and its filter have.
+func (*SearchInput) UnknownField(path string) string {
+	if strings.HasPrefix(path, "filter.") {
+		return "filter has file_ids and tags"
 	}
-	*in = SearchInput{}
-	opts, errs := domain.ParseRetrieval(body, "", "query")
-	in.Options = opts
-	in.shape.AddAll("options", errs)
-	switch v := body["query"].(type) {
-	case nil:
-		in.shape.Add("query", "query", "is required: the text to search for")
-	case string:
-		in.Query = v
+	return "the fields are query, top_k, score_threshold, strategy, filter"
+}
+
+// options checks the retrieval options, field by field as domain.ParseRetrieval does (the
+// body's unknown keys, top_k, score_threshold, strategy, filter).
+func (in *SearchInput) options() (domain.RetrievalConfig, []domain.FieldError) {
+	var c domain.RetrievalConfig
+	errs := in.UnknownIn("", "filter.")
+	add := func(field, format string, args ...any) {
+		errs = append(errs, domain.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	if in.WrongAt("top_k") != nil {
+		add("top_k", "must be an integer from 1 to %d", MaxTopK)
+	} else if in.TopK != nil {
+		if f := *in.TopK; f != float64(int(f)) || f < 1 || f > MaxTopK {
+			add("top_k", "must be an integer from 1 to %d", MaxTopK)
+		} else {
+			c.TopK = int(f)
+		}
+	}
+	if in.WrongAt("score_threshold") != nil {
+		add("score_threshold", "must be a number")
+	} else if c.ScoreThreshold = in.ScoreThreshold; c.ScoreThreshold != nil && (*c.ScoreThreshold < 0 || *c.ScoreThreshold > 1) {
+		add("score_threshold", "must be between 0 and 1")
+	}
+	switch {
+	case in.WrongAt("strategy") != nil:
+		add("strategy", "must be a string")
+	case in.Strategy == nil:
+	case strings.TrimSpace(*in.Strategy) == "":
+		add("strategy", "must not be empty")
+	case !slices.Contains(domain.Strategies, domain.RetrievalStrategy(*in.Strategy)):
+		names := make([]string, len(domain.Strategies))
+		for i, s := range domain.Strategies {
+			names[i] = string(s)
+		}
+		add("strategy", "must be one of %s, not %q", strings.Join(names, ", "), domain.Clip(*in.Strategy, 40))
 	default:
-		in.shape.Add("query", "query", "must be a string, not "+domain.JSONType(v))
+		c.Strategy = domain.RetrievalStrategy(*in.Strategy)
 	}
-	return nil
+	if e := in.WrongAt("filter"); e != nil {
+		return c, append(errs, *e)
+	}
+	errs = append(errs, in.UnknownIn("filter.")...)
+	if in.Filter != nil {
+		var listErrs []domain.FieldError
+		c.FileIDs, listErrs = in.filterValues(in.Filter.FileIDs, "filter.file_ids")
+		errs = append(errs, listErrs...)
+		c.Tags, listErrs = in.filterValues(in.Filter.Tags, "filter.tags")
+		errs = append(errs, listErrs...)
+	}
+	return c, errs
+}
+
+// filterValues checks a filter's list: at most MaxFilterValues non-empty strings; the values
+// once each, in order.
+func (in *SearchInput) filterValues(list []*string, field string) ([]string, []domain.FieldError) {
+	if e := in.WrongAt(field); e != nil {
+		return nil, []domain.FieldError{*e}
+	}
+	var out []string
+	var errs []domain.FieldError
+	if len(list) > MaxFilterValues {
+		errs = append(errs, domain.FieldError{Field: field, Message: fmt.Sprintf("must have at most %d values", MaxFilterValues)})
+	}
+	for i, s := range list {
+		item := fmt.Sprintf("%s.%d", field, i)
+		switch {
+		case s == nil: // null, or a value of the wrong type
+			errs = append(errs, domain.FieldError{Field: item, Message: "must be a string"})
+		case strings.TrimSpace(*s) == "":
+			errs = append(errs, domain.FieldError{Field: item, Message: "must not be empty"})
+		case !slices.Contains(out, *s):
+			out = append(out, *s)
+		}
+	}
+	return out, errs
 }
 
 // Search finds the chunks of a knowledge base nearest to a query, best first (one GetKB, one
@@ -207,21 +279,26 @@ func embedQuery(ctx context.Context, emb Embedder, query string) ([]float32, err
 	return out, nil
 }
 
-// checkSearch validates a search: the query (trimmed) not empty and not too long; every problem
-// is a 400 naming its field.
+// checkSearch validates a search: the options as an agent's retrieval_config, then the query
+// (trimmed) not empty and not too long; every problem is a 400 naming its field.
 func checkSearch(in SearchInput) (string, domain.RetrievalConfig, error) {
-	errs := slices.Clone(in.shape["options"])
-	query := strings.TrimSpace(in.Query)
-	switch e := in.shape["query"]; {
-	case len(e) > 0:
-		errs = append(errs, e...)
+	opts, errs := in.options()
+	var query string
+	if in.Query != nil {
+		query = strings.TrimSpace(*in.Query)
+	}
+	switch e := in.WrongAt("query"); {
+	case e != nil:
+		errs = append(errs, *e)
+	case in.Query == nil:
+		errs = append(errs, domain.FieldError{Field: "query", Message: "is required: the text to search for"})
 	case query == "":
 		errs = append(errs, domain.FieldError{Field: "query", Message: "must not be empty: give the text to search for"})
 	case utf8.RuneCountInString(query) > MaxQueryLength:
 		errs = append(errs, domain.FieldError{Field: "query", Message: fmt.Sprintf("must be at most %d characters", MaxQueryLength)})
 	}
 	if len(errs) > 0 {
-		return "", in.Options, domain.Invalid(errs)
+		return "", opts, domain.Invalid(errs)
 	}
-	return query, in.Options, nil
+	return query, opts, nil
 }

@@ -52,7 +52,7 @@ func TestSearchBeforeCompletion(t *testing.T) {
 	k := newKBService(t)
 	f := k.addFile(t, alice, "a.txt", returnsText)
 	kb := k.createKB(t, alice, "Docs", map[string]any{"selected_datasources": idList(f)})
-	_, err := k.Svc.Search(kbCtx(t), alice, kb.ID, input[knowledge.SearchInput](map[string]any{"query": "refund"}))
+	_, err := k.Svc.Search(kbCtx(t), alice, kb.ID, decoded[knowledge.SearchInput](map[string]any{"query": "refund"}))
 	kbWantErr(t, err, domain.KindConflict)
 	if !strings.Contains(err.Error(), "Knowledge base 'Docs' has not completed an ingestion yet (status pending)") {
 		t.Errorf("409 message: %v", err)
@@ -63,8 +63,8 @@ func TestSearchBeforeCompletion(t *testing.T) {
 	}
 }
 
-// TestSearchBadInput: each bad body is a 400 naming its field, before the knowledge base is
-// even read.
+// TestSearchBadInput: each bad value is a 400 naming its field, before the knowledge base is
+// even read (the bodies of the wrong shape are the edge's decoder's: api TestDecodeGolden).
 func TestSearchBadInput(t *testing.T) {
 	k := newKBService(t)
 	tests := []struct {
@@ -74,23 +74,16 @@ func TestSearchBadInput(t *testing.T) {
 	}{
 		{"no query", map[string]any{"top_k": json.Number("3")}, "query"},
 		{"blank query", map[string]any{"query": "  \n"}, "query"},
-		{"query a number", map[string]any{"query": json.Number("5")}, "query"},
 		{"query too long", map[string]any{"query": strings.Repeat("a", knowledge.MaxQueryLength+1)}, "query"},
 		{"top_k 0", map[string]any{"query": "x", "top_k": json.Number("0")}, "top_k"},
 		{"top_k over the maximum", map[string]any{"query": "x", "top_k": json.Number("51")}, "top_k"},
 		{"top_k fractional", map[string]any{"query": "x", "top_k": json.Number("2.5")}, "top_k"},
-		{"top_k a string", map[string]any{"query": "x", "top_k": "5"}, "top_k"},
 		{"threshold over 1", map[string]any{"query": "x", "score_threshold": json.Number("1.5")}, "score_threshold"},
-		{"threshold a string", map[string]any{"query": "x", "score_threshold": "high"}, "score_threshold"},
 		{"unknown strategy", map[string]any{"query": "x", "strategy": "semantic"}, "strategy"},
-		{"filter a string", map[string]any{"query": "x", "filter": "policy"}, "filter"},
-		{"file_ids of numbers", map[string]any{"query": "x", "filter": map[string]any{"file_ids": []any{json.Number("1")}}}, "filter.file_ids.0"},
-		{"unknown filter", map[string]any{"query": "x", "filter": map[string]any{"colour": "red"}}, "filter.colour"},
-		{"unknown field", map[string]any{"query": "x", "offset": json.Number("5")}, "offset"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := k.Svc.Search(kbCtx(t), alice, "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f", input[knowledge.SearchInput](tt.body))
+			_, err := k.Svc.Search(kbCtx(t), alice, "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f", decoded[knowledge.SearchInput](tt.body))
 			kbWantErr(t, err, domain.KindInvalid, tt.field)
 		})
 	}

@@ -1,0 +1,21 @@
+package knowledge_test
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// decoded decodes a well-shaped request body into a feature's input (the errors of a body's
+// shape, unknown keys and values of the wrong JSON type, are the edge's decoder's: api
+// TestDecodeGolden).
+func decoded[T any](m map[string]any) T {
+	var in T
+	b, err := json.Marshal(m)
+	if err == nil {
+		err = json.Unmarshal(b, &in)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("body %v: %v", m, err))
+	}
+	return in
+}
