@@ -74,10 +74,10 @@ func (h *agentHandlers) validate(w http.ResponseWriter, r *http.Request) error {
 	}
 	errs = append(wrapErrs, errs...)
 	if len(errs) > 0 {
-		writeJSON(w, http.StatusOK, map[string]any{"valid": false, "errors": errs})
+		writeJSON(w, http.StatusOK, validateJSON{Valid: false, Errors: fieldErrorViews(errs)})
 		return nil
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"valid": true, "message": "Configuration is valid"})
+	writeJSON(w, http.StatusOK, validateJSON{Valid: true, Message: "Configuration is valid"})
 	return nil
 }
 

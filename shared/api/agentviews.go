@@ -44,3 +44,11 @@ type agentVersionJSON struct {
 func viewAgentVersion(v *domain.AgentVersion) agentVersionJSON {
 	return agentVersionJSON{ID: v.ID, AgentID: v.AgentID, VersionNumber: v.VersionNumber, SystemConfig: v.SystemConfig, Metadata: v.Metadata}
 }
+
+// validateJSON is the validate endpoint's verdict: valid with a message, or not with the
+// errors (the members in the order encoding/json wrote them when it was a map).
+type validateJSON struct {
+	Errors  []fieldErrorJSON `json:"errors,omitempty"`
+	Message string           `json:"message,omitempty"`
+	Valid   bool             `json:"valid"`
+}

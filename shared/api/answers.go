@@ -122,27 +122,3 @@ func readAnswer(body map[string]any) (*sessions.Answer, error) {
 	}
 	return a, nil
 }
-
-// requiredActionView is what a paused execution waits for, as results, polls and sessions show it.
-func requiredActionView(p *domain.PendingAction) map[string]any {
-	calls := make([]map[string]any, len(p.ToolCalls))
-	for i, c := range p.ToolCalls {
-		calls[i] = toolCallView(c)
-	}
-	return map[string]any{"type": p.Type, "execution_id": p.ExecutionID, "tool_calls": calls}
-}
-
-func toolCallView(c domain.PendingToolCall) map[string]any {
-	args := c.Arguments
-	if args == nil {
-		args = map[string]any{}
-	}
-	v := map[string]any{"id": c.ID, "name": c.Name, "arguments": args, "kind": c.Kind}
-	if c.Node != "" {
-		v["node"] = c.Node
-	}
-	if c.Server != "" {
-		v["server"] = c.Server
-	}
-	return v
-}

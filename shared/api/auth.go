@@ -47,7 +47,7 @@ func (h *authHandlers) token(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": int(ttl / time.Second)})
+	writeJSON(w, http.StatusOK, tokenJSON{AccessToken: tok, TokenType: "Bearer", ExpiresIn: int(ttl / time.Second)})
 	return nil
 }
 

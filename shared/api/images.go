@@ -105,7 +105,7 @@ func (h *imageHandlers) upload(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"url": base + images.MediaPath + up.Name, "media_type": up.MediaType, "size": up.Size})
+	writeJSON(w, http.StatusCreated, imageUploadJSON{URL: base + images.MediaPath + up.Name, MediaType: up.MediaType, Size: up.Size})
 	return nil
 }
 

@@ -23,7 +23,7 @@ func NewMeta(opts Options) *Group {
 	var doc []byte
 	var docErr error
 	g.handle(http.MethodGet, "/api/v1/health/", true, func(w http.ResponseWriter, r *http.Request) error {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+		writeJSON(w, http.StatusOK, healthJSON{Status: "ok"})
 		return nil
 	})
 	g.handle(http.MethodGet, "/api/v1/openapi.json", true, func(w http.ResponseWriter, r *http.Request) error {

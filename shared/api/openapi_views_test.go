@@ -46,6 +46,20 @@ var jsonTypes = []struct {
 	{statusJSON{}, "KnowledgeBaseCheck"},
 	{searchJSON{}, "SearchResult"},
 	{errorBody{}, "Error"},
+	{validateJSON{}, "ValidateResult"},
+	{healthJSON{}, "Health"},
+	{tokenJSON{}, "TokenResponse"},
+	{imageUploadJSON{}, "ImageUpload"},
+	{sessionCreatedJSON{}, "SessionCreated"},
+	{sessionFromAgentJSON{}, "SessionFromAgent"},
+	{executeResultJSON{}, "ExecuteResult"},
+	{executeMessageJSON{}, "ExecuteMessage"},
+	{toolRunJSON{}, "ToolCall"},         // in an ExecuteMessage's response.tool_calls (a field of type any)
+	{toolCallJSON{}, "PendingToolCall"}, // and the calls a paused run waits on, there as well
+	{executionJSON{}, "Execution"},
+	{messagesPageJSON{}, "MessageHistory"},
+	{historyMessageJSON{}, "HistoryMessage"}, // the page's messages (encoded apart, as fitPage cut them)
+	{eventsPageJSON{}, "EventList"},
 	// Request bodies.
 	{createKeyRequest{}, "ApiKeyCreate"},
 	{startUploadRequest{}, "StartUploadRequest"},

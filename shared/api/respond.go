@@ -18,9 +18,27 @@ type errorBody struct {
 }
 
 type errorDetail struct {
-	Type    string              `json:"type"`
-	Message string              `json:"message"`
-	Errors  []domain.FieldError `json:"errors,omitempty"`
+	Type    string           `json:"type"`
+	Message string           `json:"message"`
+	Errors  []fieldErrorJSON `json:"errors,omitempty"`
+}
+
+// fieldErrorJSON names one invalid field of a request, in an error's errors and in a validation's.
+type fieldErrorJSON struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// fieldErrorViews keeps nil apart from empty, as the members that hold them say.
+func fieldErrorViews(errs []domain.FieldError) []fieldErrorJSON {
+	if errs == nil {
+		return nil
+	}
+	out := make([]fieldErrorJSON, len(errs))
+	for i, e := range errs {
+		out[i] = fieldErrorJSON(e)
+	}
+	return out
 }
 
 // writeJSON writes v as the JSON body with status.
@@ -60,5 +78,5 @@ func envelope(r *http.Request, log *slog.Logger, err error) (*domain.Error, erro
 	} else if de.Kind == domain.KindOverloaded {
 		log.WarnContext(r.Context(), "overloaded", "request_id", requestID(r), "err", err)
 	}
-	return de, errorBody{Error: errorDetail{Type: de.Kind.Type(), Message: de.Message, Errors: de.Fields}}
+	return de, errorBody{Error: errorDetail{Type: de.Kind.Type(), Message: de.Message, Errors: fieldErrorViews(de.Fields)}}
 }

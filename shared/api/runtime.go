@@ -46,32 +46,11 @@ type runtimeHandlers struct {
 	g   *Group
 }
 
-type executeBody struct {
-	firstError
-	Content        any            `json:"content"`
-	CorrelationID  *string        `json:"correlation_id"`
-	Inputs         map[string]any `json:"inputs" want:"an object of variable names to values"`
-	ResponseFormat string         `json:"response_format"`
-	Stream         bool           `json:"stream"`
-	Async          bool           `json:"async"`
-	// tool_results and approvals continue a paused execution (readAnswer).
-	ToolResults any `json:"tool_results"`
-	Approvals   any `json:"approvals"`
-}
-
 func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error {
 	if err := require(r, domain.ScopeSessionsWrite); err != nil {
 		return err
 	}
-	body, raw, err := readObject(w, r, max(h.g.opts.MaxBodyBytes, ExecuteMaxBodyBytes))
-	if err != nil {
-		return err
-	}
-	var b executeBody
-	if err := decodeJSON(body, raw, &b); err != nil {
-		return err
-	}
-	answer, err := readAnswer(body)
+	b, req, err := readExecute(w, r, max(h.g.opts.MaxBodyBytes, ExecuteMaxBodyBytes))
 	if err != nil {
 		return err
 	}
@@ -88,7 +67,6 @@ func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error 
 	if format != "session" && format != "message" {
 		return domain.Invalid([]domain.FieldError{{Field: "response_format", Message: `must be "session" (default) or "message"`}})
 	}
-	req := sessions.ExecuteRequest{Content: b.Content, CorrelationID: b.CorrelationID, Inputs: b.Inputs, Answer: answer}
 	sid := r.PathValue("session_id")
 	switch {
 	case b.Async || async || strings.Contains(r.Header.Get("Prefer"), "respond-async"):
@@ -125,18 +103,7 @@ type messageView struct {
 	// found nothing (domain.Message.Citations).
 	Citations []citationJSON `json:"citations,omitzero"`
 	// ToolCalls: the calls a paused execution's assistant turn asked for.
-	ToolCalls []map[string]any `json:"tool_calls,omitempty"`
-}
-
-func toolCallViews(calls []domain.PendingToolCall) []map[string]any {
-	if len(calls) == 0 {
-		return nil
-	}
-	out := make([]map[string]any, len(calls))
-	for i, c := range calls {
-		out[i] = toolCallView(c)
-	}
-	return out
+	ToolCalls []toolCallJSON `json:"tool_calls,omitempty"`
 }
 
 // resultView is the execute result in the requested shape.
@@ -148,28 +115,29 @@ func resultView(res *sessions.Result, format string) any {
 		if n := len(res.Messages); n > 0 {
 			id, content, cites = res.Messages[n-1].ID, res.Messages[n-1].Content, res.Messages[n-1].Citations
 		}
-		var calls any = res.ToolCalls
-		if res.ToolCalls == nil {
-			calls = []sessions.ToolCall{}
-		}
-		if res.Pending != nil {
-			calls = requiredActionView(res.Pending)["tool_calls"] // what the client must answer
+		var calls any = toolRunViews(res.ToolCalls)
+		action := viewRequiredAction(res.Pending)
+		if action != nil {
+			calls = action.ToolCalls // what the client must answer
 		}
 		// The contract's message shape has a string correlation_id: the request's, or empty.
 		corr := ""
 		if e.CorrelationID != nil {
 			corr = *e.CorrelationID
 		}
-		resp := map[string]any{"content": content, "tool_calls": calls}
-		if cites != nil {
-			resp["citations"] = citationViews(cites)
-		}
-		v := map[string]any{"success": true, "message_id": id, "response": resp, "correlation_id": corr}
-		if res.Pending != nil {
-			v["status"], v["required_action"] = e.Status, requiredActionView(res.Pending)
+		v := executeMessageJSON{Success: true, MessageID: id, CorrelationID: corr, RequiredAction: action,
+			Response: messageResponseJSON{Content: content, ToolCalls: calls, Citations: citationViews(cites)}}
+		if action != nil {
+			v.Status = e.Status
 		}
 		return v
 	}
+	return sessionResult(res)
+}
+
+// sessionResult is the execute result in the session shape.
+func sessionResult(res *sessions.Result) executeResultJSON {
+	e := res.Execution
 	msgs := make([]messageView, len(res.Messages))
 	for i, m := range res.Messages {
 		msgs[i] = messageView{ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: m.CreatedAt.Unix(), Citations: citationViews(m.Citations),
@@ -179,42 +147,32 @@ func resultView(res *sessions.Result, format string) any {
 	if e.CompletedAt != nil {
 		completed = e.CompletedAt.Unix()
 	}
-	v := map[string]any{
-		"id": res.Session.ID, "object": "agent.session", "status": e.Status,
-		"created_at": e.CreatedAt.Unix(), "completed_at": completed, "config": res.Session.Config,
-		"messages": msgs, "execution_time": e.DurationMS,
-		"metadata": map[string]any{
-			"correlation_id": e.CorrelationID, "event_count": len(e.Events), "execution_id": e.ID, "stop_reason": e.StopReason,
-			"usage": map[string]int{"input_tokens": e.InputTokens, "output_tokens": e.OutputTokens},
-		},
-	}
-	if res.Pending != nil {
-		v["required_action"] = requiredActionView(res.Pending)
-	}
-	return v
+	return executeResultJSON{ID: res.Session.ID, Object: "agent.session", Status: e.Status,
+		CreatedAt: e.CreatedAt.Unix(), CompletedAt: completed, Config: res.Session.Config,
+		Messages: msgs, ExecutionTime: e.DurationMS,
+		Metadata: resultMetadataJSON{CorrelationID: e.CorrelationID, EventCount: len(e.Events), ExecutionID: e.ID,
+			StopReason: e.StopReason, Usage: usageJSON{InputTokens: e.InputTokens, OutputTokens: e.OutputTokens}},
+		RequiredAction: viewRequiredAction(res.Pending)}
 }
 
 // executionView is an execution as the poll endpoint shows it, with its result once completed.
-func executionView(e *domain.Execution, sess *domain.Session, msgs []domain.Message) map[string]any {
-	v := map[string]any{
-		"id": e.ID, "object": "agent.execution", "session_id": e.SessionID, "status": e.Status,
-		"correlation_id": e.CorrelationID, "created_at": e.CreatedAt.Unix(), "completed_at": nil,
-	}
+func executionView(e *domain.Execution, sess *domain.Session, msgs []domain.Message) executionJSON {
+	v := executionJSON{ID: e.ID, Object: "agent.execution", SessionID: e.SessionID, Status: e.Status,
+		CorrelationID: e.CorrelationID, CreatedAt: e.CreatedAt.Unix(), RequiredAction: viewRequiredAction(e.Pending)}
 	if e.CompletedAt != nil {
-		v["completed_at"] = e.CompletedAt.Unix()
+		completed := e.CompletedAt.Unix()
+		v.CompletedAt = &completed
 	}
 	if e.Error != "" {
 		typ := e.ErrorType
 		if typ == "" {
 			typ = domain.KindInternal.Type() // recorded before executions kept the type
 		}
-		v["error"] = errorDetail{Type: typ, Message: e.Error}
-	}
-	if e.Pending != nil {
-		v["required_action"] = requiredActionView(e.Pending)
+		v.Error = &executionErrorJSON{Type: typ, Message: e.Error}
 	}
 	if e.Status == domain.ExecCompleted && sess != nil {
-		v["result"] = resultView(&sessions.Result{Session: sess, Execution: e, Messages: msgs}, "session")
+		r := sessionResult(&sessions.Result{Session: sess, Execution: e, Messages: msgs})
+		v.Result = &r
 	}
 	return v
 }
@@ -248,15 +206,10 @@ func (h *runtimeHandlers) messages(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	out := make([]map[string]any, len(msgs))
+	out := make([]historyMessageJSON, len(msgs))
 	for i, m := range msgs {
-		out[i] = map[string]any{"id": m.ID, "role": m.Role, "content": m.Content, "timestamp": m.CreatedAt.UTC().Format(time.RFC3339)}
-		if m.Citations != nil {
-			out[i]["citations"] = citationViews(m.Citations)
-		}
-		if len(m.ToolCalls) > 0 {
-			out[i]["tool_calls"] = toolCallViews(m.ToolCalls)
-		}
+		out[i] = historyMessageJSON{ID: m.ID, Role: m.Role, Content: m.Content, Timestamp: m.CreatedAt.UTC().Format(time.RFC3339),
+			Citations: citationViews(m.Citations), ToolCalls: toolCallViews(m.ToolCalls)}
 	}
 	// Stored messages reach 350,000 bytes each: a full page is cut to what a Lambda response holds.
 	enc, err := fitPage(out)
@@ -269,7 +222,7 @@ func (h *runtimeHandlers) messages(w http.ResponseWriter, r *http.Request) error
 	if more {
 		setNext(w, r, offset+len(enc), limit)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"messages": enc, "total": total, "has_more": more})
+	writeJSON(w, http.StatusOK, messagesPageJSON{Messages: enc, Total: total, HasMore: more})
 	return nil
 }
 
@@ -294,7 +247,7 @@ func (h *runtimeHandlers) events(w http.ResponseWriter, r *http.Request) error {
 	if more {
 		setNext(w, r, pg.offset+len(enc), pg.limit)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"events": enc, "total": page.Total, "has_more": more})
+	writeJSON(w, http.StatusOK, eventsPageJSON{Events: enc, Total: page.Total, HasMore: more})
 	return nil
 }
 

@@ -50,7 +50,7 @@ type sessionView struct {
 	CreatedAt    time.Time      `json:"created_at"`
 	UpdatedAt    time.Time      `json:"updated_at"`
 	// RequiredAction is what a paused execution of the session waits for.
-	RequiredAction map[string]any `json:"required_action,omitempty"`
+	RequiredAction *requiredActionJSON `json:"required_action,omitempty"`
 }
 
 func viewSession(s *domain.Session) sessionView {
@@ -62,9 +62,7 @@ func viewSession(s *domain.Session) sessionView {
 	if v.Variables == nil {
 		v.Variables = map[string]any{}
 	}
-	if s.Pending != nil {
-		v.RequiredAction = requiredActionView(s.Pending)
-	}
+	v.RequiredAction = viewRequiredAction(s.Pending)
 	return v
 }
 
@@ -80,7 +78,7 @@ func (h *sessionHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "session_id": s.ID, "config_hash": s.ConfigHash})
+	writeJSON(w, http.StatusCreated, sessionCreatedJSON{Success: true, SessionID: s.ID, ConfigHash: s.ConfigHash})
 	return nil
 }
 
@@ -96,7 +94,7 @@ func (h *sessionHandlers) fromAgent(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "session_id": s.ID, "config_hash": s.ConfigHash, "agent_id": a.ID, "agent_name": a.Name})
+	writeJSON(w, http.StatusOK, sessionFromAgentJSON{Success: true, SessionID: s.ID, ConfigHash: s.ConfigHash, AgentID: a.ID, AgentName: a.Name})
 	return nil
 }
 

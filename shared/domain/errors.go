@@ -74,8 +74,8 @@ const (
 
 // FieldError names one invalid field by its dotted path.
 type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
+	Field   string
+	Message string
 }
 
 // Error is an error with a kind and a message that is safe to show to clients.
