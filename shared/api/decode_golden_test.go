@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentorch/agentorch/shared/api"
+	"github.com/agentorch/agentorch/shared/chunk"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/knowledge"
 	"github.com/agentorch/agentorch/shared/library"
@@ -29,6 +30,36 @@ type validating struct {
 	fakeKnowledge
 	lib *library.Service
 	kb  *knowledge.Service
+}
+
+// goldenEmbedders take every embedding_config (resolving it is the embedders' own, tested in
+// embeddings) and build an embedder that reads 512 tokens, so that a knowledge base's body is
+// checked to its end, chunking included, by the real splitter.
+type goldenEmbedders struct{}
+
+func (goldenEmbedders) Resolve(cfg domain.Embedding) (domain.Embedding, []domain.FieldError) {
+	return cfg, nil
+}
+
+func (goldenEmbedders) Embedder(context.Context, domain.Embedding) (knowledge.Embedder, error) {
+	return goldenEmbedder{}, nil
+}
+
+type goldenEmbedder struct{}
+
+func (goldenEmbedder) Embed(context.Context, []string) ([][]float32, error) { return nil, errValidated }
+func (goldenEmbedder) Dimensions() int                                      { return 8 }
+func (goldenEmbedder) MaxTokens() int                                       { return 512 }
+func (goldenEmbedder) Tokens(text string) int                               { return len(text) }
+func (goldenEmbedder) Name() string                                         { return "golden" }
+
+// goldenSplitter is the splitter the knowledge functions build (app/kb).
+func goldenSplitter(c domain.Chunking) (knowledge.Splitter, error) {
+	s, err := chunk.New(c)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 var errValidated = domain.Errorf(domain.KindConflict, "valid: the feature went on to its stores")
@@ -188,7 +219,8 @@ var decodeCases = []struct{ name, path, body string }{
 func TestDecodeGolden(t *testing.T) {
 	p := domain.Principal{KeyID: "k1", Owner: "o1", Company: "c1"}
 	opts := api.Options{Auth: openapiAuth{p: p}}
-	v := &validating{lib: library.New(library.Deps{}, library.Limits{}), kb: knowledge.New(knowledge.Deps{}, knowledge.Limits{})}
+	v := &validating{lib: library.New(library.Deps{}, library.Limits{}),
+		kb: knowledge.New(knowledge.Deps{Embedders: goldenEmbedders{}, NewSplitter: goldenSplitter}, knowledge.Limits{})}
 	groups := map[string]http.Handler{
 		"/api/v1/files/":           api.NewFiles(v, opts),
 		"/api/v1/collections/":     api.NewCollections(v, opts),
