@@ -1,11 +1,14 @@
-// Package mcpserverstest holds an in-memory fake of the mcpservers Store for the tests of the
-// feature and of the handlers built on it. It honours the DynamoDB adapter's rules (names unique
-// in a company, updates conditional on UpdatedAt, a bound on the servers of a company) and
-// counts reads; shared/dynamo's own tests check the adapter against DynamoDB Local.
+// Package mcpserverstest holds the in-memory fake of mcpservers.Store for the tests of the
+// feature and of the handlers built on it, and StoreSuite, the port's contract that the fake and
+// the DynamoDB adapter (shared/dynamo's suite tests, on DynamoDB Local) both pass: names unique
+// in a company, writes and deletes conditional on UpdatedAt, a bound on the servers of a
+// company, companies kept apart. The fake counts reads and can fail every call (Fail).
 package mcpserverstest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -34,8 +37,28 @@ func (f *Store) nameTaken(s *domain.MCPServer) bool {
 	return false
 }
 
+// clone is s as DynamoDB gives it back: no memory shared with the caller, a schema's numbers
+// json.Number, empty header names and tools as empty slices, empty sealed headers nil.
 func clone(s *domain.MCPServer) *domain.MCPServer {
-	c := *s
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var c domain.MCPServer
+	if err := dec.Decode(&c); err != nil {
+		panic(err)
+	}
+	if c.HeaderNames == nil {
+		c.HeaderNames = []string{}
+	}
+	if c.Tools == nil {
+		c.Tools = []domain.MCPTool{}
+	}
+	if len(c.SealedHeaders) == 0 {
+		c.SealedHeaders = nil
+	}
 	return &c
 }
 
@@ -57,6 +80,9 @@ func (f *Store) CreateMCPServer(_ context.Context, s *domain.MCPServer, max int)
 	}
 	if n >= max {
 		return fmt.Errorf("servers of %s: %w", s.Company, domain.ErrMCPLimit)
+	}
+	if _, ok := f.servers[s.Company+"/"+s.ID]; ok {
+		return fmt.Errorf("create MCP server %s: %w", s.ID, domain.ErrConflict)
 	}
 	f.servers[s.Company+"/"+s.ID] = clone(s)
 	return nil
@@ -101,13 +127,19 @@ func (f *Store) FindMCPServers(_ context.Context, company string, refs []string)
 	if f.Fail != nil {
 		return nil, f.Fail
 	}
-	want := map[string]bool{}
+	ids, names := map[string]bool{}, map[string]bool{}
 	for _, r := range refs {
-		want[r] = true
+		switch {
+		case r == "":
+		case domain.IsID(r):
+			ids[r] = true // as the adapter: a UUID is read as an id, never as a name
+		default:
+			names[r] = true
+		}
 	}
 	var out []*domain.MCPServer
 	for _, s := range f.servers {
-		if s.Company == company && (want[s.ID] || want[s.Name]) {
+		if s.Company == company && (ids[s.ID] || names[s.Name]) {
 			out = append(out, clone(s))
 		}
 	}
@@ -134,15 +166,20 @@ func (f *Store) UpdateMCPServer(_ context.Context, s, prev *domain.MCPServer) er
 	return nil
 }
 
-// DeleteMCPServer implements mcpservers.Store.
+// DeleteMCPServer implements mcpservers.Store: as the adapter, only a server unchanged since s
+// was read (its UpdatedAt) is deleted; a changed one is a conflict.
 func (f *Store) DeleteMCPServer(_ context.Context, s *domain.MCPServer) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.Fail != nil {
 		return f.Fail
 	}
-	if _, ok := f.servers[s.Company+"/"+s.ID]; !ok {
+	cur, ok := f.servers[s.Company+"/"+s.ID]
+	switch {
+	case !ok:
 		return domain.ErrNotFound
+	case !cur.UpdatedAt.Equal(s.UpdatedAt):
+		return domain.ErrConflict
 	}
 	delete(f.servers, s.Company+"/"+s.ID)
 	return nil
