@@ -47,16 +47,6 @@ func decode(w http.ResponseWriter, r *http.Request, limit int64, dst any) error 
 	return decodeJSON(m, b, dst)
 }
 
-// decodeInput is decode for an input that still reads itself from the body's JSON (the library
-// and knowledge groups, until they are plain structs too).
-func decodeInput(w http.ResponseWriter, r *http.Request, limit int64, dst json.Unmarshaler) error {
-	_, b, err := readObject(w, r, limit)
-	if err != nil {
-		return err
-	}
-	return dst.UnmarshalJSON(b)
-}
-
 // firstError, embedded in a request type, keeps the form the API's first endpoints answered
 // with: only the first value of the wrong type is named (keys in sorted order, paths without
 // array indexes or map keys) and without the JSON type it has. Inputs without it name every
