@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // The entries of a node's tools: a built-in's name as a string, or an object binding a
@@ -28,10 +29,11 @@ const (
 const KnowledgeSearchTool = "knowledge_base_search"
 
 // toolNamePattern is what Bedrock Converse and OpenAI accept as a tool name.
-var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+// Compiled on first use, not at every function's init.
+var toolNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) })
 
 // ValidToolName reports whether name is a tool name every provider accepts.
-func ValidToolName(name string) bool { return toolNamePattern.MatchString(name) }
+func ValidToolName(name string) bool { return toolNamePattern().MatchString(name) }
 
 // MCPBinding is a {type: "mcp"} entry: the tools of one of the company's MCP servers.
 type MCPBinding struct {

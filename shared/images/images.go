@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -29,7 +30,10 @@ type Blobs interface {
 }
 
 // nameRE matches the names Upload gives: a random UUID and the extension of the image's type.
-var nameRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(` + strings.Join(domain.ImageExts(), "|") + `)$`)
+// Compiled on first use, not at every function's init.
+var nameRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(` + strings.Join(domain.ImageExts(), "|") + `)$`)
+})
 
 // Service uploads and opens images.
 type Service struct{ blobs Blobs }
@@ -84,7 +88,7 @@ func (s *Service) Upload(ctx context.Context, data []byte) (*Uploaded, error) {
 
 // Open reads an uploaded image by name; unknown, malformed and expired names are not found.
 func (s *Service) Open(ctx context.Context, name string) ([]byte, string, error) {
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		return nil, "", domain.Errorf(domain.KindNotFound, "Image %q not found", domain.Clip(name, 64))
 	}
 	data, mt, err := s.blobs.Get(ctx, keyPrefix+name, MaxBytes)
@@ -104,7 +108,7 @@ func (s *Service) Open(ctx context.Context, name string) ([]byte, string, error)
 func MediaName(path string) (string, bool) {
 	name, ok := strings.CutPrefix(path, MediaPath)
 	name = strings.TrimSuffix(name, "/")
-	return name, ok && nameRE.MatchString(name)
+	return name, ok && nameRE().MatchString(name)
 }
 
 func sniff(data []byte) string {

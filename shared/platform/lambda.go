@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -47,19 +48,23 @@ func HTTPHandler(h http.Handler, log *slog.Logger) func(context.Context, events.
 // path is unknown here: set PUBLIC_BASE_URL there.
 func StageURL(ctx context.Context) (string, bool) {
 	rc, ok := core.GetAPIGatewayV2ContextFromContext(ctx)
-	if !ok || !hostName.MatchString(rc.DomainName) {
+	if !ok || !hostName().MatchString(rc.DomainName) {
 		return "", false
 	}
 	u := "https://" + rc.DomainName
-	if rc.Stage != "" && rc.Stage != "$default" && strings.Contains(rc.DomainName, ".execute-api.") && stageName.MatchString(rc.Stage) {
+	if rc.Stage != "" && rc.Stage != "$default" && strings.Contains(rc.DomainName, ".execute-api.") && stageName().MatchString(rc.Stage) {
 		u += "/" + rc.Stage
 	}
 	return u, true
 }
 
+// The patterns are compiled on first use, not at every function's init (a counted repetition
+// makes a large program).
 var (
-	hostName  = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$`)
-	stageName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+	hostName = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$`)
+	})
+	stageName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`) })
 )
 
 // StartHTTP runs h as a Lambda function behind API Gateway. It does not return.
