@@ -62,7 +62,15 @@ func mustPut(t *testing.T, st knowledge.Store, kbs ...*domain.KnowledgeBase) {
 // found; deletes are idempotent.
 func kbRoundTrip(t *testing.T, st knowledge.Store) {
 	ctx := context.Background()
-	kb := suiteKB(librarytest.Company("acme"), "run-1", librarytest.Base, uuid.NewString(), uuid.NewString())
+	f1 := uuid.NewString()
+	kb := suiteKB(librarytest.Company("acme"), "run-1", librarytest.Base, f1, uuid.NewString())
+	// Every field set, so that none is lost on the way.
+	deadline, done, at := librarytest.Base.Add(time.Hour), librarytest.Base.Add(time.Minute), librarytest.Base.Add(time.Second)
+	kb.Description, kb.Chunking.SplitBy, kb.Chunking.RecursiveSeparators = "d", "sentence", []string{"\n\n", "\n"}
+	kb.Metadata = domain.ProcessingMetadata{Phase: "indexing", TotalChunks: 10, ProcessedChunks: 4, Message: "m"}
+	kb.SourcesRun, kb.RunDeadline, kb.Completed, kb.Error = "run-1", &deadline, &done, "e"
+	kb.Sources[f1] = &domain.Datasource{FileID: f1, Name: "a <b> & c.txt", Status: domain.IngestFailed, Error: "no text",
+		ContentHash: "c0ffee", Chunks: 3, Attempts: 2, Phase: "indexing", TotalChunks: 3, ProcessedChunks: 1, Residue: true, UpdatedAt: &at}
 	mustPut(t, st, kb)
 	want := *kb
 	kb.Sources = map[string]*domain.Datasource{}
