@@ -211,6 +211,9 @@ var decodeCases = []struct{ name, path, body string }{
 	{"kb embedding and chunking", "/api/v1/knowledge-bases/", `{"name":"k","selected_datasources":[5],"embedding_config":{"provider":" ","model":[],"dimensions":"7"},"chunking_strategy":{"strategy":null,"chunk_size":1e10,"chunk_overlap":2.5,"split_by":"","recursive_separators":"x"}}`},
 	{"kb chunking values", "/api/v1/knowledge-bases/", `{"name":"k","selected_datasources":[5],"chunking_strategy":{"chunk_size":"` + strings.Repeat("9", 60) + `","chunk_overlap":true,"recursive_separators":[null,"a",{}],"Strategy":1}}`},
 	{"kb embedding a list", "/api/v1/knowledge-bases/", `{"name":"k","selected_collections":[],"embedding_config":[1],"chunking_strategy":null,"selected_datasources":"x"}`},
+	{"search long unknown key", "/api/v1/knowledge-bases/kb9/search/", `{"query":"q","` + strings.Repeat("k", 70) + `":1,"filter":{"` + strings.Repeat("f", 70) + `":1}}`},
+	{"kb long unknown key", "/api/v1/knowledge-bases/", `{"name":"k","selected_datasources":["a"],"` + strings.Repeat("k", 70) + `":1,"embedding_config":{"` + strings.Repeat("e", 70) + `":1},"chunking_strategy":{"` + strings.Repeat("c", 70) + `":1}}`},
+	{"file bulk long unknown key", "/api/v1/files/bulk/", `{"operation":"delete","file_ids":["a"],"` + strings.Repeat("k", 70) + `":1,"parameters":{"` + strings.Repeat("p", 70) + `":1}}`},
 }
 
 // TestDecodeGolden holds the status and body of each bad body of the library and knowledge

@@ -33,6 +33,8 @@ import (
 //     words may depend on a value (a bulk request's operation);
 //   - a field type with ShapeOf(value) is checked as the type it names for the value (a
 //     string or an array; a block by its type), or taken as it is when it names none;
+//   - an input with UnclippedKeys() names its unknown keys whole, as the search and
+//     knowledge-base bodies always have (others clip them to 64 characters);
 //   - an input with TakeShape(unknown, wrong) reports the errors of its shape with those of its
 //     values in its own order (its Validate): it is handed them in place of the 400, decoded
 //     without the keys it does not have and with each value of the wrong type left out (null).
@@ -76,6 +78,7 @@ func decodeJSON(m map[string]any, b []byte, dst any) error {
 	}
 	taker, takes := dst.(shapeTaker)
 	s.take = takes
+	_, s.whole = dst.(interface{ UnclippedKeys() })
 	s.value(m, t, "", "", "")
 	if s.legacy && len(s.unknown) > 0 {
 		s.wrong = nil // named first, alone
@@ -150,6 +153,7 @@ func decodeError(err error) error {
 type shapeCheck struct {
 	legacy  bool
 	take    bool // for a shapeTaker: leave out what is wrong, to decode the rest
+	whole   bool // name unknown keys unclipped (UnclippedKeys)
 	unknown []domain.FieldError
 	wrong   []domain.FieldError
 }
@@ -285,7 +289,16 @@ func (s *shapeCheck) object(m map[string]any, t reflect.Type, path string) {
 	for i, f := range fields {
 		names[i] = f.name
 	}
-	for _, e := range unknownFields(m, names) {
+	var whole []string // the unknown keys unclipped, in unknownFields' order
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if s.whole && !slices.Contains(names, k) {
+			whole = append(whole, k)
+		}
+	}
+	for i, e := range unknownFields(m, names) {
+		if s.whole {
+			e.Field = whole[i]
+		}
 		s.unknown = append(s.unknown, domain.FieldError{Field: joinPath(path, e.Field), Message: e.Message})
 	}
 	if s.take {

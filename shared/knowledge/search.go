@@ -43,6 +43,9 @@ type SearchFilter struct {
 	Tags    []*string `json:"tags" want:"an array of strings" got:"not"`
 }
 
+// UnclippedKeys has the decoder name a search's unknown keys whole, as it always has.
+func (*SearchInput) UnclippedKeys() {}
+
 // UnknownField words what a search's body and its filter have.
 func (*SearchInput) UnknownField(path string) string {
 	if strings.HasPrefix(path, "filter.") {
