@@ -68,6 +68,16 @@ func Missing(what, id string) error {
 	return &domain.Error{Kind: domain.KindNotFound, Message: what + " " + id + " not found"}
 }
 
+// fits refuses a record DynamoDB would refuse for its size (400 KB an item; the keys and
+// attribute names beyond the record's JSON are taken as 256 bytes), as the adapter does before
+// it writes: KindTooLarge.
+func fits(v any) error {
+	if len(Enc(v))+256 > 400*1024 {
+		return &domain.Error{Kind: domain.KindTooLarge, Message: "The data is too large to store"}
+	}
+	return nil
+}
+
 // MaxPage bounds the records one list page returns, as the DynamoDB adapter's MaxPage does.
 const MaxPage = 1000
 
@@ -117,6 +127,9 @@ func Page[T any](recs map[string][]byte, company, after string, limit int, key f
 // CreateFile implements library.Store.
 func (m *MemStore) CreateFile(_ context.Context, f *domain.File) error {
 	m.Add("CreateFile")
+	if err := fits(f); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.files[f.ID]; ok {
@@ -129,6 +142,9 @@ func (m *MemStore) CreateFile(_ context.Context, f *domain.File) error {
 // UpdateFile implements library.Store.
 func (m *MemStore) UpdateFile(_ context.Context, f *domain.File, prev time.Time) error {
 	m.Add("UpdateFile")
+	if err := fits(f); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b, ok := m.files[f.ID]
@@ -194,6 +210,9 @@ func (m *MemStore) DeleteFile(_ context.Context, id string) error {
 // PutCollection implements library.Store.
 func (m *MemStore) PutCollection(_ context.Context, c *domain.Collection) error {
 	m.Add("PutCollection")
+	if err := fits(c); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.collections[c.ID] = Enc(c)
@@ -234,6 +253,9 @@ func (m *MemStore) DeleteCollection(_ context.Context, id string) error {
 // UpdateCollection implements library.Store.
 func (m *MemStore) UpdateCollection(_ context.Context, c *domain.Collection, prev time.Time) error {
 	m.Add("UpdateCollection")
+	if err := fits(c); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b, ok := m.collections[c.ID]

@@ -28,6 +28,7 @@ func StoreSuite(t *testing.T, newStore func(t *testing.T) library.Store) {
 	t.Run("Cursor", func(t *testing.T) { cursor(t, newStore(t)) })
 	t.Run("Collections", func(t *testing.T) { collections(t, newStore(t)) })
 	t.Run("ListCollectionsPages", func(t *testing.T) { listCollectionsPages(t, newStore(t)) })
+	t.Run("TooLarge", func(t *testing.T) { tooLarge(t, newStore(t)) })
 }
 
 // Company is a company name no other test uses.
@@ -371,5 +372,41 @@ func listCollectionsPages(t *testing.T, st library.Store) {
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("limit %d: acme's collections across pages (-want +got):\n%s", limit, d)
 		}
+	}
+}
+
+// tooLarge: a record past DynamoDB's 400 KB is KindTooLarge and writes nothing.
+func tooLarge(t *testing.T, st library.Store) {
+	ctx := context.Background()
+	many := make([]string, 12000) // 12,000 ids: about 470 KB
+	for i := range many {
+		many[i] = uuid.NewString()
+	}
+	c := suiteCollection(Company("acme"), Base)
+	big := *c
+	big.FileIDs = many
+	WantKind(t, "put of a collection past 400 KB", st.PutCollection(ctx, &big), domain.KindTooLarge)
+	_, err := st.GetCollection(ctx, c.ID)
+	WantKind(t, "get of the refused collection", err, domain.KindNotFound)
+	if err := st.PutCollection(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	big.UpdatedAt = c.UpdatedAt.Add(time.Second)
+	WantKind(t, "update to a collection past 400 KB", st.UpdateCollection(ctx, &big, c.UpdatedAt), domain.KindTooLarge)
+	if got, err := st.GetCollection(ctx, c.ID); err != nil || len(got.FileIDs) != 1 {
+		t.Errorf("the refused update wrote: %d files, %v", len(got.FileIDs), err)
+	}
+
+	f := suiteFile(c.Company, Base)
+	huge := *f
+	huge.Tags = many
+	WantKind(t, "create of a file past 400 KB", st.CreateFile(ctx, &huge), domain.KindTooLarge)
+	_, err = st.GetFile(ctx, f.ID)
+	WantKind(t, "get of the refused file", err, domain.KindNotFound)
+	mustCreate(t, st, f)
+	huge.UpdatedAt = f.UpdatedAt.Add(time.Second)
+	WantKind(t, "update to a file past 400 KB", st.UpdateFile(ctx, &huge, f.UpdatedAt), domain.KindTooLarge)
+	if got, err := st.GetFile(ctx, f.ID); err != nil || len(got.Tags) != 1 {
+		t.Errorf("the refused update wrote: %d tags, %v", len(got.Tags), err)
 	}
 }
