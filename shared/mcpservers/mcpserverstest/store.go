@@ -62,12 +62,29 @@ func clone(s *domain.MCPServer) *domain.MCPServer {
 	return &c
 }
 
+// fits refuses a server DynamoDB would refuse for its size (400 KB an item; the keys and
+// attribute names beyond the record's JSON are taken as 256 bytes), as the adapter does before
+// it writes: KindTooLarge.
+func fits(s *domain.MCPServer) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	if len(b)+256 > 400*1024 {
+		return &domain.Error{Kind: domain.KindTooLarge, Message: "The data is too large to store"}
+	}
+	return nil
+}
+
 // CreateMCPServer implements mcpservers.Store.
 func (f *Store) CreateMCPServer(_ context.Context, s *domain.MCPServer, max int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.Fail != nil {
 		return f.Fail
+	}
+	if err := fits(s); err != nil {
+		return err
 	}
 	if f.nameTaken(s) {
 		return fmt.Errorf("name %q: %w", s.Name, domain.ErrMCPNameTaken)
@@ -152,6 +169,9 @@ func (f *Store) UpdateMCPServer(_ context.Context, s, prev *domain.MCPServer) er
 	defer f.mu.Unlock()
 	if f.Fail != nil {
 		return f.Fail
+	}
+	if err := fits(s); err != nil {
+		return err
 	}
 	cur, ok := f.servers[prev.Company+"/"+prev.ID]
 	switch {

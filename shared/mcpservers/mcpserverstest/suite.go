@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ func StoreSuite(t *testing.T, newStore func(t *testing.T) mcpservers.Store) {
 	t.Run("Update", func(t *testing.T) { update(t, newStore(t)) })
 	t.Run("Rename", func(t *testing.T) { rename(t, newStore(t)) })
 	t.Run("Delete", func(t *testing.T) { deleteServer(t, newStore(t)) })
+	t.Run("TooLarge", func(t *testing.T) { tooLarge(t, newStore(t)) })
 }
 
 var base = time.Date(2026, 11, 23, 9, 0, 0, 123456789, time.UTC)
@@ -280,4 +282,30 @@ func deleteServer(t *testing.T, st mcpservers.Store) {
 	wantIs(t, "get after delete", err, domain.ErrNotFound)
 	wantIs(t, "a second delete", st.DeleteMCPServer(ctx, &next), domain.ErrNotFound)
 	mustCreate(t, st, 50, server(acme, "docs")) // the name is free
+}
+
+// tooLarge: a server past DynamoDB's 400 KB is KindTooLarge and writes nothing (nor claims its
+// name).
+func tooLarge(t *testing.T, st mcpservers.Store) {
+	ctx := context.Background()
+	acme := company("acme")
+	big := server(acme, "big")
+	for i := range 150 {
+		big.Tools = append(big.Tools, domain.MCPTool{Name: "t" + strings.Repeat("x", i%10), Description: strings.Repeat("d", 3000)})
+	}
+	if err := st.CreateMCPServer(ctx, big, 50); domain.KindOf(err) != domain.KindTooLarge {
+		t.Errorf("create of 450 KB: %v, want KindTooLarge", err)
+	}
+	_, err := st.GetMCPServer(ctx, acme, big.ID)
+	wantIs(t, "the refused server", err, domain.ErrNotFound)
+	s := server(acme, "big")
+	mustCreate(t, st, 50, s) // the name was not claimed
+	next := *big
+	next.ID, next.Name, next.UpdatedAt = s.ID, "big2", base.Add(time.Second)
+	if err := st.UpdateMCPServer(ctx, &next, s); domain.KindOf(err) != domain.KindTooLarge {
+		t.Errorf("update to 450 KB: %v, want KindTooLarge", err)
+	}
+	if got, err := st.GetMCPServer(ctx, acme, s.ID); err != nil || got.Name != "big" || len(got.Tools) != 1 {
+		t.Errorf("the refused update wrote: %v", err)
+	}
 }
