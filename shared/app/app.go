@@ -1,6 +1,7 @@
 // Package app is the whole application, for the local dev server and the tests: one core.App
 // (one store and key cache) with every function's builder, in the one table of functions. The
-// Lambda mains do not import it: each calls its own builder in core, tooling, kb or run with its own providers,
+// Lambda mains do not import it: each calls its own builder in core, tooling, kb or run with its own providers
+// (meta its own handler, without an App),
 // so that its binary links only what its group serves (TestFunctionsLinkOnlyTheirProviders).
 package app
 
@@ -16,6 +17,7 @@ import (
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/app/core"
 	"github.com/agentorch/agentorch/shared/app/kb"
+	"github.com/agentorch/agentorch/shared/app/meta"
 	"github.com/agentorch/agentorch/shared/app/run"
 	"github.com/agentorch/agentorch/shared/app/secrets"
 	"github.com/agentorch/agentorch/shared/app/tooling"
@@ -40,11 +42,15 @@ type Function struct {
 	// Stream: the function is behind a function URL whose responses stream (InvokeMode
 	// RESPONSE_STREAM), not the HTTP API, so its main is core.MainHTTPStream.
 	Stream bool
+	// Bare, when set, is what the main serves through platform.MainHTTP without building an App:
+	// the group needs no store, authenticator or secret (meta's routes are public), so its binary
+	// links no AWS service client. HTTP builds the same group on the App for the dev server.
+	Bare platform.HandlerBuilder
 }
 
 // Functions is the one table of functions.
 var Functions = []Function{
-	{Dir: "meta", HTTP: core.Meta},
+	{Dir: "meta", HTTP: core.Meta, Bare: meta.Handler},
 	{Dir: "agents", HTTP: tooling.Agents, Secrets: true, MCP: true},
 	{Dir: "auth", HTTP: core.Auth, Secrets: true},
 	{Dir: "sessions", HTTP: tooling.Sessions, Secrets: true},

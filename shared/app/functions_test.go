@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,9 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/infra/sam"
+	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/app"
+	"github.com/agentorch/agentorch/shared/platform"
 )
 
 // TestOneFunctionTable: template.yaml's functions, app.Functions and the mains under functions/
@@ -54,6 +60,10 @@ func TestOneFunctionTable(t *testing.T) {
 			t.Errorf("functions/%s: %v", f.Dir, err)
 			continue
 		}
+		if f.Bare != nil {
+			checkBareMain(t, f, string(src), streams[f.Dir])
+			continue
+		}
 		m := call.FindStringSubmatch(string(src))
 		if m == nil {
 			t.Errorf("functions/%s/main.go calls none of core.MainHTTP, core.MainHTTPStream and core.MainSQS with a builder", f.Dir)
@@ -81,5 +91,58 @@ func TestOneFunctionTable(t *testing.T) {
 		if name := runtime.FuncForPC(v.Pointer()).Name(); !strings.HasSuffix(name, "/app/"+m[2]+"."+m[3]) {
 			t.Errorf("functions/%s/main.go builds with %s.%s, the table with %s", f.Dir, m[2], m[3], name)
 		}
+	}
+}
+
+// checkBareMain: a function served without an App (Function.Bare) has a main that passes the
+// table's handler to platform.MainHTTP, with no providers and no stream.
+func checkBareMain(t *testing.T, f app.Function, src string, streams bool) {
+	t.Helper()
+	m := regexp.MustCompile(`platform\.MainHTTP\((\w+)\.(\w+)\)`).FindStringSubmatch(src)
+	if m == nil {
+		t.Errorf("functions/%s/main.go does not call platform.MainHTTP with a handler, as app.Functions' Bare says", f.Dir)
+		return
+	}
+	if f.Secrets || f.MCP || f.Stream || streams {
+		t.Errorf("functions/%s: a bare function takes no providers and does not stream (Secrets %v, MCP %v, Stream %v, template streams %v)", f.Dir, f.Secrets, f.MCP, f.Stream, streams)
+	}
+	if name := runtime.FuncForPC(reflect.ValueOf(f.Bare).Pointer()).Name(); !strings.HasSuffix(name, "/app/"+m[1]+"."+m[2]) {
+		t.Errorf("functions/%s/main.go serves %s.%s, the table %s", f.Dir, m[1], m[2], name)
+	}
+}
+
+// TestBareGroupIsTheTables: a bare function's main serves the routes the table's builder gives
+// the dev server and the tests (meta.Handler and core.Meta build one group).
+func TestBareGroupIsTheTables(t *testing.T) {
+	cfg, err := platform.LoadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	a := app.NewWithAWS(aws.Config{Region: "us-east-1"}, cfg, log)
+	n := 0
+	for _, f := range app.Functions {
+		if f.Bare == nil {
+			continue
+		}
+		n++
+		want, err := a.Handler(f.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := f.Bare(t.Context(), cfg, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := h.(*api.Group)
+		if !ok {
+			t.Fatalf("%s: the bare handler is a %T, not an api.Group", f.Dir, h)
+		}
+		if diff := cmp.Diff(want.Routes(), got.Routes()); diff != "" {
+			t.Errorf("%s: routes of the main (+) and of the table (-):\n%s", f.Dir, diff)
+		}
+	}
+	if n == 0 {
+		t.Error("no bare function in app.Functions (meta is one)")
 	}
 }

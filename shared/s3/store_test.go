@@ -15,7 +15,6 @@ import (
 
 	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/platform"
 	"github.com/agentorch/agentorch/shared/s3"
 )
 
@@ -24,7 +23,7 @@ func TestMain(m *testing.M) { localstack.RunTests(m) }
 // The adapter against the S3 stand-in over the real protocol (path-style, as locally configured).
 func TestStore(t *testing.T) {
 	env := localstack.NewTestEnv(t)
-	st := s3.NewStore(platform.S3Client(env.AWS, env.Config), env.Config.Bucket)
+	st := s3.NewStore(s3.NewClient(env.AWS, env.Config.S3Endpoint), env.Config.Bucket)
 	ctx := context.Background()
 	data := []byte("\x89PNG\r\n\x1a\nnot really")
 	if err := st.Put(ctx, "tmp/images/a.png", data, "image/png"); err != nil {
@@ -48,7 +47,7 @@ func TestStore(t *testing.T) {
 // checks no signatures, so the refusal is shown by recomputing the signature as S3 does.
 func TestPresignedUpload(t *testing.T) {
 	env := localstack.NewTestEnv(t)
-	st := s3.NewStore(platform.S3Client(env.AWS, env.Config), env.Config.Bucket)
+	st := s3.NewStore(s3.NewClient(env.AWS, env.Config.S3Endpoint), env.Config.Bucket)
 	ctx := context.Background()
 	data := []byte("%PDF-1.7\nthe exact bytes of an upload\n")
 	key := "files/acme/" + uuid.NewString()
@@ -114,7 +113,7 @@ func TestPresignedUpload(t *testing.T) {
 // error.
 func TestDelete(t *testing.T) {
 	env := localstack.NewTestEnv(t)
-	st := s3.NewStore(platform.S3Client(env.AWS, env.Config), env.Config.Bucket)
+	st := s3.NewStore(s3.NewClient(env.AWS, env.Config.S3Endpoint), env.Config.Bucket)
 	ctx := context.Background()
 	key := "files/acme/" + uuid.NewString()
 	if err := st.Put(ctx, key, []byte("abc"), "text/plain"); err != nil {
@@ -141,7 +140,7 @@ func TestDelete(t *testing.T) {
 // nothing), and a missing source is not found.
 func TestOpenAndCopy(t *testing.T) {
 	env := localstack.NewTestEnv(t)
-	st := s3.NewStore(platform.S3Client(env.AWS, env.Config), env.Config.Bucket)
+	st := s3.NewStore(s3.NewClient(env.AWS, env.Config.S3Endpoint), env.Config.Bucket)
 	ctx := context.Background()
 	from, to := "uploads/acme/"+uuid.NewString(), "files/acme/"+uuid.NewString()
 	if err := st.Put(ctx, from, []byte("first bytes"), "text/plain"); err != nil {

@@ -53,7 +53,7 @@ func New(ctx context.Context, cfg platform.Config, log *slog.Logger, extra ...fu
 
 // NewWithAWS builds the application on an already loaded AWS configuration.
 func NewWithAWS(awsCfg aws.Config, cfg platform.Config, log *slog.Logger, extra ...func(*dynamodb.Options)) *App {
-	store := dynamo.NewStore(platform.DynamoClient(awsCfg, cfg, extra...), cfg.Table)
+	store := dynamo.NewStore(dynamoClient(awsCfg, cfg, extra...), cfg.Table)
 	a := &App{Config: cfg, Log: log, AWS: awsCfg, Store: store, shared: map[any]func() (any, error){}}
 	secret := auth.StaticSecret(cfg.TokenSecret)
 	if cfg.TokenSecret == "" {
@@ -61,6 +61,17 @@ func NewWithAWS(awsCfg aws.Config, cfg platform.Config, log *slog.Logger, extra 
 	}
 	a.Auth = auth.NewService(store, store, auth.NewTokens(secret, cfg.TokenTTL), cfg.KeyCacheTTL)
 	return a
+}
+
+// dynamoClient builds the DynamoDB client, pointed at the local endpoint when one is configured.
+func dynamoClient(cfg aws.Config, c platform.Config, extra ...func(*dynamodb.Options)) *dynamodb.Client {
+	return dynamodb.NewFromConfig(cfg, append([]func(*dynamodb.Options){func(o *dynamodb.Options) {
+		if c.DynamoEndpoint != "" {
+			o.BaseEndpoint = aws.String(c.DynamoEndpoint)
+		}
+		// DynamoDB Local omits x-amz-crc32 on errors; the check adds nothing on a local socket.
+		o.DisableValidateResponseChecksum = !c.InLambda
+	}}, extra...)...)
 }
 
 // Options are the api options of every group: its logger, authenticator and body limit.

@@ -19,7 +19,7 @@ func Images(a *App) (*api.Group, error) {
 
 // ImageStore is the images feature on the bucket (executions read uploaded images from it too).
 func ImageStore(a *App) *images.Service {
-	return images.New(s3.NewStore(platform.S3Client(a.AWS, a.Config), a.Config.Bucket))
+	return images.New(s3.NewStore(s3.NewClient(a.AWS, a.Config.S3Endpoint), a.Config.Bucket))
 }
 
 // publicBaseURL is the base of the /media/ URLs: PUBLIC_BASE_URL (a custom domain; locally the

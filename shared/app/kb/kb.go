@@ -54,7 +54,7 @@ func build(a *core.App) (*knowledge.Service, error) {
 	}
 	d := knowledge.Deps{
 		Store:       a.Store,
-		Blobs:       s3.NewStore(platform.S3Client(a.AWS, cfg), cfg.Bucket),
+		Blobs:       s3.NewStore(s3.NewClient(a.AWS, cfg.S3Endpoint), cfg.Bucket),
 		Index:       index,
 		Embedders:   emb,
 		NewSplitter: newSplitter,
