@@ -60,6 +60,8 @@ var jsonTypes = []struct {
 	{messagesPageJSON{}, "MessageHistory"},
 	{historyMessageJSON{}, "HistoryMessage"}, // the page's messages (encoded apart, as fitPage cut them)
 	{eventsPageJSON{}, "EventList"},
+	{runtimeEventJSON{}, "RuntimeEvent"},
+	{textDeltaJSON{}, "TextDelta"},
 	// Request bodies.
 	{createKeyRequest{}, "ApiKeyCreate"},
 	{startUploadRequest{}, "StartUploadRequest"},

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/sessions"
@@ -190,4 +191,18 @@ type eventsPageJSON struct {
 	Events  []json.RawMessage `json:"events"`
 	HasMore bool              `json:"has_more"`
 	Total   int               `json:"total"`
+}
+
+// runtimeEventJSON is a runtime event as a stream sends it (the members in engine.Event's order).
+type runtimeEventJSON struct {
+	Type string         `json:"type"`
+	Node string         `json:"node,omitempty"`
+	Time time.Time      `json:"timestamp"`
+	Data map[string]any `json:"data,omitempty"`
+}
+
+// textDeltaJSON is text as the model writes it, as a stream sends it.
+type textDeltaJSON struct {
+	Delta string `json:"delta"`
+	Node  string `json:"node"`
 }

@@ -47,10 +47,10 @@ func (h *runtimeHandlers) stream(w http.ResponseWriter, r *http.Request, sid str
 	obs := sessions.Observer{
 		OnEvent: func(e engine.Event) {
 			if e.Type != engine.EventRequiresAction { // the stream ends with it, carrying the result
-				q.push(e.Type, e)
+				q.push(e.Type, runtimeEventJSON{Type: e.Type, Node: e.Node, Time: e.Time, Data: e.Data})
 			}
 		},
-		OnText: func(node, delta string) { q.push("text", map[string]string{"node": node, "delta": delta}) },
+		OnText: func(node, delta string) { q.push("text", textDeltaJSON{Node: node, Delta: delta}) },
 	}
 	type outcome struct {
 		res *sessions.Result
