@@ -84,6 +84,8 @@ var (
 		{mod + "shared/knowledge", true, slices.Concat(knowledgeFns, runFns)},
 		{mod + "shared/extract", true, []string{"files", "ingest"}}, // uploads are checked, ingestion extracts
 		{mod + "shared/engine", true, runFns},
+		// current_time's zone database (0.4 MB) where tools run, not where names are only checked.
+		{"time/tzdata", false, runFns},
 		// Every function but meta reads the store; meta builds no App (app.Function.Bare).
 		{"github.com/aws/aws-sdk-go-v2/service/dynamodb", false, slices.DeleteFunc(fnDirs(), func(d string) bool { return d == "meta" })},
 		// The SDK's default credential chain (shared files, SSO, STS, IMDS) is for the dev server

@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	// The zone database is embedded: Lambda's minimal images have no /usr/share/zoneinfo.
-	_ "time/tzdata"
-
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
@@ -116,6 +113,8 @@ func location(name string) (*time.Location, error) {
 	if name == "" || strings.EqualFold(name, "UTC") || strings.EqualFold(name, "Z") {
 		return time.UTC, nil
 	}
+	// The zone database is the system's, or the one the functions that run tools embed
+	// (shared/app/run: Lambda's provided.al2023 has none).
 	loc, err := time.LoadLocation(name)
 	if err != nil || name == "Local" {
 		return nil, fmt.Errorf("%w: unknown time zone %q; use an IANA name such as \"Europe/Paris\"", ErrInvalidInput, name)
