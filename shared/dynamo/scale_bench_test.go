@@ -155,7 +155,7 @@ func BenchmarkCompanyScale(b *testing.B) {
 					return err
 				}},
 				{"search", func() error {
-					_, err := env.svc.Search(ctx, p, env.kb, knowledge.SearchInput{Query: "returns"})
+					_, err := env.svc.Search(ctx, p, env.kb, knowledge.SearchInput{Query: new("returns")})
 					return err
 				}},
 				{"retrieval", func() error {
