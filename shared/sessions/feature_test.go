@@ -2,8 +2,8 @@ package sessions_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,164 +13,45 @@ import (
 	"github.com/agentorch/agentorch/shared/engine"
 	"github.com/agentorch/agentorch/shared/localmodel"
 	"github.com/agentorch/agentorch/shared/sessions"
+	"github.com/agentorch/agentorch/shared/sessions/sessionstest"
 	"github.com/agentorch/agentorch/shared/tools"
-	"github.com/google/go-cmp/cmp"
 )
 
-// memStore is an in-memory sessions.Store with the adapter's lease semantics, for feature tests
-// (the DynamoDB adapter has its own tests against DynamoDB Local).
+// memStore is sessionstest's fake counting the commits it took and the executions
+// EachExecution handed over. sessionstest.StoreSuite holds the fake to the DynamoDB adapter's
+// behaviour.
 type memStore struct {
-	mu       sync.Mutex
-	sessions map[string]*domain.Session
-	leases   map[string]lease
-	msgs     map[string][]domain.Message
-	execs    map[string]*domain.Execution
-	commits  int
-	handed   int // executions EachExecution handed over
+	*sessionstest.Store
+	mu      sync.Mutex
+	commits int
+	handed  int // executions EachExecution handed over
 }
 
-type lease struct {
-	id    string
-	until time.Time
+func newMemStore() *memStore { return &memStore{Store: sessionstest.NewStore()} }
+
+// TestStoreSuite holds the fake to the contract of sessions.Store (shared/dynamo runs the same
+// suite against DynamoDB Local).
+func TestStoreSuite(t *testing.T) {
+	sessionstest.StoreSuite(t, func(*testing.T) sessions.Store { return sessionstest.NewStore() })
 }
 
-func newMemStore() *memStore {
-	return &memStore{sessions: map[string]*domain.Session{}, leases: map[string]lease{}, msgs: map[string][]domain.Message{},
-		execs: map[string]*domain.Execution{}}
-}
-
-func clone[T any](v *T) *T { c := *v; return &c }
-
-func (m *memStore) CreateSession(_ context.Context, s *domain.Session) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.sessions[s.ID] = clone(s)
-	return nil
-}
-
-func (m *memStore) GetSession(_ context.Context, id string) (*domain.Session, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s, ok := m.sessions[id]
-	if !ok {
-		return nil, domain.ErrNotFound
+func (m *memStore) Commit(ctx context.Context, c domain.Commit) error {
+	if err := m.Store.Commit(ctx, c); err != nil {
+		return err
 	}
-	return clone(s), nil
-}
-
-func (m *memStore) ListSessions(context.Context, string, string, int, int) ([]*domain.Session, bool, error) {
-	return nil, false, nil
-}
-
-func (m *memStore) DeleteSession(_ context.Context, id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.sessions, id)
-	return nil
-}
-
-func (m *memStore) AcquireSession(_ context.Context, p domain.Principal, id, leaseID string, until, now time.Time) (*domain.Session, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s, ok := m.sessions[id]
-	switch {
-	case !ok:
-		return nil, domain.ErrNotFound
-	case !s.CanAccess(p):
-		return nil, domain.ErrPermission
-	case m.leases[id].id != "" && m.leases[id].until.After(now):
-		return nil, &domain.Error{Kind: domain.KindConflict, Message: "busy"}
-	}
-	m.leases[id] = lease{leaseID, until}
-	return clone(s), nil
-}
-
-func (m *memStore) ReleaseSession(_ context.Context, id, leaseID string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.leases[id].id == leaseID {
-		delete(m.leases, id)
-	}
-	return nil
-}
-
-func (m *memStore) History(_ context.Context, id string, take func(domain.Message) bool) ([]domain.Message, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []domain.Message
-	for _, msg := range slices.Backward(m.msgs[id]) {
-		if !take(msg) {
-			break
-		}
-		out = append(out, msg)
-	}
-	slices.Reverse(out)
-	return out, nil
-}
-
-func (m *memStore) Commit(_ context.Context, c domain.Commit) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.leases[c.Session.ID].id != c.LeaseID {
-		return &domain.Error{Kind: domain.KindConflict, Message: "lease lost"}
-	}
 	m.commits++
-	m.sessions[c.Session.ID] = clone(c.Session)
-	m.msgs[c.Session.ID] = append(m.msgs[c.Session.ID], c.Messages...)
-	if c.Execution != nil {
-		m.execs[c.Execution.ID] = clone(c.Execution)
-	}
-	delete(m.leases, c.Session.ID)
 	return nil
 }
 
-func (m *memStore) PutExecution(_ context.Context, e *domain.Execution) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.execs[e.ID] = clone(e)
-	return nil
-}
-
-func (m *memStore) GetExecution(_ context.Context, _, id string) (*domain.Execution, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.execs[id]
-	if !ok {
-		return nil, domain.ErrNotFound
-	}
-	return clone(e), nil
-}
-
-// EachExecution hands the session's executions over in id order, as the adapter's sort key
-// does, counting them in handed.
-func (m *memStore) EachExecution(_ context.Context, sessionID string, each func(*domain.Execution) bool) error {
-	m.mu.Lock()
-	var list []*domain.Execution
-	for _, e := range m.execs {
-		if e.SessionID == sessionID {
-			list = append(list, clone(e))
-		}
-	}
-	m.mu.Unlock()
-	slices.SortFunc(list, func(a, b *domain.Execution) int { return strings.Compare(a.ID, b.ID) })
-	for _, e := range list {
+func (m *memStore) EachExecution(ctx context.Context, sessionID string, each func(*domain.Execution) bool) error {
+	return m.Store.EachExecution(ctx, sessionID, func(e *domain.Execution) bool {
 		m.mu.Lock()
 		m.handed++
 		m.mu.Unlock()
-		if !each(e) {
-			return nil
-		}
-	}
-	return nil
-}
-func (m *memStore) Messages(context.Context, string, int, int) ([]domain.Message, bool, error) {
-	return nil, false, nil
-}
-func (m *memStore) FindMessage(context.Context, string) (*domain.Message, string, error) {
-	return nil, "", domain.ErrNotFound
-}
-func (m *memStore) PutFeedback(_ context.Context, f *domain.Feedback) (*domain.Feedback, error) {
-	return f, nil
+		return each(e)
+	})
 }
 
 // queue records sent bodies.
@@ -208,7 +89,7 @@ func TestExecuteWaitsForTheLease(t *testing.T) {
 	if _, err := st.AcquireSession(ctx, alice, sess.ID, "other", now.Add(100*time.Millisecond), now); err != nil {
 		t.Fatal(err)
 	}
-	res, err := svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "hello"}, sessions.Observer{})
+	res, err := svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hello")}, sessions.Observer{})
 	if err != nil {
 		t.Fatalf("execute after a short lease: %v", err)
 	}
@@ -219,7 +100,7 @@ func TestExecuteWaitsForTheLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err = svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "hello"}, sessions.Observer{})
+	_, err = svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hello")}, sessions.Observer{})
 	if domain.KindOf(err) != domain.KindConflict {
 		t.Fatalf("execute on a held lease: %v, want conflict", err)
 	}
@@ -244,7 +125,7 @@ func TestQueuedRunStateMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "hello"})
+	e, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hello")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +161,7 @@ func TestQueuedRunStateMachine(t *testing.T) {
 	}
 
 	// A run that fails for the client's reasons is recorded failed and not retried.
-	bad, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "hi {{ variables.x }}"})
+	bad, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hi {{ variables.x }}")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,15 +196,15 @@ func TestEnqueueStoresTheRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "hello {{ variables.x }}", Inputs: map[string]any{"x": "world"}})
+	e, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hello {{ variables.x }}"), Inputs: map[string]any{"x": "world"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"content": "hello {{ variables.x }}", "inputs": map[string]any{"x": "world"}}
-	if d := cmp.Diff(want, e.Request); d != "" {
-		t.Errorf("stored request (-want +got):\n%s", d)
+	// The store writes the request as JSON.
+	if got, err := json.Marshal(e.Request); err != nil || string(got) != `{"content":"hello {{ variables.x }}","inputs":{"x":"world"}}` {
+		t.Errorf("stored request %s (%v)", got, err)
 	}
-	_, err = svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "hi", Inputs: map[string]any{"a": strings.Repeat("a", sessions.MaxAsyncBodyBytes/2), "b": strings.Repeat("b", sessions.MaxAsyncBodyBytes/2)}})
+	_, err = svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hi"), Inputs: map[string]any{"a": strings.Repeat("a", sessions.MaxAsyncBodyBytes/2), "b": strings.Repeat("b", sessions.MaxAsyncBodyBytes/2)}})
 	if domain.KindOf(err) != domain.KindTooLarge {
 		t.Errorf("a request over %d bytes: %v, want too large", sessions.MaxAsyncBodyBytes, err)
 	}
