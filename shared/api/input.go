@@ -35,6 +35,8 @@ import (
 //     string or an array; a block by its type), or taken as it is when it names none;
 //   - an input with UnclippedKeys() names its unknown keys whole, as the search and
 //     knowledge-base bodies always have (others clip them to 64 characters);
+//   - an input with WrongValue(path, v) is told each value of the wrong type, to word its
+//     error by what was sent ("must be an integer, not \"5\"");
 //   - an input with TakeShape(unknown, wrong) reports the errors of its shape with those of its
 //     values in its own order (its Validate): it is handed them in place of the 400, decoded
 //     without the keys it does not have and with each value of the wrong type left out (null).
@@ -79,6 +81,7 @@ func decodeJSON(m map[string]any, b []byte, dst any) error {
 	taker, takes := dst.(shapeTaker)
 	s.take = takes
 	_, s.whole = dst.(interface{ UnclippedKeys() })
+	s.sent, _ = dst.(valueWorder)
 	s.value(m, t, "", "", "")
 	if s.legacy && len(s.unknown) > 0 {
 		s.wrong = nil // named first, alone
@@ -118,6 +121,10 @@ type shapeTaker interface {
 	TakeShape(unknown, wrong []domain.FieldError)
 }
 
+// valueWorder is an input told each value of the wrong JSON type it was sent (null aside), to
+// word its error by the value.
+type valueWorder interface{ WrongValue(path string, v any) }
+
 // unknownWorder is an input that words what an unknown key at a dotted path should have been.
 type unknownWorder interface{ UnknownField(path string) string }
 
@@ -154,6 +161,7 @@ type shapeCheck struct {
 	legacy  bool
 	take    bool // for a shapeTaker: leave out what is wrong, to decode the rest
 	whole   bool // name unknown keys unclipped (UnclippedKeys)
+	sent    valueWorder
 	unknown []domain.FieldError
 	wrong   []domain.FieldError
 }
@@ -247,6 +255,9 @@ func (s *shapeCheck) value(v any, t reflect.Type, path, want string, tag reflect
 	}
 	if !ok {
 		s.wrong = append(s.wrong, domain.FieldError{Field: path, Message: s.typeMessage(t, want, got, tag)})
+		if s.sent != nil {
+			s.sent.WrongValue(path, v)
+		}
 	}
 	return ok
 }

@@ -92,7 +92,7 @@ func (f *fakeKnowledge) BulkCollection(_ context.Context, _ domain.Principal, id
 
 func (f *fakeKnowledge) CreateKB(_ context.Context, _ domain.Principal, in knowledge.KBInput) (*knowledge.KB, error) {
 	f.got = in
-	return &knowledge.KB{KnowledgeBase: &domain.KnowledgeBase{ID: "kb1", Name: in.Name}}, nil
+	return &knowledge.KB{KnowledgeBase: &domain.KnowledgeBase{ID: "kb1", Name: deref(in.Name)}}, nil
 }
 
 func (f *fakeKnowledge) ListKBs(context.Context, domain.Principal, knowledge.KBFilter) ([]*knowledge.KB, bool, error) {
@@ -132,7 +132,7 @@ func TestKnowledgeEdgeDecodes(t *testing.T) {
 		"/api/v1/collections/":     api.NewCollections(f, opts),
 		"/api/v1/knowledge-bases/": api.NewKnowledge(f, opts),
 	}
-	size, split := 200, "word"
+	size, provider := 200.0, " local "
 	tests := []struct {
 		name, path, contentType, body string
 		status                        int
@@ -153,8 +153,9 @@ func TestKnowledgeEdgeDecodes(t *testing.T) {
 			map[string]any{"Operation": "remove_files", "FileIDs": []string{"b"}}, "c9", `"file_id":"a"`},
 		{"knowledge base", "/api/v1/knowledge-bases/", "application/json",
 			`{"name":"KB","collection_ids":["c9"],"selected_datasources":["f1"],"embedding_config":{"provider":" local "},"chunking_strategy":{"chunk_size":200,"split_by":"word"}}`, 201,
-			map[string]any{"Name": "KB", "Collections": []string{"c9"}, "Datasources": []string{"f1"}, "Embedding": domain.Embedding{Provider: "local"},
-				"Chunking": knowledge.ChunkingInput{ChunkSize: &size, SplitBy: &split}}, "", `"id":"kb1"`},
+			map[string]any{"Name": "KB", "Collections": []string(nil), "CollectionIDs": []string{"c9"}, "Datasources": []string{"f1"},
+				"Embedding": &knowledge.EmbeddingInput{Provider: &provider},
+				"Chunking":  &knowledge.ChunkingInput{ChunkSize: &size, SplitBy: domain.Some("word")}}, "", `"id":"kb1"`},
 		{"search", "/api/v1/knowledge-bases/kb9/search/", "application/json", `{"query":"refunds","top_k":3,"strategy":"bm25"}`, 200,
 			map[string]any{"Query": "refunds", "TopK": 3.0, "Strategy": "bm25", "Filter": (*knowledge.SearchFilter)(nil)}, "kb9", `"text":"refunds"`},
 		{"malformed JSON", "/api/v1/files/bulk/", "application/json", `{"operation":`, 400, nil, "", `"invalid_request_error"`},
@@ -210,7 +211,8 @@ func inputFields(in any) map[string]any {
 	case library.CollectionBulkInput:
 		return map[string]any{"Operation": deref(v.Operation), "FileIDs": v.FileIDs}
 	case knowledge.KBInput:
-		return map[string]any{"Name": v.Name, "Collections": v.Collections, "Datasources": v.Datasources, "Embedding": v.Embedding, "Chunking": v.Chunking}
+		return map[string]any{"Name": deref(v.Name), "Collections": derefs(v.Collections), "CollectionIDs": derefs(v.CollectionIDs),
+			"Datasources": derefs(v.Datasources), "Embedding": v.Embedding, "Chunking": v.Chunking}
 	case knowledge.SearchInput:
 		var topK any
 		if v.TopK != nil {
@@ -219,6 +221,18 @@ func inputFields(in any) map[string]any {
 		return map[string]any{"Query": deref(v.Query), "TopK": topK, "Strategy": deref(v.Strategy), "Filter": v.Filter}
 	}
 	return map[string]any{"unexpected": in}
+}
+
+// derefs is the strings of a list of ids (nil for nil).
+func derefs(list []*string) []string {
+	if list == nil {
+		return nil
+	}
+	out := make([]string, len(list))
+	for i, p := range list {
+		out[i] = deref(p)
+	}
+	return out
 }
 
 // deref is *p, or "" for nil.

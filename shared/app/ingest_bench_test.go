@@ -58,17 +58,18 @@ func BenchmarkIngestDevPath(b *testing.B) {
 	pieces := 0
 	for i := 0; i < b.N; i++ {
 		p := domain.Principal{Company: fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), i), Owner: "bench"}
-		var ids []string
+		var ids []*string
 		for j, f := range files {
 			fv, err := k.Upload(ctx, p, library.Upload{Name: fmt.Sprintf("part-%d.txt", j), Data: []byte(f)})
 			if err != nil {
 				b.Fatal(err)
 			}
-			ids = append(ids, fv.ID)
+			ids = append(ids, &fv.ID)
 		}
 		began := time.Now()
-		kb, err := k.CreateKB(ctx, p, knowledge.KBInput{Name: "bench", Datasources: ids,
-			Embedding: domain.Embedding{Provider: "local"}})
+		name, provider := "bench", "local"
+		kb, err := k.CreateKB(ctx, p, knowledge.KBInput{Name: &name, Datasources: ids,
+			Embedding: &knowledge.EmbeddingInput{Provider: &provider}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package domain
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -280,18 +279,6 @@ func (v *validator) object(x any, path string) (map[string]any, bool) {
 		v.add(path, "must be an object")
 	}
 	return m, ok
-}
-
-// DecodeObject reads a request body that must be a JSON object, for an input's UnmarshalJSON.
-// Numbers stay json.Number, as the API's decoder leaves them.
-func DecodeObject(b []byte) (map[string]any, error) {
-	var m map[string]any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil || m == nil {
-		return nil, Errorf(KindInvalid, "The request body must be an object")
-	}
-	return m, nil
 }
 
 // Number reads a JSON number decoded with UseNumber (or a Go number) as a float64.

@@ -19,3 +19,12 @@ func decoded[T any](m map[string]any) T {
 	}
 	return in
 }
+
+// ptrs makes the ids of an input built in Go.
+func ptrs(ids ...string) []*string {
+	out := make([]*string, len(ids))
+	for i := range ids {
+		out[i] = &ids[i]
+	}
+	return out
+}

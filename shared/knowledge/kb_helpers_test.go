@@ -337,7 +337,7 @@ func (k *kbHarness) createKB(t testing.TB, p domain.Principal, name string, body
 	for key, v := range body {
 		b[key] = v
 	}
-	kb, err := k.Svc.CreateKB(kbCtx(t), p, input[knowledge.KBInput](b))
+	kb, err := k.Svc.CreateKB(kbCtx(t), p, decoded[knowledge.KBInput](b))
 	if err != nil {
 		t.Fatalf("CreateKB(%v): %v", b, err)
 	}

@@ -1,23 +1,15 @@
 package knowledge
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/agentorch/agentorch/shared/chunk"
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/library"
 )
-
-// kbFields are the fields a knowledge base's body may have. save_as_collection (false only),
-// new_collection_name, new_collection_description and llm_config are Atthene's, accepted so its
-// clients work unchanged, and not used.
-var kbFields = []string{"name", "description", "processing_engine", "selected_collections", "collection_ids",
-	"selected_datasources", "chunking_strategy", "embedding_config", "save_as_collection", "new_collection_name",
-	"new_collection_description", "llm_config"}
 
 // Bounds of a knowledge base's body that keep one request from making work (or an error body)
 // out of proportion to it.
@@ -36,27 +28,75 @@ const (
 // that overlapping chunks at most double the text embedded.
 var MinChunkSize = map[string]int{chunk.SplitChar: 100, chunk.SplitWord: 15, chunk.SplitToken: 25}
 
-// KBInput is a knowledge base to create: its name and description, the collections and files
-// it is built from, and how they are embedded and chunked (zero values: the defaults).
+// KBInput is a knowledge base to create: POST /knowledge-bases/, its name and description, the
+// collections and files it is built from, and how they are embedded and chunked (left out: the
+// defaults). save_as_collection (false only), new_collection_name, new_collection_description
+// and llm_config are Atthene's, accepted so its clients work unchanged, and not used.
 type KBInput struct {
-	Name        string
-	Description string
-	// Collections are collection ids (selected_collections, alias collection_ids) and
-	// Datasources file ids (selected_datasources); at least one of either.
-	Collections, Datasources []string
-	Embedding                domain.Embedding
-	Chunking                 ChunkingInput
-	// collField is how the body named the collections ("": selected_collections).
-	collField string
-	// embeddingNotObject and chunkingNotObject are true when the body's embedding_config or
-	// chunking_strategy was not an object.
-	embeddingNotObject, chunkingNotObject bool
-	shape                                 library.Shape
+	Name             *string                 `json:"name" got:"not"`
+	Description      *string                 `json:"description" got:"not"`
+	ProcessingEngine domain.Optional[string] `json:"processing_engine"`
+	// Collections are collection ids (selected_collections, or its alias CollectionIDs) and
+	// Datasources file ids (selected_datasources); at least one of either. A null id is refused.
+	Collections   []*string       `json:"selected_collections" want:"an array of ids" got:"not"`
+	CollectionIDs []*string       `json:"collection_ids" want:"an array of ids" got:"not"`
+	Datasources   []*string       `json:"selected_datasources" want:"an array of ids" got:"not"`
+	Chunking      *ChunkingInput  `json:"chunking_strategy" got:"not"`
+	Embedding     *EmbeddingInput `json:"embedding_config" got:"not"`
+
+	SaveAsCollection         domain.Optional[bool]      `json:"save_as_collection"`
+	NewCollectionName        *string                    `json:"new_collection_name"`
+	NewCollectionDescription *string                    `json:"new_collection_description"`
+	LLMConfig                map[string]json.RawMessage `json:"llm_config"`
+
+	domain.Shape
+	sent map[string]any // the values of the wrong type, by path (WrongValue)
 }
 
-// ChunkingInput is the chunking_strategy a body sets; a nil field takes the default that fits
-// the embedder.
+// EmbeddingInput is the embedding_config a body sets (the Embedders check its values).
+type EmbeddingInput struct {
+	Provider   *string  `json:"provider" got:"not"`
+	Model      *string  `json:"model" got:"not"`
+	Dimensions *float64 `json:"dimensions"`
+}
+
+// ChunkingInput is the chunking_strategy a body sets; a field left out takes the default that
+// fits the embedder (one sent as null too, but for strategy and split_by, which are then "").
 type ChunkingInput struct {
+	Strategy            domain.Optional[string]    `json:"strategy" got:"not"`
+	SplitBy             domain.Optional[string]    `json:"split_by" got:"not"`
+	ChunkSize           *float64                   `json:"chunk_size"`
+	Overlap             *float64                   `json:"chunk_overlap"`
+	RecursiveSeparators domain.Optional[[]*string] `json:"recursive_separators" want:"an array of strings" got:"not"`
+}
+
+// UnclippedKeys has the decoder name a knowledge base's unknown keys whole, as it always has.
+func (*KBInput) UnclippedKeys() {}
+
+// WrongValue keeps a value of the wrong type, for its error to describe it.
+func (in *KBInput) WrongValue(path string, v any) {
+	if in.sent == nil {
+		in.sent = map[string]any{}
+	}
+	in.sent[path] = v
+}
+
+// UnknownField words what a knowledge base's body and its sections have.
+func (*KBInput) UnknownField(path string) string {
+	switch {
+	case strings.HasPrefix(path, "embedding_config."):
+		return "embedding_config has provider, model and dimensions"
+	case strings.HasPrefix(path, "chunking_strategy."):
+		return "chunking_strategy has " + strings.Join(chunkingFields, ", ")
+	}
+	return "a knowledge base has name, description, processing_engine, selected_collections, collection_ids, selected_datasources, chunking_strategy, embedding_config"
+}
+
+// chunkingFields are the fields of a chunking_strategy, in the order its errors name them.
+var chunkingFields = []string{"strategy", "chunk_size", "chunk_overlap", "split_by", "recursive_separators"}
+
+// chunkSettings is a chunking_strategy as read: a nil field takes the default.
+type chunkSettings struct {
 	Strategy, SplitBy   *string
 	ChunkSize, Overlap  *int
 	RecursiveSeparators []string
@@ -71,7 +111,7 @@ type kbInput struct {
 	collections, files        []string
 	embedding                 domain.Embedding
 	embeddingBad, chunkingBad bool // type errors already reported: no further checks
-	chunk                     ChunkingInput
+	chunk                     chunkSettings
 }
 
 // add records a field error. Past MaxFieldErrors only their number is kept, in one last entry
@@ -96,233 +136,169 @@ func (in *kbInput) add(field, format string, args ...any) {
 	}
 }
 
-// UnmarshalJSON reads the body of POST /knowledge-bases/: the types and shapes of its fields
-// (the values are checked by CreateKB).
-func (in *KBInput) UnmarshalJSON(b []byte) error {
-	body, err := domain.DecodeObject(b)
-	if err != nil {
-		return err
-	}
-	*in = KBInput{collField: "selected_collections"}
-	d := &kbDecoder{s: &in.shape}
-	for _, k := range sortedKeys(body) {
-		if !slices.Contains(kbFields, k) {
-			d.s.Add("", k, fmt.Sprintf("unknown field; a knowledge base has %s", strings.Join(kbFields[:8], ", ")))
-		}
-	}
-	in.Name = d.str(body, "name", "name", true)
-	in.Description = d.str(body, "description", "description", false)
-	if v, ok := body["processing_engine"]; ok {
-		if e, isStr := v.(string); !isStr || e != domain.EngineOpenSearch {
-			d.s.Add("processing_engine", "processing_engine", fmt.Sprintf("must be %q, the one engine offered (got %s)", domain.EngineOpenSearch, describe(v)))
-		}
-	}
-	sel, alias := body["selected_collections"] != nil, body["collection_ids"] != nil
-	switch {
-	case sel && alias:
-		d.s.Add("alias", "collection_ids", "give selected_collections or its alias collection_ids, not both")
-	case alias:
-		in.collField = "collection_ids"
-	}
-	in.Collections = d.ids(body[in.collField], in.collField)
-	in.Datasources = d.ids(body["selected_datasources"], "selected_datasources")
-	if v, ok := body["save_as_collection"]; ok {
-		if b, isBool := v.(bool); !isBool {
-			d.s.Add("compat", "save_as_collection", "must be a boolean")
-		} else if b {
-			d.s.Add("compat", "save_as_collection", "is not supported: create a collection with POST /api/v1/collections/ and select it")
-		}
-	}
-	for _, k := range []string{"new_collection_name", "new_collection_description"} {
-		if v, ok := body[k]; ok && v != nil {
-			if _, isStr := v.(string); !isStr {
-				d.s.Add("compat", k, "must be a string")
-			}
-		}
-	}
-	if v, ok := body["llm_config"]; ok && v != nil {
-		if _, isObj := v.(map[string]any); !isObj {
-			d.s.Add("compat", "llm_config", "must be an object")
-		}
-	}
-	in.Embedding, in.embeddingNotObject = d.embedding(body["embedding_config"])
-	in.Chunking, in.chunkingNotObject = d.chunking(body["chunking_strategy"])
-	return nil
-}
-
-// kbDecoder reads the fields of a knowledge base's body into a shape, each error under the key
-// CreateKB reports it at.
-type kbDecoder struct{ s *library.Shape }
-
-// str reads a string field (trimmed); key is the shape's key of its errors.
-func (d *kbDecoder) str(m map[string]any, key, field string, required bool) string {
-	v, ok := m[key]
-	if !ok || v == nil {
-		if required {
-			d.s.Add(field, field, "is required")
-		}
-		return ""
-	}
-	s, isStr := v.(string)
-	if !isStr {
-		d.s.Add(field, field, "must be a string, not "+domain.JSONType(v))
-	}
-	return s
-}
-
-// ids reads an array of ids as given, bad items as "" (their errors under field.N).
-func (d *kbDecoder) ids(v any, field string) []string {
-	if v == nil {
-		return nil
-	}
-	list, ok := v.([]any)
-	if !ok {
-		d.s.Add(field, field, "must be an array of ids, not "+domain.JSONType(v))
-		return nil
-	}
-	out := make([]string, len(list))
-	for i, x := range list {
-		s, isStr := x.(string)
-		if !isStr {
-			f := fmt.Sprintf("%s.%d", field, i)
-			d.s.Add(f, f, "must be an id (a non-empty string), not "+describe(x))
-		}
-		out[i] = s
-	}
-	return out
-}
-
-// embedding reads embedding_config's fields (the Embedders check their values).
-func (d *kbDecoder) embedding(v any) (e domain.Embedding, notObject bool) {
-	if v == nil {
-		return e, false
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		d.s.Add("embedding_config", "embedding_config", "must be an object, not "+domain.JSONType(v))
-		return e, true
-	}
-	for _, k := range sortedKeys(m) {
-		if k != "provider" && k != "model" && k != "dimensions" {
-			d.s.Add("embedding_config", "embedding_config."+k, "unknown field; embedding_config has provider, model and dimensions")
-		}
-	}
-	sub := &kbDecoder{s: &library.Shape{}}
-	e.Provider = strings.TrimSpace(sub.str(m, "provider", "embedding_config.provider", false))
-	e.Model = strings.TrimSpace(sub.str(m, "model", "embedding_config.model", false))
-	d.s.AddAll("embedding_config", (*sub.s)["embedding_config.provider"])
-	d.s.AddAll("embedding_config", (*sub.s)["embedding_config.model"])
-	if n, ok := d.integer(m, "dimensions", "embedding_config", "embedding_config.dimensions"); ok {
-		e.Dimensions = n
-	}
-	return e, false
-}
-
-// chunking reads chunking_strategy's fields; their values are the splitter's to check.
-func (d *kbDecoder) chunking(v any) (c ChunkingInput, notObject bool) {
-	if v == nil {
-		return c, false
-	}
-	const key = "chunking_strategy"
-	m, ok := v.(map[string]any)
-	if !ok {
-		d.s.Add(key, key, "must be an object, not "+domain.JSONType(v))
-		return c, true
-	}
-	known := []string{"strategy", "chunk_size", "chunk_overlap", "split_by", "recursive_separators"}
-	for _, k := range sortedKeys(m) {
-		if !slices.Contains(known, k) {
-			d.s.Add(key, key+"."+k, "unknown field; chunking_strategy has "+strings.Join(known, ", "))
-		}
-	}
-	for _, f := range []struct {
-		name string
-		dst  **string
-	}{{"strategy", &c.Strategy}, {"split_by", &c.SplitBy}} {
-		if x, ok := m[f.name]; ok {
-			s, isStr := x.(string)
-			if x != nil && !isStr {
-				d.s.Add(key, key+"."+f.name, "must be a string, not "+domain.JSONType(x))
-			}
-			s = strings.TrimSpace(s)
-			*f.dst = &s
-		}
-	}
-	if n, ok := d.integer(m, "chunk_size", key, key+".chunk_size"); ok {
-		c.ChunkSize = &n
-	}
-	if n, ok := d.integer(m, "chunk_overlap", key, key+".chunk_overlap"); ok {
-		c.Overlap = &n
-	}
-	if x, ok := m["recursive_separators"]; ok {
-		list, isList := x.([]any)
-		if !isList {
-			d.s.Add(key, key+".recursive_separators", "must be an array of strings, not "+domain.JSONType(x))
-		}
-		c.RecursiveSeparators = []string{}
-		for i, e := range list {
-			s, isStr := e.(string)
-			if !isStr {
-				d.s.Add(key, fmt.Sprintf("%s.recursive_separators.%d", key, i), "must be a string, not "+domain.JSONType(e))
-				continue
-			}
-			c.RecursiveSeparators = append(c.RecursiveSeparators, s)
-		}
-	}
-	return c, false
-}
-
-// integer reads an integral JSON number (its error under key).
-func (d *kbDecoder) integer(m map[string]any, name, key, field string) (int, bool) {
-	v, ok := m[name]
-	if !ok || v == nil {
-		return 0, false
-	}
-	f, isNum := domain.Number(v)
-	if !isNum || f != math.Trunc(f) || math.Abs(f) > 1e9 {
-		d.s.Add(key, field, "must be an integer, not "+describe(v))
-		return 0, false
-	}
-	return int(f), true
-}
-
 // parseKB checks a knowledge base's input (no I/O): the errors of its body's shape and of its
 // values, field by field.
 func parseKB(kb KBInput) *kbInput {
-	in := &kbInput{collField: kb.collField, embedding: kb.Embedding, chunk: kb.Chunking}
-	if in.collField == "" {
-		in.collField = "selected_collections"
-	}
-	sh := kb.shape
-	in.addAll(sh[""])
-	if e := sh["name"]; len(e) > 0 {
-		in.addAll(e)
-	} else if !domain.HasVisible(kb.Name) {
+	in := &kbInput{collField: "selected_collections"}
+	in.addAll(kb.UnknownIn("", "embedding_config.", "chunking_strategy."))
+	switch e := kb.WrongAt("name"); {
+	case e != nil:
+		in.addAll([]domain.FieldError{*e})
+	case kb.Name == nil:
+		in.add("name", "is required")
+	case !domain.HasVisible(*kb.Name):
 		in.add("name", "must have a visible character")
 	}
-	if in.name = strings.TrimSpace(kb.Name); in.name != "" && utf8.RuneCountInString(in.name) > domain.MaxNameLength {
+	if kb.Name != nil {
+		in.name = strings.TrimSpace(*kb.Name)
+	}
+	if in.name != "" && utf8.RuneCountInString(in.name) > domain.MaxNameLength {
 		in.add("name", "must be at most %d characters", domain.MaxNameLength)
 	}
-	in.addAll(sh["description"])
-	if in.description = strings.TrimSpace(kb.Description); utf8.RuneCountInString(in.description) > MaxKBDescriptionLength {
+	if e := kb.WrongAt("description"); e != nil {
+		in.addAll([]domain.FieldError{*e})
+	} else if kb.Description != nil {
+		in.description = strings.TrimSpace(*kb.Description)
+	}
+	if utf8.RuneCountInString(in.description) > MaxKBDescriptionLength {
 		in.add("description", "must be at most %d characters", MaxKBDescriptionLength)
 	}
-	in.addAll(sh["processing_engine"])
-	in.addAll(sh["alias"])
-	in.collections = in.ids(kb.Collections, sh, in.collField, MaxKBCollections)
-	in.files = in.ids(kb.Datasources, sh, "selected_datasources", MaxSelectedDatasources)
+	if e := kb.ProcessingEngine; e.Set && (e.Null || kb.sent["processing_engine"] != nil || e.Value != domain.EngineOpenSearch) {
+		got := kb.sent["processing_engine"]
+		if got == nil && !e.Null {
+			got = e.Value
+		}
+		in.add("processing_engine", "must be %q, the one engine offered (got %s)", domain.EngineOpenSearch, describe(got))
+	}
+	list := kb.Collections
+	sel := kb.Collections != nil || kb.sent["selected_collections"] != nil
+	switch alias := kb.CollectionIDs != nil || kb.sent["collection_ids"] != nil; {
+	case sel && alias:
+		in.add("collection_ids", "give selected_collections or its alias collection_ids, not both")
+	case alias:
+		in.collField, list = "collection_ids", kb.CollectionIDs
+	}
+	in.collections = in.ids(kb, list, in.collField, MaxKBCollections)
+	in.files = in.ids(kb, kb.Datasources, "selected_datasources", MaxSelectedDatasources)
 	if len(in.collections) == 0 && len(in.files) == 0 && !in.has(in.collField) && !in.has("selected_datasources") {
 		in.add(in.collField, "give at least one collection id in selected_collections or one file id in selected_datasources")
 	}
-	in.addAll(sh["compat"])
+	if s := kb.SaveAsCollection; s.Set && (s.Null || kb.WrongAt("save_as_collection") != nil) {
+		in.add("save_as_collection", "must be a boolean")
+	} else if s.Value {
+		in.add("save_as_collection", "is not supported: create a collection with POST /api/v1/collections/ and select it")
+	}
+	for _, k := range []string{"new_collection_name", "new_collection_description"} {
+		if kb.WrongAt(k) != nil {
+			in.add(k, "must be a string")
+		}
+	}
+	if kb.WrongAt("llm_config") != nil {
+		in.add("llm_config", "must be an object")
+	}
 	// A section whose errors were recorded (or that was not an object) is checked no further.
 	before := len(in.errs)
-	in.addAll(sh["embedding_config"])
-	in.embeddingBad = kb.embeddingNotObject || len(in.errs) > before
+	in.embeddingSection(kb)
+	in.embeddingBad = kb.WrongAt("embedding_config") != nil || len(in.errs) > before
 	before = len(in.errs)
-	in.addAll(sh["chunking_strategy"])
-	in.chunkingBad = kb.chunkingNotObject || len(in.errs) > before
+	in.chunkingSection(kb)
+	in.chunkingBad = kb.WrongAt("chunking_strategy") != nil || len(in.errs) > before
 	return in
+}
+
+// embeddingSection reads embedding_config's fields (the Embedders check their values).
+func (in *kbInput) embeddingSection(kb KBInput) {
+	if e := kb.WrongAt("embedding_config"); e != nil {
+		in.addAll([]domain.FieldError{*e})
+		return
+	}
+	e := kb.Embedding
+	if e == nil {
+		return
+	}
+	in.addAll(kb.UnknownIn("embedding_config."))
+	in.embedding.Provider = in.str(kb, e.Provider, "embedding_config.provider")
+	in.embedding.Model = in.str(kb, e.Model, "embedding_config.model")
+	if n, ok := in.integer(kb, e.Dimensions, "embedding_config.dimensions"); ok {
+		in.embedding.Dimensions = n
+	}
+}
+
+// chunkingSection reads chunking_strategy's fields; their values are the splitter's to check.
+func (in *kbInput) chunkingSection(kb KBInput) {
+	const key = "chunking_strategy"
+	if e := kb.WrongAt(key); e != nil {
+		in.addAll([]domain.FieldError{*e})
+		return
+	}
+	c := kb.Chunking
+	if c == nil {
+		return
+	}
+	in.addAll(kb.UnknownIn(key + "."))
+	for _, f := range []struct {
+		name string
+		v    domain.Optional[string]
+		dst  **string
+	}{{"strategy", c.Strategy, &in.chunk.Strategy}, {"split_by", c.SplitBy, &in.chunk.SplitBy}} {
+		if f.v.Set {
+			s := in.str(kb, &f.v.Value, key+"."+f.name)
+			*f.dst = &s
+		}
+	}
+	if n, ok := in.integer(kb, c.ChunkSize, key+".chunk_size"); ok {
+		in.chunk.ChunkSize = &n
+	}
+	if n, ok := in.integer(kb, c.Overlap, key+".chunk_overlap"); ok {
+		in.chunk.Overlap = &n
+	}
+	if rs := c.RecursiveSeparators; rs.Set {
+		field := key + ".recursive_separators"
+		switch e := kb.WrongAt(field); {
+		case e != nil:
+			in.addAll([]domain.FieldError{*e})
+		case rs.Null:
+			in.add(field, "must be an array of strings, not null")
+		}
+		in.chunk.RecursiveSeparators = []string{}
+		for i, s := range rs.Value {
+			if s == nil {
+				f := fmt.Sprintf("%s.%d", field, i)
+				in.add(f, "must be a string, not %s", domain.JSONType(kb.sent[f]))
+				continue
+			}
+			in.chunk.RecursiveSeparators = append(in.chunk.RecursiveSeparators, *s)
+		}
+	}
+}
+
+// str is a string field of a section, trimmed ("" when it is of the wrong type, its error
+// recorded).
+func (in *kbInput) str(kb KBInput, s *string, field string) string {
+	if e := kb.WrongAt(field); e != nil {
+		in.addAll([]domain.FieldError{*e})
+		return ""
+	}
+	if s == nil {
+		return ""
+	}
+	return strings.TrimSpace(*s)
+}
+
+// integer reads an integral number of at most 1e9 in size (null or left out: none).
+func (in *kbInput) integer(kb KBInput, f *float64, field string) (int, bool) {
+	if v, wrong := kb.sent[field]; wrong {
+		in.add(field, "must be an integer, not %s", describe(v))
+		return 0, false
+	}
+	if f == nil {
+		return 0, false
+	}
+	if *f != math.Trunc(*f) || math.Abs(*f) > 1e9 {
+		in.add(field, "must be an integer, not a number")
+		return 0, false
+	}
+	return int(*f), true
 }
 
 // addAll records field errors.
@@ -342,11 +318,10 @@ func (in *kbInput) has(field string) bool {
 	return false
 }
 
-// ids checks a list of ids (deduplicated, in order; the errors of bad items are sh's under
-// field.N); max < 0 means no bound here.
-func (in *kbInput) ids(list []string, sh library.Shape, field string, max int) []string {
-	if e := sh[field]; len(e) > 0 {
-		in.addAll(e)
+// ids checks a list of ids (deduplicated, in order); max < 0 means no bound here.
+func (in *kbInput) ids(kb KBInput, list []*string, field string, max int) []string {
+	if e := kb.WrongAt(field); e != nil {
+		in.addAll([]domain.FieldError{*e})
 		return nil
 	}
 	if max >= 0 && len(list) > max {
@@ -357,17 +332,14 @@ func (in *kbInput) ids(list []string, sh library.Shape, field string, max int) [
 	seen := map[string]bool{}
 	for i, s := range list {
 		f := fmt.Sprintf("%s.%d", field, i)
-		if e := sh[f]; len(e) > 0 {
-			in.addAll(e)
-			continue
-		}
-		if strings.TrimSpace(s) == "" {
-			in.add(f, "must be an id (a non-empty string), not %s", describe(s))
-			continue
-		}
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
+		switch {
+		case s == nil: // null, or a value of the wrong type
+			in.add(f, "must be an id (a non-empty string), not %s", describe(kb.sent[f]))
+		case strings.TrimSpace(*s) == "":
+			in.add(f, "must be an id (a non-empty string), not %s", describe(*s))
+		case !seen[*s]:
+			seen[*s] = true
+			out = append(out, *s)
 		}
 	}
 	return out
@@ -454,13 +426,4 @@ func describe(v any) string {
 		return fmt.Sprintf("%q", domain.Clip(s, 40))
 	}
 	return domain.JSONType(v)
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -131,23 +131,18 @@ func TestKBCreateBadInput(t *testing.T) {
 	}{
 		{"no name", ok(map[string]any{"name": nil}), []string{"name"}},
 		{"blank name", ok(map[string]any{"name": " \u200b "}), []string{"name"}},
-		{"name a number", ok(map[string]any{"name": json.Number("5")}), []string{"name"}},
 		{"no sources", ok(map[string]any{"selected_collections": nil}), []string{"selected_collections"}},
 		{"empty sources", ok(map[string]any{"selected_collections": []any{}, "selected_datasources": []any{}}), []string{"selected_collections"}},
-		{"collections not an array", ok(map[string]any{"selected_collections": c.ID}), []string{"selected_collections"}},
 		{"foreign collection", ok(map[string]any{"selected_collections": idList(foreignColl)}), []string{"selected_collections.0"}},
 		{"unknown collection by alias", ok(map[string]any{"selected_collections": nil, "collection_ids": []any{c.ID, unknown}}), []string{"collection_ids.1"}},
 		{"both names of the collections", ok(map[string]any{"collection_ids": idList(c)}), []string{"collection_ids"}},
-		{"files valid, foreign, unknown, malformed, a number", ok(map[string]any{"selected_collections": nil,
-			"selected_datasources": []any{f.ID, foreignFile.ID, unknown, "x", json.Number("5")}}),
+		{"files valid, foreign, unknown, malformed, null", ok(map[string]any{"selected_collections": nil,
+			"selected_datasources": []any{f.ID, foreignFile.ID, unknown, "x", nil}}),
 			[]string{"selected_datasources.4", "selected_datasources.1", "selected_datasources.2", "selected_datasources.3"}},
 		{"more files than allowed", ok(map[string]any{"selected_collections": idList(big)}), []string{"selected_collections"}},
 		{"another engine", ok(map[string]any{"processing_engine": "milvus"}), []string{"processing_engine"}},
 		{"unknown provider", ok(map[string]any{"embedding_config": map[string]any{"provider": "mistral"}}), []string{"embedding_config.provider"}},
 		{"dimension not offered", ok(map[string]any{"embedding_config": map[string]any{"dimensions": json.Number("100")}}), []string{"embedding_config.dimensions"}},
-		{"dimension a string", ok(map[string]any{"embedding_config": map[string]any{"dimensions": "big"}}), []string{"embedding_config.dimensions"}},
-		{"embedding_config a string", ok(map[string]any{"embedding_config": "local"}), []string{"embedding_config"}},
-		{"unknown embedding field", ok(map[string]any{"embedding_config": map[string]any{"size": json.Number("3")}}), []string{"embedding_config.size"}},
 		{"overlap not below size", ok(map[string]any{"chunking_strategy": map[string]any{"chunk_size": json.Number("50"), "chunk_overlap": json.Number("50")}}), []string{"chunking_strategy.chunk_overlap"}},
 		{"size zero", ok(map[string]any{"chunking_strategy": map[string]any{"chunk_size": json.Number("0")}}), []string{"chunking_strategy.chunk_size"}},
 		{"one character a chunk", ok(map[string]any{"chunking_strategy": map[string]any{"chunk_size": json.Number("1"), "split_by": "char"}}), []string{"chunking_strategy.chunk_size"}},
@@ -159,15 +154,12 @@ func TestKBCreateBadInput(t *testing.T) {
 		{"negative overlap", ok(map[string]any{"chunking_strategy": map[string]any{"chunk_overlap": json.Number("-1")}}), []string{"chunking_strategy.chunk_overlap"}},
 		{"unknown split", ok(map[string]any{"chunking_strategy": map[string]any{"split_by": "sentence"}}), []string{"chunking_strategy.split_by"}},
 		{"unknown strategy", ok(map[string]any{"chunking_strategy": map[string]any{"strategy": "semantic"}}), []string{"chunking_strategy.strategy"}},
-		{"separator a number", ok(map[string]any{"chunking_strategy": map[string]any{"recursive_separators": []any{"\n", json.Number("1")}}}), []string{"chunking_strategy.recursive_separators.1"}},
 		{"no separators", ok(map[string]any{"chunking_strategy": map[string]any{"recursive_separators": []any{}}}), []string{"chunking_strategy.recursive_separators"}},
-		{"unknown chunking field", ok(map[string]any{"chunking_strategy": map[string]any{"rows_per_batch": json.Number("5")}}), []string{"chunking_strategy.rows_per_batch"}},
-		{"unknown field", ok(map[string]any{"colour": "blue"}), []string{"colour"}},
 		{"save as collection", ok(map[string]any{"save_as_collection": true}), []string{"save_as_collection"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := k.Svc.CreateKB(kbCtx(t), alice, input[knowledge.KBInput](tt.body))
+			_, err := k.Svc.CreateKB(kbCtx(t), alice, decoded[knowledge.KBInput](tt.body))
 			kbWantErr(t, err, domain.KindInvalid, tt.fields...)
 		})
 	}
@@ -189,29 +181,29 @@ func TestKBCreateTyped(t *testing.T) {
 	k := newKBService(t)
 	f := k.addFile(t, alice, "a.txt", returnsText)
 	c := k.addCollection(t, alice, "c", f)
-	size := 200
+	size, name := 200.0, "KB"
 	for _, tt := range []struct {
 		name   string
 		in     knowledge.KBInput
 		fields []string
 	}{
 		{"empty", knowledge.KBInput{}, []string{"name", "selected_collections"}},
-		{"blank id", knowledge.KBInput{Name: "KB", Datasources: []string{f.ID, " "}}, []string{"selected_datasources.1"}},
-		{"unknown collection", knowledge.KBInput{Name: "KB", Collections: []string{unknownID}}, []string{"selected_collections.0"}},
-		{"chunk too small", knowledge.KBInput{Name: "KB", Datasources: []string{f.ID}, Chunking: knowledge.ChunkingInput{ChunkSize: new(int)}}, []string{"chunking_strategy.chunk_size"}},
+		{"blank id", knowledge.KBInput{Name: &name, Datasources: ptrs(f.ID, " ")}, []string{"selected_datasources.1"}},
+		{"unknown collection", knowledge.KBInput{Name: &name, Collections: ptrs(unknownID)}, []string{"selected_collections.0"}},
+		{"chunk too small", knowledge.KBInput{Name: &name, Datasources: ptrs(f.ID), Chunking: &knowledge.ChunkingInput{ChunkSize: new(float64)}}, []string{"chunking_strategy.chunk_size"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := k.Svc.CreateKB(kbCtx(t), alice, tt.in)
 			kbWantErr(t, err, domain.KindInvalid, tt.fields...)
 		})
 	}
-	split := "character"
-	kb, err := k.Svc.CreateKB(kbCtx(t), alice, knowledge.KBInput{Name: " KB ", Collections: []string{c.ID}, Datasources: []string{f.ID, f.ID},
-		Chunking: knowledge.ChunkingInput{SplitBy: &split, ChunkSize: &size}})
+	spaced := " KB "
+	kb, err := k.Svc.CreateKB(kbCtx(t), alice, knowledge.KBInput{Name: &spaced, Collections: ptrs(c.ID), Datasources: ptrs(f.ID, f.ID),
+		Chunking: &knowledge.ChunkingInput{SplitBy: domain.Some("character"), ChunkSize: &size}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kb.Name != "KB" || len(kb.Files) != 1 || len(kb.LiveSources()) != 1 || kb.Chunking.SplitBy != "char" || kb.Chunking.ChunkSize != size {
+	if kb.Name != "KB" || len(kb.Files) != 1 || len(kb.LiveSources()) != 1 || kb.Chunking.SplitBy != "char" || kb.Chunking.ChunkSize != int(size) {
 		t.Errorf("knowledge base = %+v", kb)
 	}
 }
@@ -219,7 +211,7 @@ func TestKBCreateTyped(t *testing.T) {
 func TestKBCreateWithoutQueue(t *testing.T) {
 	k := newKBService(t, func(d *knowledge.Deps, _ *knowledge.Limits) { d.Queue = nil })
 	f := k.addFile(t, alice, "a.txt", returnsText)
-	_, err := k.Svc.CreateKB(kbCtx(t), alice, input[knowledge.KBInput](map[string]any{"name": "KB", "selected_datasources": idList(f)}))
+	_, err := k.Svc.CreateKB(kbCtx(t), alice, decoded[knowledge.KBInput](map[string]any{"name": "KB", "selected_datasources": idList(f)}))
 	kbWantErr(t, err, domain.KindInternal)
 	if !strings.Contains(err.Error(), "no ingestion queue") {
 		t.Errorf("error %v does not say why", err)
@@ -235,7 +227,7 @@ func TestKBCreateSendFails(t *testing.T) {
 	k := newKBService(t)
 	k.Queue.SendErr = errBusy
 	f := k.addFile(t, alice, "a.txt", returnsText)
-	_, err := k.Svc.CreateKB(kbCtx(t), alice, input[knowledge.KBInput](map[string]any{"name": "KB", "selected_datasources": idList(f)}))
+	_, err := k.Svc.CreateKB(kbCtx(t), alice, decoded[knowledge.KBInput](map[string]any{"name": "KB", "selected_datasources": idList(f)}))
 	kbWantErr(t, err, domain.KindOverloaded)
 	if list, _, err := k.Svc.ListKBs(kbCtx(t), alice, knowledge.KBFilter{}); err != nil || len(list) != 0 {
 		t.Errorf("knowledge bases after the failed create: %v %v", list, err)
@@ -264,7 +256,7 @@ func TestKBTenancy(t *testing.T) {
 	if list, _, err := k.Svc.ListKBs(ctx, eve, knowledge.KBFilter{}); err != nil || len(list) != 0 {
 		t.Errorf("eve lists %v %v", list, err)
 	}
-	_, err := k.Svc.CreateKB(ctx, eve, input[knowledge.KBInput](map[string]any{"name": "Mine", "selected_datasources": idList(f)}))
+	_, err := k.Svc.CreateKB(ctx, eve, decoded[knowledge.KBInput](map[string]any{"name": "Mine", "selected_datasources": idList(f)}))
 	kbWantErr(t, err, domain.KindInvalid, "selected_datasources.0")
 	// Bob, of alice's company, shares it.
 	if got := k.get(t, bob, kb.ID); got.Status != domain.KBCompleted {

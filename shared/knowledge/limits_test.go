@@ -108,10 +108,10 @@ func TestKBSelectedDatasourcesBounds(t *testing.T) {
 		}
 		return out
 	}
-	_, err := k.Svc.CreateKB(kbCtx(t), alice, input[knowledge.KBInput](map[string]any{"name": "KB", "selected_datasources": ids(knowledge.MaxSelectedDatasources + 1)}))
+	_, err := k.Svc.CreateKB(kbCtx(t), alice, decoded[knowledge.KBInput](map[string]any{"name": "KB", "selected_datasources": ids(knowledge.MaxSelectedDatasources + 1)}))
 	kbWantErr(t, err, domain.KindInvalid, "selected_datasources")
 
-	_, err = k.Svc.CreateKB(kbCtx(t), alice, input[knowledge.KBInput](map[string]any{"name": "KB", "selected_datasources": ids(knowledge.MaxSelectedDatasources)}))
+	_, err = k.Svc.CreateKB(kbCtx(t), alice, decoded[knowledge.KBInput](map[string]any{"name": "KB", "selected_datasources": ids(knowledge.MaxSelectedDatasources)}))
 	var de *domain.Error
 	kbWantErr(t, err, domain.KindInvalid)
 	if !errorsAs(err, &de) || len(de.Fields) != knowledge.MaxFieldErrors+1 {

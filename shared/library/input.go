@@ -8,25 +8,6 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-// Shape is what decoding a request body found wrong with its JSON shape, by key: the knowledge
-// inputs' until they are read by the edge's decoder.
-type Shape map[string][]domain.FieldError
-
-// Add records a field error of field under key.
-func (s *Shape) Add(key, field, msg string) {
-	if *s == nil {
-		*s = Shape{}
-	}
-	(*s)[key] = append((*s)[key], domain.FieldError{Field: field, Message: msg})
-}
-
-// AddAll records field errors under key.
-func (s *Shape) AddAll(key string, errs []domain.FieldError) {
-	for _, e := range errs {
-		s.Add(key, e.Field, e.Message)
-	}
-}
-
 // shape is what the edge's decoder found wrong with a body's JSON shape: keys the input does not
 // have and values of the wrong JSON type, worded and in the order the API has always listed
 // them. Embedded in an input, it takes them (TakeShape) so that the feature reports them with
