@@ -38,7 +38,7 @@ const updateAttempts = 5
 type CollectionInput struct {
 	Name        *string `json:"name"`
 	Description string  `json:"description"`
-	shape
+	domain.Shape
 }
 
 // UnknownField words what a collection's body has.
@@ -46,8 +46,8 @@ func (*CollectionInput) UnknownField(string) string { return "a collection has n
 
 // check validates a collection's name and description.
 func (in *CollectionInput) check() []domain.FieldError {
-	errs := slices.Clone(in.unknown)
-	if e := in.wrongAt("name"); e != nil {
+	errs := slices.Clone(in.Unknown)
+	if e := in.WrongAt("name"); e != nil {
 		errs = append(errs, *e)
 	} else if in.Name == nil {
 		errs = append(errs, domain.FieldError{Field: "name", Message: "is required"})
@@ -56,7 +56,7 @@ func (in *CollectionInput) check() []domain.FieldError {
 	} else if utf8.RuneCountInString(strings.TrimSpace(*in.Name)) > domain.MaxNameLength {
 		errs = append(errs, domain.FieldError{Field: "name", Message: fmt.Sprintf("must be at most %d characters", domain.MaxNameLength)})
 	}
-	if e := in.wrongAt("description"); e != nil {
+	if e := in.WrongAt("description"); e != nil {
 		errs = append(errs, *e)
 	} else if utf8.RuneCountInString(in.Description) > MaxDescriptionLength {
 		errs = append(errs, domain.FieldError{Field: "description", Message: fmt.Sprintf("must be at most %d characters", MaxDescriptionLength)})
@@ -140,7 +140,7 @@ func (s *Service) CollectionFiles(ctx context.Context, p domain.Principal, id st
 // {file_ids}.
 type FileIDsInput struct {
 	FileIDs []string `json:"file_ids" want:"an array of strings (file ids)" items:"first"`
-	shape
+	domain.Shape
 }
 
 // UnknownField words what adding files takes.
@@ -151,8 +151,8 @@ func (*FileIDsInput) UnknownField(string) string { return "adding files takes fi
 // unknown, foreign, malformed and repeated ids fail, as do ids beyond the collection's capacity.
 func (s *Service) AddFiles(ctx context.Context, p domain.Principal, id string, in FileIDsInput) ([]BulkItem, error) {
 	ids := in.FileIDs
-	if idsErr := validIDs(ids, in.shape); idsErr != nil || len(in.unknown) > 0 {
-		return nil, joinInvalid(append([]domain.FieldError{derefField(idsErr)}, in.unknown...)...)
+	if idsErr := validIDs(ids, in.Shape); idsErr != nil || len(in.Unknown) > 0 {
+		return nil, joinInvalid(append([]domain.FieldError{derefField(idsErr)}, in.Unknown...)...)
 	}
 	c, err := s.Collection(ctx, p, id)
 	if err != nil {
@@ -168,14 +168,14 @@ type CollectionBulkInput struct {
 	Operation  *string   `json:"operation" want:"one of add_files, remove_files" got:"paren"`
 	FileIDs    []string  `json:"file_ids" want:"an array of strings (file ids)" items:"first"`
 	Parameters *struct{} `json:"parameters"`
-	shape
+	domain.Shape
 }
 
 // UnknownField words what a collection's bulk request has, and that its operation takes no
 // parameters.
 func (in *CollectionBulkInput) UnknownField(path string) string {
 	if strings.HasPrefix(path, "parameters.") {
-		op, _ := validOperation(in.Operation, shape{}, opAddFiles, opRemoveFiles)
+		op, _ := validOperation(in.Operation, domain.Shape{}, opAddFiles, opRemoveFiles)
 		return op + " takes no parameters"
 	}
 	return "a collection's bulk request has operation, file_ids and parameters"
@@ -184,14 +184,14 @@ func (in *CollectionBulkInput) UnknownField(path string) string {
 // BulkCollection adds or removes many files. Adding is AddFiles; removing fails for ids not in
 // the collection.
 func (s *Service) BulkCollection(ctx context.Context, p domain.Principal, id string, in CollectionBulkInput) ([]BulkItem, error) {
-	op, opErr := validOperation(in.Operation, in.shape, opAddFiles, opRemoveFiles)
+	op, opErr := validOperation(in.Operation, in.Shape, opAddFiles, opRemoveFiles)
 	ids := in.FileIDs
-	idsErr := validIDs(ids, in.shape)
+	idsErr := validIDs(ids, in.Shape)
 	var params []domain.FieldError
-	if e := in.wrongAt("parameters"); e != nil {
+	if e := in.WrongAt("parameters"); e != nil {
 		params = append(params, *e)
 	}
-	extra := slices.Concat(in.unknownIn("", "parameters."), params, in.unknownIn("parameters."))
+	extra := slices.Concat(in.UnknownIn("", "parameters."), params, in.UnknownIn("parameters."))
 	if opErr != nil || idsErr != nil || len(extra) > 0 {
 		return nil, joinInvalid(append([]domain.FieldError{derefField(opErr), derefField(idsErr)}, extra...)...)
 	}

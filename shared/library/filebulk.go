@@ -35,7 +35,7 @@ type FileBulkInput struct {
 	Operation  *string         `json:"operation" want:"one of delete, update_tags, change_status" got:"paren"`
 	FileIDs    []string        `json:"file_ids" want:"an array of strings (file ids)" items:"first"`
 	Parameters *FileBulkParams `json:"parameters"`
-	shape
+	domain.Shape
 }
 
 // FileBulkParams are the parameters of a file bulk request: update_tags takes Tags,
@@ -49,7 +49,7 @@ type FileBulkParams struct {
 // UnknownField words what a file bulk request has, and the parameters its operation takes.
 func (in *FileBulkInput) UnknownField(path string) string {
 	if strings.HasPrefix(path, "parameters.") {
-		op, _ := validOperation(in.Operation, shape{}, fileOps...)
+		op, _ := validOperation(in.Operation, domain.Shape{}, fileOps...)
 		return takesParams(op)
 	}
 	return "a bulk request has operation, file_ids and parameters"
@@ -75,7 +75,7 @@ func (in *FileBulkInput) params(op string) (tags []string, status string, errs [
 	if in.Parameters != nil {
 		p = *in.Parameters
 	}
-	unknown := in.unknownIn("parameters.")
+	unknown := in.UnknownIn("parameters.")
 	other := func(set bool, name string) {
 		if set {
 			unknown = append(unknown, domain.FieldError{Field: "parameters." + name, Message: "unknown field; " + takesParams(op)})
@@ -86,7 +86,7 @@ func (in *FileBulkInput) params(op string) (tags []string, status string, errs [
 		other(p.Tags.Set, "tags")
 		other(p.Status.Set, "status")
 	case opUpdateTags:
-		switch e := in.wrongAt("parameters.tags"); {
+		switch e := in.WrongAt("parameters.tags"); {
 		case p.Tags.Value == nil: // absent, null or not an array
 			errs = append(errs, domain.FieldError{Field: "parameters.tags", Message: "is required: an array of strings (the tags that replace the files' tags)"})
 		case e != nil:
@@ -119,11 +119,11 @@ func (in *FileBulkInput) params(op string) (tags []string, status string, errs [
 // Every id gets one item, in request order: ItemSucceeded, or ItemFailed with the reason
 // (unknown or another company's id, malformed id, repeated id, a status that cannot change).
 func (s *Service) BulkFiles(ctx context.Context, p domain.Principal, in FileBulkInput) ([]BulkItem, error) {
-	op, opErr := validOperation(in.Operation, in.shape, fileOps...)
+	op, opErr := validOperation(in.Operation, in.Shape, fileOps...)
 	ids := in.FileIDs
-	idsErr := validIDs(ids, in.shape)
-	extra := in.unknownIn("", "parameters.")
-	if e := in.wrongAt("parameters"); e != nil {
+	idsErr := validIDs(ids, in.Shape)
+	extra := in.UnknownIn("", "parameters.")
+	if e := in.WrongAt("parameters"); e != nil {
 		extra = append(extra, *e)
 	}
 	tags, status, paramErrs := in.params(op)

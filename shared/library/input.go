@@ -8,46 +8,9 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-// shape is what the edge's decoder found wrong with a body's JSON shape: keys the input does not
-// have and values of the wrong JSON type, worded and in the order the API has always listed
-// them. Embedded in an input, it takes them (TakeShape) so that the feature reports them with
-// the errors of the values, field by field; an input built in Go has none.
-type shape struct {
-	unknown, wrong []domain.FieldError
-}
-
-// TakeShape keeps the errors of the body's shape, for Validate.
-func (s *shape) TakeShape(unknown, wrong []domain.FieldError) { s.unknown, s.wrong = unknown, wrong }
-
-// wrongAt is the first value of the wrong type at field, or nil.
-func (s shape) wrongAt(field string) *domain.FieldError {
-	for i, e := range s.wrong {
-		if e.Field == field {
-			return &s.wrong[i]
-		}
-	}
-	return nil
-}
-
-// unknownIn lists the unknown keys of the object at prefix ("parameters."), or with prefix ""
-// those of the body itself (the others).
-func (s shape) unknownIn(prefix string, nested ...string) []domain.FieldError {
-	var out []domain.FieldError
-	for _, e := range s.unknown {
-		in := prefix != "" && strings.HasPrefix(e.Field, prefix)
-		if prefix == "" {
-			in = !slices.ContainsFunc(nested, func(p string) bool { return strings.HasPrefix(e.Field, p) })
-		}
-		if in {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 // validOperation is a bulk request's operation, one of ops (a field error when it is not).
-func validOperation(op *string, s shape, ops ...string) (string, *domain.FieldError) {
-	if e := s.wrongAt("operation"); e != nil {
+func validOperation(op *string, s domain.Shape, ops ...string) (string, *domain.FieldError) {
+	if e := s.WrongAt("operation"); e != nil {
 		return "", e
 	}
 	list := strings.Join(ops, ", ")
@@ -62,8 +25,8 @@ func validOperation(op *string, s shape, ops ...string) (string, *domain.FieldEr
 
 // validIDs validates file_ids: an array of 1..MaxRequestIDs strings. An array that is not one
 // is named first, and one of the wrong items after its count.
-func validIDs(ids []string, s shape) *domain.FieldError {
-	e := s.wrongAt("file_ids")
+func validIDs(ids []string, s domain.Shape) *domain.FieldError {
+	e := s.WrongAt("file_ids")
 	switch {
 	case e != nil && ids == nil:
 		return e
