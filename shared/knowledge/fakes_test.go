@@ -2,7 +2,6 @@ package knowledge_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -119,14 +118,6 @@ func newTestService(t testing.TB, opt ...func(*knowledge.Deps, *knowledge.Limits
 var alice, bob, eve = librarytest.Alice, librarytest.Bob, librarytest.Eve
 
 var ctx = context.Background()
-
-// input decodes a request body into a feature's input as the API does (librarytest.Input).
-func input[T any, P interface {
-	*T
-	json.Unmarshaler
-}](m map[string]any) T {
-	return librarytest.Input[T, P](m)
-}
 
 // unknownID is a well-formed id that names nothing.
 const unknownID = "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f"

@@ -11,7 +11,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -231,23 +230,6 @@ func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
-}
-
-// Input decodes a request body into a feature's input as the API does (the JSON of m read by the
-// input's UnmarshalJSON), so that tests of the body's field errors send the JSON a client sends.
-func Input[T any, P interface {
-	*T
-	json.Unmarshaler
-}](m map[string]any) T {
-	var in T
-	b, err := json.Marshal(m)
-	if err == nil {
-		err = P(&in).UnmarshalJSON(b)
-	}
-	if err != nil {
-		panic(fmt.Sprintf("body %v: %v", m, err))
-	}
-	return in
 }
 
 // Principals of two companies: Alice and Bob of acme, Eve of globex.
