@@ -5,7 +5,6 @@ import (
 	"github.com/agentorch/agentorch/shared/app/core"
 	"github.com/agentorch/agentorch/shared/app/secrets"
 	"github.com/agentorch/agentorch/shared/app/tooling"
-	"github.com/agentorch/agentorch/shared/mcp"
 )
 
-func main() { core.MainHTTP(tooling.Agents, secrets.Manager, core.WithMCP(mcp.ForPolicy)) }
+func main() { core.MainHTTP(tooling.Agents, secrets.Manager) }

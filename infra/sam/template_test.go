@@ -64,6 +64,7 @@ func TestTemplateFunctions(t *testing.T) {
 				ReportBatchItemFailures: true, MaximumConcurrency: 10}},
 		},
 		{LogicalID: "KnowledgeFunction", CodeURI: ".", Dir: "knowledge", Timeout: 29},
+		{LogicalID: "MCPServersFunction", CodeURI: ".", Dir: "mcpservers", Timeout: 29},
 		{LogicalID: "MetaFunction", CodeURI: ".", Dir: "meta", Timeout: 29},
 		{LogicalID: "RuntimeFunction", CodeURI: ".", Dir: "runtime", Timeout: 29},
 		{LogicalID: "SessionsFunction", CodeURI: ".", Dir: "sessions", Timeout: 29},
@@ -171,7 +172,7 @@ func TestTemplateFunctionSettings(t *testing.T) {
 	deadIngest := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"IngestDeadLetterQueue", "QueueName"}}}
 	deadExecutions := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"ExecutionDeadLetterQueue", "QueueName"}}}
 	sendIngest := map[string]any{"SQSSendMessagePolicy": ingestQueue}
-	// The agents function seals MCP servers' headers; the runs open them.
+	// The mcpservers function seals MCP servers' headers; the runs open them.
 	credentials := map[string]any{"AWSSecretsManagerGetSecretValuePolicy": map[string]any{"SecretArn": ref("CredentialsKey")}}
 	type settings struct {
 		memory, timeout int
@@ -179,10 +180,12 @@ func TestTemplateFunctionSettings(t *testing.T) {
 	}
 	want := map[string]settings{
 		"MetaFunction": {256, 29, nil}, // public endpoints: no access to data or secrets
+		// Checks MCP bindings against the stored servers without opening their headers.
+		"AgentsFunction": {256, 29, []any{crud, secret}},
 		// Seals and opens MCP servers' headers.
-		"AgentsFunction":   {256, 29, []any{crud, secret, credentials}},
-		"AuthFunction":     {256, 29, []any{crud, secret}},
-		"SessionsFunction": {256, 29, []any{crud, secret}},
+		"MCPServersFunction": {256, 29, []any{crud, secret, credentials}},
+		"AuthFunction":       {256, 29, []any{crud, secret}},
+		"SessionsFunction":   {256, 29, []any{crud, secret}},
 		// Stores uploads and serves them; no model, no queue.
 		"ImagesFunction": {256, 29, []any{crud, secret, readWriteImages}},
 		// Runs models synchronously within API Gateway's 30 s and queues asynchronous runs.

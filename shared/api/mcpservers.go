@@ -25,8 +25,8 @@ func NewMCPServers(svc MCPServerService, opts Options) *Group {
 	return newGroup(opts).WithMCPServers(svc)
 }
 
-// WithMCPServers adds the MCP-servers routes to g and returns it: the agents function serves
-// them beside the agents (they are the agents' tools, managed under the agents scopes).
+// WithMCPServers adds the MCP-servers routes to g and returns it (the mcpservers function serves
+// them; they are the agents' tools, managed under the agents scopes).
 func (g *Group) WithMCPServers(svc MCPServerService) *Group {
 	h := &mcpHandlers{svc: svc, g: g}
 	// Closures rather than method values, so a group is built (its routes listed) without a service.

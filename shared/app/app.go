@@ -20,6 +20,7 @@ import (
 	"github.com/agentorch/agentorch/shared/app/meta"
 	"github.com/agentorch/agentorch/shared/app/run"
 	"github.com/agentorch/agentorch/shared/app/secrets"
+	"github.com/agentorch/agentorch/shared/app/servers"
 	"github.com/agentorch/agentorch/shared/app/tooling"
 	"github.com/agentorch/agentorch/shared/knowledge"
 	"github.com/agentorch/agentorch/shared/platform"
@@ -51,7 +52,8 @@ type Function struct {
 // Functions is the one table of functions.
 var Functions = []Function{
 	{Dir: "meta", HTTP: core.Meta, Bare: meta.Handler},
-	{Dir: "agents", HTTP: tooling.Agents, Secrets: true, MCP: true},
+	{Dir: "agents", HTTP: tooling.Agents, Secrets: true},
+	{Dir: "mcpservers", HTTP: servers.Group, Secrets: true, MCP: true},
 	{Dir: "auth", HTTP: core.Auth, Secrets: true},
 	{Dir: "sessions", HTTP: tooling.Sessions, Secrets: true},
 	{Dir: "runtime", HTTP: run.Runtime, Secrets: true, MCP: true},

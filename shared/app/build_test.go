@@ -64,9 +64,9 @@ func TestUnbuildableKnowledge(t *testing.T) {
 var (
 	knowledgeFns = []string{"files", "collections", "knowledge", "ingest", "ingestfailed"}
 	runFns       = []string{"runtime", "stream", "worker"}
-	mcpFns       = []string{"agents", "runtime", "stream", "worker"}
+	mcpFns       = []string{"mcpservers", "runtime", "stream", "worker"}
 	toolFns      = []string{"agents", "sessions", "runtime", "stream", "worker"}
-	secretFns    = []string{"agents", "auth", "sessions", "runtime", "stream", "images", "files", "collections", "knowledge", "worker"}
+	secretFns    = []string{"agents", "mcpservers", "auth", "sessions", "runtime", "stream", "images", "files", "collections", "knowledge", "worker"}
 	linkLists    = []struct {
 		pkg  string
 		code bool // counted by linked code (imported everywhere through api)

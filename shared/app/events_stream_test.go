@@ -219,7 +219,7 @@ func TestStreamInvoke(t *testing.T) {
 		}
 		t.Cleanup(stop)
 		secret := r.newKey(t, "company-stream-slow")
-		agents, err := r.app.Handler("agents")
+		servers, err := r.app.Handler("mcpservers")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +239,7 @@ func TestStreamInvoke(t *testing.T) {
 			}
 			return out
 		}
-		post(agents, "/api/v1/mcp-servers/", `{"name":"tools","url":"`+base+mcptest.PathMCP+`"}`)
+		post(servers, "/api/v1/mcp-servers/", `{"name":"tools","url":"`+base+mcptest.PathMCP+`"}`)
 		sid, _ := post(sessions, "/api/v1/sessions/", `{"name":"slow","agent_type":"react_agent","llm_config":{"provider":"local","model":"dev"},`+
 			`"tools":[{"type":"mcp","server":"tools","allowed_tools":["slow"]}]}`)["session_id"].(string)
 		var ev map[string]any

@@ -562,7 +562,7 @@ func (r *replayer) newMCPServer(t *testing.T, secret, url string) string {
 	var out struct {
 		ID string `json:"id"`
 	}
-	r.replayJSON(t, "agents-create-mcp-server.json", map[string]string{placeholderKey: secret, placeholderMCPURL: url}, http.StatusCreated, &out)
+	r.replayJSON(t, "mcpservers-create-mcp-server.json", map[string]string{placeholderKey: secret, placeholderMCPURL: url}, http.StatusCreated, &out)
 	if out.ID == "" {
 		t.Fatalf("registered MCP server without id: %+v", out)
 	}

@@ -1,4 +1,4 @@
-// Package tooling adds the tool registry and the company's MCP servers to the core, and builds
+// Package tooling adds the tool registry and the company's MCP servers (servers) to the core, and builds
 // the groups that check configurations against them without running anything: agents and
 // sessions. It links the registry's JSON Schema compiler but not the engine's providers, the
 // queues or the knowledge feature (run adds those).
@@ -6,20 +6,17 @@ package tooling
 
 import (
 	"context"
-	"errors"
 
 	"github.com/agentorch/agentorch/shared/agents"
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/app/servers"
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/mcpservers"
-	"github.com/agentorch/agentorch/shared/seal"
 	"github.com/agentorch/agentorch/shared/sessions"
 	"github.com/agentorch/agentorch/shared/tools"
 )
 
 type registryKey struct{}
-type mcpServersKey struct{}
 type agentsKey struct{}
 
 // Registry is the application's one tool registry: agent validation and session creation check
@@ -31,30 +28,6 @@ func Registry(a *core.App) *tools.Registry {
 	return r
 }
 
-// MCPServers is the MCP-servers feature: the company's registered servers on DynamoDB, their
-// headers sealed under the credentials key (read on first use: CREDENTIALS_KEY locally, the
-// CREDENTIALS_KEY_ARN secret on AWS), reached through the MCP connector. Built on first use, with
-// no network call.
-func MCPServers(a *core.App) *mcpservers.Service {
-	s, _ := core.Shared(a, mcpServersKey{}, func() (*mcpservers.Service, error) {
-		return mcpservers.New(a.Store, a.MCPConnector(), seal.New(credentialsKey(a))), nil
-	})
-	return s
-}
-
-// credentialsKey is the source of the secret the credentials sealing key is derived from.
-func credentialsKey(a *core.App) seal.KeySource {
-	switch cfg := a.Config; {
-	case cfg.CredentialsKey != "":
-		return seal.Static(cfg.CredentialsKey)
-	case cfg.CredentialsKeyARN != "":
-		return func(ctx context.Context) ([]byte, error) { return a.Secret(ctx, cfg.CredentialsKeyARN) }
-	}
-	return func(context.Context) ([]byte, error) {
-		return nil, errors.New("config: CREDENTIALS_KEY or CREDENTIALS_KEY_ARN must be set to store MCP servers' headers")
-	}
-}
-
 // MCP is the company's MCP servers as sessions uses them: a read of them to check
 // configurations, and each run's binder of their tools. The feature is built on first use.
 func MCP(a *core.App) sessions.MCP { return mcpRuns{a} }
@@ -62,11 +35,11 @@ func MCP(a *core.App) sessions.MCP { return mcpRuns{a} }
 type mcpRuns struct{ a *core.App }
 
 func (m mcpRuns) Resolve(ctx context.Context, company string, refs []string) (domain.MCPServers, error) {
-	return MCPServers(m.a).Resolve(ctx, company, refs)
+	return servers.Service(m.a).Resolve(ctx, company, refs)
 }
 
 func (m mcpRuns) NewRun() sessions.RunTools {
-	return tools.NewMCPRun(MCPServers(m.a), m.a.MCPConnector())
+	return tools.NewMCPRun(servers.Service(m.a), m.a.MCPConnector())
 }
 
 // AgentsService is the agents feature, checking tool names against the registry and MCP bindings
@@ -78,9 +51,11 @@ func AgentsService(a *core.App) *agents.Service {
 	return s
 }
 
-// Agents builds the agents group, with the MCP servers their configurations bind.
+// Agents builds the agents group. Its configurations' MCP bindings are checked against the
+// company's stored servers (servers.Service, no connection); the mcp-servers group, which
+// connects to them, is the mcpservers function's.
 func Agents(a *core.App) (*api.Group, error) {
-	return api.NewAgents(AgentsService(a), a.Options()).WithMCPServers(MCPServers(a)), nil
+	return api.NewAgents(AgentsService(a), a.Options()), nil
 }
 
 // Sessions builds the sessions group. Its routes create, read and delete sessions and take

@@ -1,0 +1,48 @@
+// Package servers adds the company's MCP servers to the core: the feature (registered servers on
+// DynamoDB, their headers sealed under the credentials key) and the mcp-servers group, served by
+// its own function. It imports no tool registry, JSON Schema compiler or engine; the MCP SDK
+// comes with the connector its main passes (core.WithMCP), so the agents function, which only
+// resolves the servers its configurations bind, links none of it.
+package servers
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentorch/agentorch/shared/api"
+	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/mcpservers"
+	"github.com/agentorch/agentorch/shared/seal"
+)
+
+type serviceKey struct{}
+
+// Service is the MCP-servers feature: the company's registered servers on DynamoDB, their
+// headers sealed under the credentials key (read on first use: CREDENTIALS_KEY locally, the
+// CREDENTIALS_KEY_ARN secret on AWS), reached through the MCP connector. Built on first use, with
+// no network call.
+func Service(a *core.App) *mcpservers.Service {
+	s, _ := core.Shared(a, serviceKey{}, func() (*mcpservers.Service, error) {
+		return mcpservers.New(a.Store, a.MCPConnector(), seal.New(credentialsKey(a))), nil
+	})
+	return s
+}
+
+// credentialsKey is the source of the secret the credentials sealing key is derived from.
+func credentialsKey(a *core.App) seal.KeySource {
+	switch cfg := a.Config; {
+	case cfg.CredentialsKey != "":
+		return seal.Static(cfg.CredentialsKey)
+	case cfg.CredentialsKeyARN != "":
+		return func(ctx context.Context) ([]byte, error) { return a.Secret(ctx, cfg.CredentialsKeyARN) }
+	}
+	return func(context.Context) ([]byte, error) {
+		return nil, errors.New("config: CREDENTIALS_KEY or CREDENTIALS_KEY_ARN must be set to store MCP servers' headers")
+	}
+}
+
+// Group builds the mcp-servers group: register, read, update and delete the company's servers,
+// list and refresh their tools (which connects to them).
+func Group(a *core.App) (*api.Group, error) {
+	return api.NewMCPServers(Service(a), a.Options()), nil
+}
