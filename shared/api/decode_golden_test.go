@@ -214,6 +214,12 @@ var decodeCases = []struct{ name, path, body string }{
 	{"search long unknown key", "/api/v1/knowledge-bases/kb9/search/", `{"query":"q","` + strings.Repeat("k", 70) + `":1,"filter":{"` + strings.Repeat("f", 70) + `":1}}`},
 	{"kb long unknown key", "/api/v1/knowledge-bases/", `{"name":"k","selected_datasources":["a"],"` + strings.Repeat("k", 70) + `":1,"embedding_config":{"` + strings.Repeat("e", 70) + `":1},"chunking_strategy":{"` + strings.Repeat("c", 70) + `":1}}`},
 	{"file bulk long unknown key", "/api/v1/files/bulk/", `{"operation":"delete","file_ids":["a"],"` + strings.Repeat("k", 70) + `":1,"parameters":{"` + strings.Repeat("p", 70) + `":1}}`},
+	{"collection field names of Go", "/api/v1/collections/", `{"name":"x","Shape":{},"Unknown":[],"Wrong":1,"shape":{}}`},
+	{"add files field names of Go", "/api/v1/collections/c9/files/", `{"file_ids":["a"],"Shape":{"Unknown":[]}}`},
+	{"collection bulk field names of Go", "/api/v1/collections/c9/bulk/", `{"operation":"add_files","file_ids":["a"],"Shape":{},"Wrong":[]}`},
+	{"file bulk field names of Go", "/api/v1/files/bulk/", `{"operation":"delete","file_ids":["a"],"Shape":{},"Unknown":[{"field":"x"}]}`},
+	{"search field names of Go", "/api/v1/knowledge-bases/kb9/search/", `{"query":"q","Shape":{},"Wrong":[]}`},
+	{"kb field names of Go", "/api/v1/knowledge-bases/", `{"name":"k","selected_datasources":["a"],"Shape":{},"Unknown":[],"sent":{}}`},
 }
 
 // TestDecodeGolden holds the status and body of each bad body of the library and knowledge

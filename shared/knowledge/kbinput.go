@@ -49,8 +49,8 @@ type KBInput struct {
 	NewCollectionDescription *string                    `json:"new_collection_description"`
 	LLMConfig                map[string]json.RawMessage `json:"llm_config"`
 
-	domain.Shape
-	sent map[string]any // the values of the wrong type, by path (WrongValue)
+	domain.Shape `json:"-"`     // the body's shape errors, not a key of it
+	sent         map[string]any // the values of the wrong type, by path (WrongValue)
 }
 
 // EmbeddingInput is the embedding_config a body sets (the Embedders check its values).

@@ -33,7 +33,7 @@ type SearchInput struct {
 	ScoreThreshold *float64      `json:"score_threshold"`
 	Strategy       *string       `json:"strategy"`
 	Filter         *SearchFilter `json:"filter" want:"an object with file_ids and tags" got:"not"`
-	domain.Shape
+	domain.Shape   `json:"-"`    // the body's shape errors, not a key of it
 }
 
 // SearchFilter keeps a search to files (FileIDs) and to chunks with one of Tags; a null item

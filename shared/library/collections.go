@@ -36,9 +36,9 @@ const updateAttempts = 5
 
 // CollectionInput is a collection to create: POST /collections/ {name, description?}.
 type CollectionInput struct {
-	Name        *string `json:"name"`
-	Description string  `json:"description"`
-	domain.Shape
+	Name         *string    `json:"name"`
+	Description  string     `json:"description"`
+	domain.Shape `json:"-"` // the body's shape errors, not a key of it
 }
 
 // UnknownField words what a collection's body has.
@@ -139,8 +139,8 @@ func (s *Service) CollectionFiles(ctx context.Context, p domain.Principal, id st
 // FileIDsInput names the files to add to a collection: POST /collections/{id}/files/
 // {file_ids}.
 type FileIDsInput struct {
-	FileIDs []string `json:"file_ids" want:"an array of strings (file ids)" items:"first"`
-	domain.Shape
+	FileIDs      []string   `json:"file_ids" want:"an array of strings (file ids)" items:"first"`
+	domain.Shape `json:"-"` // the body's shape errors, not a key of it
 }
 
 // UnknownField words what adding files takes.
@@ -165,10 +165,10 @@ func (s *Service) AddFiles(ctx context.Context, p domain.Principal, id string, i
 // {operation, file_ids, parameters}, Operation add_files or remove_files of FileIDs; neither
 // operation takes parameters.
 type CollectionBulkInput struct {
-	Operation  *string   `json:"operation" want:"one of add_files, remove_files" got:"paren"`
-	FileIDs    []string  `json:"file_ids" want:"an array of strings (file ids)" items:"first"`
-	Parameters *struct{} `json:"parameters"`
-	domain.Shape
+	Operation    *string    `json:"operation" want:"one of add_files, remove_files" got:"paren"`
+	FileIDs      []string   `json:"file_ids" want:"an array of strings (file ids)" items:"first"`
+	Parameters   *struct{}  `json:"parameters"`
+	domain.Shape `json:"-"` // the body's shape errors, not a key of it
 }
 
 // UnknownField words what a collection's bulk request has, and that its operation takes no

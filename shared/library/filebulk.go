@@ -32,10 +32,10 @@ var fileOps = []string{opDelete, opUpdateTags, opChangeStatus}
 // parameters}, Operation delete, update_tags (parameters.tags replace each file's tags) or
 // change_status (parameters.status active or archived) of FileIDs.
 type FileBulkInput struct {
-	Operation  *string         `json:"operation" want:"one of delete, update_tags, change_status" got:"paren"`
-	FileIDs    []string        `json:"file_ids" want:"an array of strings (file ids)" items:"first"`
-	Parameters *FileBulkParams `json:"parameters"`
-	domain.Shape
+	Operation    *string         `json:"operation" want:"one of delete, update_tags, change_status" got:"paren"`
+	FileIDs      []string        `json:"file_ids" want:"an array of strings (file ids)" items:"first"`
+	Parameters   *FileBulkParams `json:"parameters"`
+	domain.Shape `json:"-"`      // the body's shape errors, not a key of it
 }
 
 // FileBulkParams are the parameters of a file bulk request: update_tags takes Tags,
