@@ -134,7 +134,7 @@ func (s *fakeSessions) record(sess *domain.Session, req sessions.ExecuteRequest,
 	}
 	now := time.Now().UTC()
 	e := &domain.Execution{ID: uuid.NewString(), SessionID: sess.ID, CorrelationID: req.CorrelationID, Status: status, StopReason: "end_turn", CreatedAt: now}
-	text, _ := req.Content.(string)
+	text := req.Content.Text
 	user := domain.Message{ID: uuid.NewString(), Role: "user", Content: text, Visible: true, ExecutionID: e.ID, CreatedAt: now}
 	reply := domain.Message{ID: uuid.NewString(), Role: "assistant", Content: "echo: " + text, Visible: true, ExecutionID: e.ID, CreatedAt: now}
 	s.messages[sess.ID] = append(s.messages[sess.ID], user, reply)

@@ -165,39 +165,3 @@ func TestDecodeTakeShape(t *testing.T) {
 		t.Errorf("op a number: %+v", in)
 	}
 }
-
-// TestReadAnswerTexts pins the field errors of an execute body that answers a paused execution
-// (readAnswer still reads the body's map; these are the texts its move must keep).
-func TestReadAnswerTexts(t *testing.T) {
-	for _, tc := range []struct{ body, want string }{
-		{`{"tool_results":5}`, "tool_results: must be an array of objects"},
-		{`{"tool_results":[]}`, "tool_results: must answer at least one tool call"},
-		{`{"tool_results":[5,{"tool_call_id":1,"output":{"a":1},"is_error":"y","zz":1}]}`,
-			"tool_results.0: must be an object; tool_results.1.zz: unknown field; the fields are tool_call_id, output, is_error; tool_results.1.tool_call_id: is required: a string; tool_results.1.is_error: must be a boolean"},
-		{`{"approvals":[{"tool_call_id":"c","approve":"yes","reason":5}],"content":"x","inputs":{}}`,
-			"approvals.0.approve: is required: true or false; approvals.0.reason: must be a string; content: must be absent when the body answers pending tool calls; inputs: must be absent when the body answers pending tool calls: the waiting execution keeps the variables it started with"},
-		{`{"approvals":[{"tool_call_id":"c","approve":true}],"tool_results":[{"tool_call_id":"d","output":null}]}`, ""},
-	} {
-		var m map[string]any
-		dec := json.NewDecoder(strings.NewReader(tc.body))
-		dec.UseNumber()
-		if err := dec.Decode(&m); err != nil {
-			t.Fatal(err)
-		}
-		_, err := readAnswer(m)
-		got := ""
-		var de *domain.Error
-		if errors.As(err, &de) {
-			var parts []string
-			for _, f := range de.Fields {
-				parts = append(parts, f.Field+": "+f.Message)
-			}
-			got = strings.Join(parts, "; ")
-		} else if err != nil {
-			t.Fatalf("%s: %v", tc.body, err)
-		}
-		if got != tc.want {
-			t.Errorf("%s:\n got %s\nwant %s", tc.body, got, tc.want)
-		}
-	}
-}

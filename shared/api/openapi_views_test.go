@@ -67,6 +67,7 @@ var jsonTypes = []struct {
 	{startUploadRequest{}, "StartUploadRequest"},
 	{feedbackRequest{}, "FeedbackRequest"},
 	{executeBody{}, "ExecuteRequest"},
+	{answerBody{}, "ExecuteRequest"}, // the body read again when it answers (execute.go)
 }
 
 // TestJSONTypesMatchSchemas holds each type of jsonTypes to its schema in both directions: every

@@ -46,32 +46,11 @@ type runtimeHandlers struct {
 	g   *Group
 }
 
-type executeBody struct {
-	firstError
-	Content        any            `json:"content"`
-	CorrelationID  *string        `json:"correlation_id"`
-	Inputs         map[string]any `json:"inputs" want:"an object of variable names to values"`
-	ResponseFormat string         `json:"response_format"`
-	Stream         bool           `json:"stream"`
-	Async          bool           `json:"async"`
-	// tool_results and approvals continue a paused execution (readAnswer).
-	ToolResults any `json:"tool_results"`
-	Approvals   any `json:"approvals"`
-}
-
 func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error {
 	if err := require(r, domain.ScopeSessionsWrite); err != nil {
 		return err
 	}
-	body, raw, err := readObject(w, r, max(h.g.opts.MaxBodyBytes, ExecuteMaxBodyBytes))
-	if err != nil {
-		return err
-	}
-	var b executeBody
-	if err := decodeJSON(body, raw, &b); err != nil {
-		return err
-	}
-	answer, err := readAnswer(body)
+	b, req, err := readExecute(w, r, max(h.g.opts.MaxBodyBytes, ExecuteMaxBodyBytes))
 	if err != nil {
 		return err
 	}
@@ -88,7 +67,6 @@ func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error 
 	if format != "session" && format != "message" {
 		return domain.Invalid([]domain.FieldError{{Field: "response_format", Message: `must be "session" (default) or "message"`}})
 	}
-	req := sessions.ExecuteRequest{Content: b.Content, CorrelationID: b.CorrelationID, Inputs: b.Inputs, Answer: answer}
 	sid := r.PathValue("session_id")
 	switch {
 	case b.Async || async || strings.Contains(r.Header.Get("Prefer"), "respond-async"):

@@ -35,7 +35,7 @@ func (r *workerRig) paused(t *testing.T) (sessionID, execID string, answer *sess
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := svc.Execute(t.Context(), r.p, s.ID, sessions.ExecuteRequest{Content: `lookup {"word":"otter"}`}, sessions.Observer{})
+	res, err := svc.Execute(t.Context(), r.p, s.ID, sessions.ExecuteRequest{Content: sessions.TextContent(`lookup {"word":"otter"}`)}, sessions.Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestWorkerBusyExecutionCompletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	release := r.hold(t, s.ID)
-	e, err := r.app.Sessions().Enqueue(t.Context(), r.p, s.ID, sessions.ExecuteRequest{Content: "hello"})
+	e, err := r.app.Sessions().Enqueue(t.Context(), r.p, s.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hello")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestWorkerDeadLetterMarksFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	release := r.hold(t, s.ID)
-	e, err := r.app.Sessions().Enqueue(t.Context(), r.p, s.ID, sessions.ExecuteRequest{Content: "hello"})
+	e, err := r.app.Sessions().Enqueue(t.Context(), r.p, s.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hello")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestWorkerDeadLetterMarksFailed(t *testing.T) {
 	if got.Status != domain.ExecFailed || got.ErrorType != "overloaded_error" || !strings.Contains(got.Error, "gave up") {
 		t.Fatalf("execution %s %s %q, want failed with an overloaded_error", got.Status, got.ErrorType, got.Error)
 	}
-	if _, err := r.app.Sessions().Execute(t.Context(), r.p, s.ID, sessions.ExecuteRequest{Content: "hello again"}, sessions.Observer{}); err != nil {
+	if _, err := r.app.Sessions().Execute(t.Context(), r.p, s.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hello again")}, sessions.Observer{}); err != nil {
 		t.Fatalf("the session after the dead letter: %v", err)
 	}
 }

@@ -67,7 +67,7 @@ func (r *workerRig) enqueue(t *testing.T, cfg map[string]any) (sessionID, execut
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := r.app.Sessions().Enqueue(t.Context(), r.p, s.ID, sessions.ExecuteRequest{Content: "hello"})
+	e, err := r.app.Sessions().Enqueue(t.Context(), r.p, s.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hello")})
 	if err != nil {
 		t.Fatal(err)
 	}

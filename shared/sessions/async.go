@@ -138,6 +138,17 @@ func queuedAnswer(e *domain.Execution) *Answer {
 	return &a
 }
 
+// queuedContent is the content a queued execution carries, as its request keeps it (JSON, checked
+// when it was queued); content that does not read is refused when the execution runs.
+func queuedContent(e *domain.Execution) Content {
+	var c Content
+	b, err := json.Marshal(e.Request["content"])
+	if err != nil || json.Unmarshal(b, &c) != nil {
+		return Content{form: contentOther}
+	}
+	return c
+}
+
 // jsonSize is the size of v as the store encodes it: JSON without HTML escaping.
 func jsonSize(v any) int {
 	var b bytes.Buffer
@@ -172,7 +183,7 @@ func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error
 	if err := s.store.PutExecution(ctx, e); err != nil {
 		return err
 	}
-	req := ExecuteRequest{Content: e.Request["content"], CorrelationID: e.CorrelationID}
+	req := ExecuteRequest{Content: queuedContent(e), CorrelationID: e.CorrelationID}
 	if in, ok := e.Request["inputs"].(map[string]any); ok {
 		req.Inputs = in
 	}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"maps"
 	"mime"
 	"net/url"
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/agentorch/agentorch/shared/domain"
@@ -40,30 +38,31 @@ var documentFormats = map[string]string{
 }
 
 // parseContent turns the execute body's content (a string or content blocks) into model parts
-// and the text stored as the user message.
-func (s *Service) parseContent(ctx context.Context, content any) ([]domain.Part, string, error) {
-	switch c := content.(type) {
-	case string:
-		if strings.TrimSpace(c) == "" {
+// and the text stored as the user message. The errors of the content's shape that the decoder
+// found are reported here, in the order of the blocks, each before its values' errors.
+func (s *Service) parseContent(ctx context.Context, c Content) ([]domain.Part, string, error) {
+	switch c.form {
+	case contentText:
+		if strings.TrimSpace(c.Text) == "" {
 			return nil, "", field("content", "must not be empty")
 		}
-		if len(c) > MaxTextBytes {
+		if len(c.Text) > MaxTextBytes {
 			return nil, "", field("content", fmt.Sprintf("must be at most %d bytes", MaxTextBytes))
 		}
-		return []domain.Part{{Type: domain.PartText, Text: c}}, c, nil
-	case []any:
-		if len(c) == 0 {
+		return []domain.Part{{Type: domain.PartText, Text: c.Text}}, c.Text, nil
+	case contentBlocks:
+		if len(c.Blocks) == 0 {
 			return nil, "", field("content", "must not be empty")
 		}
-		if len(c) > MaxContentBlocks {
+		if len(c.Blocks) > MaxContentBlocks {
 			return nil, "", field("content", fmt.Sprintf("must have at most %d blocks", MaxContentBlocks))
 		}
 		var parts []domain.Part
 		var text []string
 		hasText := false
 		textBytes := 0
-		for i, b := range c {
-			p, label, err := s.block(ctx, b, fmt.Sprintf("content.%d", i))
+		for i, b := range c.Blocks {
+			p, label, err := s.block(ctx, &c, b, fmt.Sprintf("content.%d", i))
 			if err != nil {
 				return nil, "", err
 			}
@@ -78,64 +77,58 @@ func (s *Service) parseContent(ctx context.Context, content any) ([]domain.Part,
 			return nil, "", field("content", "must not be empty")
 		}
 		return parts, strings.Join(text, "\n"), nil
-	case nil:
+	case contentAbsent:
 		return nil, "", field("content", "is required")
 	}
 	return nil, "", field("content", "must be a string or an array of content blocks")
 }
 
-func (s *Service) block(ctx context.Context, b any, at string) (domain.Part, string, error) {
-	m, ok := b.(map[string]any)
-	if !ok {
+// block is the model part of block b of c, at path at.
+func (s *Service) block(ctx context.Context, c *Content, b Block, at string) (domain.Part, string, error) {
+	if !b.object {
 		return domain.Part{}, "", field(at, "must be an object")
 	}
-	if t, ok := m["type"].(string); ok && blockFields[t] != nil {
-		if err := onlyFields(m, at, blockFields[t]); err != nil {
-			return domain.Part{}, "", err
+	if blockShapes[b.Type] != nil {
+		if e, ok := c.firstUnknown(at); ok {
+			return domain.Part{}, "", domain.Invalid([]domain.FieldError{e})
 		}
 	}
-	switch m["type"] {
+	switch b.Type {
 	case "text":
-		t, ok := m["text"].(string)
-		if !ok || strings.TrimSpace(t) == "" {
+		if strings.TrimSpace(b.Text) == "" {
 			return domain.Part{}, "", field(at+".text", "must be a non-empty string")
 		}
-		return domain.Part{Type: domain.PartText, Text: t}, t, nil
+		return domain.Part{Type: domain.PartText, Text: b.Text}, b.Text, nil
 	case "image_url":
-		iu, ok := m["image_url"].(map[string]any)
-		if !ok {
+		if b.ImageURL == nil {
 			return domain.Part{}, "", field(at+".image_url", "must be an object with url")
 		}
-		if err := onlyFields(iu, at+".image_url", []string{"url", "detail"}); err != nil {
-			return domain.Part{}, "", err
-		}
-		u, ok := iu["url"].(string)
-		if !ok || u == "" {
+		if b.ImageURL.URL == "" {
 			return domain.Part{}, "", field(at+".image_url.url", "must be a URL string")
 		}
-		data, format, err := s.load(ctx, u, at+".image_url.url", imageFormats, MaxImageBytes)
+		data, format, err := s.load(ctx, b.ImageURL.URL, at+".image_url.url", imageFormats, MaxImageBytes)
 		if err != nil {
 			return domain.Part{}, "", err
 		}
 		return domain.Part{Type: domain.PartImage, Image: &domain.Media{Format: format, Data: data}}, "[image]", nil
 	case "file":
-		u, ok := m["file_url"].(string)
-		if !ok || u == "" {
+		if b.FileURL == "" {
 			return domain.Part{}, "", field(at+".file_url", "must be a URL string")
 		}
-		data, format, err := s.load(ctx, u, at+".file_url", documentFormats, MaxDocumentBytes)
+		data, format, err := s.load(ctx, b.FileURL, at+".file_url", documentFormats, MaxDocumentBytes)
 		if err != nil {
 			return domain.Part{}, "", err
 		}
-		name := documentName(u, format)
+		name := documentName(b.FileURL, format)
 		return domain.Part{Type: domain.PartDocument, Document: &domain.Media{Format: format, Name: name, Data: data}}, "[file: " + name + "]", nil
+	}
+	switch t := b.typ.(type) {
 	case nil:
 		return domain.Part{}, "", field(at+".type", "is required: text, image_url or file")
-	}
-	if t, ok := m["type"].(string); ok {
+	case string:
 		return domain.Part{}, "", field(at+".type", fmt.Sprintf("unknown content block type %q: use text, image_url or file", t))
 	}
-	return domain.Part{}, "", field(at+".type", fmt.Sprintf("must be a string (text, image_url or file), not %s", domain.JSONType(m["type"])))
+	return domain.Part{}, "", field(at+".type", fmt.Sprintf("must be a string (text, image_url or file), not %s", domain.JSONType(b.typ)))
 }
 
 // load reads a data URL or fetches a public http(s) URL, checking type and size.
@@ -223,20 +216,6 @@ func documentName(u, format string) string {
 		return "document-" + format
 	}
 	return domain.Clip(b.String(), maxDocumentName)
-}
-
-// blockFields are the fields a content block may have, by its type.
-var blockFields = map[string][]string{"text": {"type", "text"}, "image_url": {"type", "image_url"}, "file": {"type", "file_url"}}
-
-// onlyFields refuses a field of m (at path at) that is not one of known: a misspelt field is a
-// 400 naming it, not silently ignored.
-func onlyFields(m map[string]any, at string, known []string) error {
-	for _, key := range slices.Sorted(maps.Keys(m)) {
-		if !slices.Contains(known, key) {
-			return field(at+"."+domain.Clip(key, 64), "unknown field; the fields are "+strings.Join(known, ", "))
-		}
-	}
-	return nil
 }
 
 func field(name, msg string) error {

@@ -25,7 +25,7 @@ func paused(t *testing.T, svc *sessions.Service) (sessionID, execID string, answ
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: `lookup {"word":"otter"}`}, sessions.Observer{})
+	res, err := svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent(`lookup {"word":"otter"}`)}, sessions.Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestDeadLetterQueuedExecution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "hello"})
+	e, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hello")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,12 +86,12 @@ func TestDeadLetterQueuedExecution(t *testing.T) {
 	if err := svc.ProcessJob(ctx, job(sess.ID, e.ID)); err != nil || st.commits != 0 {
 		t.Fatalf("job after the dead letter: %v, %d commits", err, st.commits)
 	}
-	if _, err := svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "still there?"}, sessions.Observer{}); err != nil {
+	if _, err := svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("still there?")}, sessions.Observer{}); err != nil {
 		t.Fatalf("the session after the dead letter: %v", err)
 	}
 
 	// A job that ran after all is not marked failed.
-	done, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "again"})
+	done, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("again")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestDeadLetterQueuedAnswer(t *testing.T) {
 				t.Fatalf("session pending %+v, want still waiting for %s", sess.Pending, eid)
 			}
 			// A new message is refused while it waits (409), as for any paused session.
-			_, err = svc.Execute(ctx, alice, sid, sessions.ExecuteRequest{Content: "hello"}, sessions.Observer{})
+			_, err = svc.Execute(ctx, alice, sid, sessions.ExecuteRequest{Content: sessions.TextContent("hello")}, sessions.Observer{})
 			if domain.KindOf(err) != domain.KindConflict {
 				t.Fatalf("new message while waiting: %v, want a conflict", err)
 			}
@@ -227,7 +227,7 @@ func TestEnqueueSendFails(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if _, err := svc.Enqueue(ctx, alice, sid, sessions.ExecuteRequest{Content: "hello"}); err == nil {
+	if _, err := svc.Enqueue(ctx, alice, sid, sessions.ExecuteRequest{Content: sessions.TextContent("hello")}); err == nil {
 		t.Fatal("the message was queued without a job")
 	}
 	var left []string

@@ -27,7 +27,7 @@ func TestEventsReadsOnlyWhatThePageNeeds(t *testing.T) {
 	perRun := 0
 	for i := range runs {
 		corr := fmt.Sprintf("c%d", i%3)
-		res, err := svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "hi", CorrelationID: &corr}, sessions.Observer{})
+		res, err := svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hi"), CorrelationID: &corr}, sessions.Observer{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,7 +21,7 @@ const (
 
 // ExecuteRequest is an execute body.
 type ExecuteRequest struct {
-	Content       any
+	Content       Content
 	CorrelationID *string
 	Inputs        map[string]any // nil when the body had none
 	// Answer continues a paused execution instead of sending a new message (Content is then

@@ -109,14 +109,14 @@ func TestExecuteRetrievesWithTheCallersScopes(t *testing.T) {
 	limited := scoped(domain.ScopeSessionsWrite)
 	reader := scoped(domain.ScopeSessionsWrite, domain.ScopeKnowledgeRead)
 
-	res, err := svc.Execute(ctx, limited, sess.ID, sessions.ExecuteRequest{Content: "returns?"}, sessions.Observer{})
+	res, err := svc.Execute(ctx, limited, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("returns?")}, sessions.Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.count() != 0 || !deniedEvent(res.Execution.Events) || res.Messages[0].Citations != nil {
 		t.Errorf("sessions:write only: %d searches, events %v, citations %v", r.count(), res.Execution.Events, res.Messages[0].Citations)
 	}
-	if _, err := svc.Execute(ctx, reader, sess.ID, sessions.ExecuteRequest{Content: "returns?"}, sessions.Observer{}); err != nil || r.count() != 1 {
+	if _, err := svc.Execute(ctx, reader, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("returns?")}, sessions.Observer{}); err != nil || r.count() != 1 {
 		t.Errorf("knowledge:read: %v, %d searches, want 1", err, r.count())
 	}
 
@@ -125,7 +125,7 @@ func TestExecuteRetrievesWithTheCallersScopes(t *testing.T) {
 		searches int
 	}{{limited, 0}, {reader, 1}, {alice, 1}} {
 		before := r.count()
-		e, err := svc.Enqueue(ctx, tt.p, sess.ID, sessions.ExecuteRequest{Content: "later"})
+		e, err := svc.Enqueue(ctx, tt.p, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("later")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestExecuteRetrievesWithTheCallersScopes(t *testing.T) {
 	}
 
 	// Queued before executions recorded their caller's grants: no search.
-	e, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: "old"})
+	e, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("old")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"image"
 	"image/jpeg"
 	"image/png"
@@ -79,13 +80,17 @@ func TestDataURLJudgedByBytes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			url := "data:" + tt.declared + ";base64," + base64.StdEncoding.EncodeToString(tt.data)
-			block := map[string]any{"type": "file", "file_url": url}
+			block := `{"type":"file","file_url":"` + url + `"}`
 			at := "content.0.file_url"
 			if tt.block == "image" {
-				block = map[string]any{"type": "image_url", "image_url": map[string]any{"url": url}}
+				block = `{"type":"image_url","image_url":{"url":"` + url + `"}}`
 				at = "content.0.image_url.url"
 			}
-			parts, _, err := s.parseContent(context.Background(), []any{block})
+			var c Content
+			if err := json.Unmarshal([]byte("["+block+"]"), &c); err != nil {
+				t.Fatal(err)
+			}
+			parts, _, err := s.parseContent(context.Background(), c)
 			if tt.want == "" {
 				var de *domain.Error
 				if domain.KindOf(err) != domain.KindInvalid || !asDomain(err, &de) || len(de.Fields) != 1 || de.Fields[0].Field != at ||
