@@ -1,7 +1,7 @@
 // Package meta builds the meta function: health, the OpenAPI document and the studio's static
 // files. Its routes are public and read nothing stored, so it does not build core.App (whose
 // store and authenticator need the DynamoDB client): the meta binary links no AWS service client
-// and initialises none (TestFunctionsLinkOnlyTheirProviders, BenchmarkMetaInit).
+// and initialises none (TestFunctionsLinkOnlyTheirProviders, BenchmarkPackageInit).
 package meta
 
 import (
