@@ -220,6 +220,11 @@ var decodeCases = []struct{ name, path, body string }{
 	{"file bulk field names of Go", "/api/v1/files/bulk/", `{"operation":"delete","file_ids":["a"],"Shape":{},"Unknown":[{"field":"x"}]}`},
 	{"search field names of Go", "/api/v1/knowledge-bases/kb9/search/", `{"query":"q","Shape":{},"Wrong":[]}`},
 	{"kb field names of Go", "/api/v1/knowledge-bases/", `{"name":"k","selected_datasources":["a"],"Shape":{},"Unknown":[],"sent":{}}`},
+	{"search dotted keys", "/api/v1/knowledge-bases/kb9/search/", `{"query":"q","filter.x":1,"top_k":0,"filter":{"y":1,"a.b":2}}`},
+	{"file bulk dotted keys", "/api/v1/files/bulk/", `{"operation":"delete","file_ids":["a"],"parameters.x":1,"parameters":{"q.r":1}}`},
+	{"file bulk dotted keys, bad operation", "/api/v1/files/bulk/", `{"operation":"x","file_ids":["a"],"parameters.x":1}`},
+	{"kb dotted keys", "/api/v1/knowledge-bases/", `{"name":"k","selected_collections":["a"],"embedding_config.x":1,"chunking_strategy.y":2,"embedding_config":{"a.b":1}}`},
+	{"collection bulk dotted keys", "/api/v1/collections/c9/bulk/", `{"operation":"add_files","file_ids":["a"],"parameters.x":1,"parameters":{"q.r":1}}`},
 }
 
 // TestDecodeGolden holds the status and body of each bad body of the library and knowledge

@@ -28,15 +28,18 @@ import (
 //     default appends it (", got a number");
 //   - `items:"first"` names only the first item of the wrong type in an array, at the array's
 //     path ("must be an array of strings (file ids): item 3 is a number"); a null item is one;
-//   - an input with UnknownField(path) words what a key it does not have should have been
-//     ("unknown field; " + its words), asked once the rest of the body is decoded, so that the
-//     words may depend on a value (a bulk request's operation);
+//   - an input with UnknownField(object, key) words what a key it does not have should have
+//     been ("unknown field; " + its words), asked once the rest of the body is decoded, so that
+//     the words may depend on a value (a bulk request's operation); the object is the dotted
+//     path of the object the key is of ("" for the body), apart, as a key may hold a dot;
 //   - a field type with ShapeOf(value) is checked as the type it names for the value (a
 //     string or an array; a block by its type), or taken as it is when it names none;
 //   - an input with UnclippedKeys() names its unknown keys whole, as the search and
 //     knowledge-base bodies always have (others clip them to 64 characters);
 //   - an input with WrongValue(path, v) is told each value of the wrong type, to word its
 //     error by what was sent ("must be an integer, not \"5\"");
+//   - an input with TakeObjects(objects) is told the object of each unknown key TakeShape hands
+//     it, in the same order;
 //   - an input with TakeShape(unknown, wrong) reports the errors of its shape with those of its
 //     values in its own order (its Validate): it is handed them in place of the 400, decoded
 //     without the keys it does not have and with each value of the wrong type left out (null).
@@ -111,6 +114,9 @@ func decodeJSON(m map[string]any, b []byte, dst any) error {
 		if words {
 			s.wordUnknown(worder)
 		}
+		if o, ok := dst.(interface{ TakeObjects(objects []string) }); ok {
+			o.TakeObjects(s.objects)
+		}
 		taker.TakeShape(s.unknown, s.wrong)
 	}
 	return nil
@@ -125,13 +131,20 @@ type shapeTaker interface {
 // word its error by the value.
 type valueWorder interface{ WrongValue(path string, v any) }
 
-// unknownWorder is an input that words what an unknown key at a dotted path should have been.
-type unknownWorder interface{ UnknownField(path string) string }
+// unknownWorder is an input that words what an unknown key of an object (its dotted path, ""
+// for the body) should have been: apart, so that a key with a dot is not taken for a path.
+type unknownWorder interface {
+	UnknownField(object, key string) string
+}
 
 // wordUnknown words the unknown keys as the input says ("" keeps the decoder's words).
 func (s *shapeCheck) wordUnknown(w unknownWorder) {
 	for i, e := range s.unknown {
-		if what := w.UnknownField(e.Field); what != "" {
+		key := e.Field
+		if s.objects[i] != "" {
+			key = key[len(s.objects[i])+1:]
+		}
+		if what := w.UnknownField(s.objects[i], key); what != "" {
 			s.unknown[i].Message = "unknown field; " + what
 		}
 	}
@@ -163,6 +176,7 @@ type shapeCheck struct {
 	whole   bool // name unknown keys unclipped (UnclippedKeys)
 	sent    valueWorder
 	unknown []domain.FieldError
+	objects []string // the object of each unknown key: its dotted path, "" for the body
 	wrong   []domain.FieldError
 }
 
@@ -311,6 +325,7 @@ func (s *shapeCheck) object(m map[string]any, t reflect.Type, path string) {
 			e.Field = whole[i]
 		}
 		s.unknown = append(s.unknown, domain.FieldError{Field: joinPath(path, e.Field), Message: e.Message})
+		s.objects = append(s.objects, path)
 	}
 	if s.take {
 		for k := range m {

@@ -43,6 +43,9 @@ func TestDecodeHooks(t *testing.T) {
 	if d := cmp.Diff([]domain.FieldError{{Field: long, Message: "unknown field; the fields are query, ids, size, sub, list, map"}}, in.Unknown); d != "" {
 		t.Errorf("unknown (-want +got):\n%s", d)
 	}
+	if !cmp.Equal(in.Objects, []string{""}) {
+		t.Errorf("objects of the unknown keys = %q, want the body's", in.Objects)
+	}
 	wantWrong := []domain.FieldError{
 		{Field: "query", Message: "must be a string, not a number"},
 		{Field: "ids", Message: "must be an array of ids: item 1 is null"},

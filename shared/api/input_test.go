@@ -133,8 +133,8 @@ func (in *takingInput) TakeShape(unknown, wrong []domain.FieldError) {
 	in.unknown, in.wrong = unknown, wrong
 }
 
-func (in *takingInput) UnknownField(path string) string {
-	if in.Op != nil && strings.HasPrefix(path, "params.") {
+func (in *takingInput) UnknownField(object, _ string) string {
+	if in.Op != nil && object == "params" {
 		return *in.Op + " takes n"
 	}
 	return ""

@@ -1,10 +1,5 @@
 package domain
 
-import (
-	"slices"
-	"strings"
-)
-
 // Shape is what the edge's decoder found wrong with a request body's JSON shape: keys the input
 // does not have (Unknown) and values of the wrong JSON type (Wrong), worded and in the order the
 // API has always listed them. Embedded in an input, it takes them (TakeShape) so that the
@@ -12,7 +7,13 @@ import (
 // none.
 type Shape struct {
 	Unknown, Wrong []FieldError
+	// Objects is the object of each of Unknown: its dotted path, "" for the body (apart, as a
+	// key may hold a dot).
+	Objects []string
 }
+
+// TakeObjects keeps the object of each unknown key.
+func (s *Shape) TakeObjects(objects []string) { s.Objects = objects }
 
 // TakeShape keeps the errors of the body's shape, for the feature's validation.
 func (s *Shape) TakeShape(unknown, wrong []FieldError) { s.Unknown, s.Wrong = unknown, wrong }
@@ -27,16 +28,11 @@ func (s Shape) WrongAt(field string) *FieldError {
 	return nil
 }
 
-// UnknownIn lists the unknown keys of the object at prefix ("parameters."), or with prefix ""
-// those of the body itself outside the nested prefixes.
-func (s Shape) UnknownIn(prefix string, nested ...string) []FieldError {
+// UnknownIn lists the unknown keys of the object at the dotted path object ("" for the body).
+func (s Shape) UnknownIn(object string) []FieldError {
 	var out []FieldError
-	for _, e := range s.Unknown {
-		in := prefix != "" && strings.HasPrefix(e.Field, prefix)
-		if prefix == "" {
-			in = !slices.ContainsFunc(nested, func(p string) bool { return strings.HasPrefix(e.Field, p) })
-		}
-		if in {
+	for i, e := range s.Unknown {
+		if i < len(s.Objects) && s.Objects[i] == object {
 			out = append(out, e)
 		}
 	}

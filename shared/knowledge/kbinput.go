@@ -82,11 +82,11 @@ func (in *KBInput) WrongValue(path string, v any) {
 }
 
 // UnknownField words what a knowledge base's body and its sections have.
-func (*KBInput) UnknownField(path string) string {
-	switch {
-	case strings.HasPrefix(path, "embedding_config."):
+func (*KBInput) UnknownField(object, _ string) string {
+	switch object {
+	case "embedding_config":
 		return "embedding_config has provider, model and dimensions"
-	case strings.HasPrefix(path, "chunking_strategy."):
+	case "chunking_strategy":
 		return "chunking_strategy has " + strings.Join(chunkingFields, ", ")
 	}
 	return "a knowledge base has name, description, processing_engine, selected_collections, collection_ids, selected_datasources, chunking_strategy, embedding_config"
@@ -140,7 +140,7 @@ func (in *kbInput) add(field, format string, args ...any) {
 // values, field by field.
 func parseKB(kb KBInput) *kbInput {
 	in := &kbInput{collField: "selected_collections"}
-	in.addAll(kb.UnknownIn("", "embedding_config.", "chunking_strategy."))
+	in.addAll(kb.UnknownIn(""))
 	switch e := kb.WrongAt("name"); {
 	case e != nil:
 		in.addAll([]domain.FieldError{*e})
@@ -216,7 +216,7 @@ func (in *kbInput) embeddingSection(kb KBInput) {
 	if e == nil {
 		return
 	}
-	in.addAll(kb.UnknownIn("embedding_config."))
+	in.addAll(kb.UnknownIn("embedding_config"))
 	in.embedding.Provider = in.str(kb, e.Provider, "embedding_config.provider")
 	in.embedding.Model = in.str(kb, e.Model, "embedding_config.model")
 	if n, ok := in.integer(kb, e.Dimensions, "embedding_config.dimensions"); ok {
@@ -235,7 +235,7 @@ func (in *kbInput) chunkingSection(kb KBInput) {
 	if c == nil {
 		return
 	}
-	in.addAll(kb.UnknownIn(key + "."))
+	in.addAll(kb.UnknownIn(key))
 	for _, f := range []struct {
 		name string
 		v    domain.Optional[string]

@@ -47,8 +47,8 @@ type SearchFilter struct {
 func (*SearchInput) UnclippedKeys() {}
 
 // UnknownField words what a search's body and its filter have.
-func (*SearchInput) UnknownField(path string) string {
-	if strings.HasPrefix(path, "filter.") {
+func (*SearchInput) UnknownField(object, _ string) string {
+	if object == "filter" {
 		return "filter has file_ids and tags"
 	}
 	return "the fields are query, top_k, score_threshold, strategy, filter"
@@ -58,7 +58,7 @@ func (*SearchInput) UnknownField(path string) string {
 // body's unknown keys, top_k, score_threshold, strategy, filter).
 func (in *SearchInput) options() (domain.RetrievalConfig, []domain.FieldError) {
 	var c domain.RetrievalConfig
-	errs := in.UnknownIn("", "filter.")
+	errs := in.UnknownIn("")
 	add := func(field, format string, args ...any) {
 		errs = append(errs, domain.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
 	}
@@ -94,7 +94,7 @@ func (in *SearchInput) options() (domain.RetrievalConfig, []domain.FieldError) {
 	if e := in.WrongAt("filter"); e != nil {
 		return c, append(errs, *e)
 	}
-	errs = append(errs, in.UnknownIn("filter.")...)
+	errs = append(errs, in.UnknownIn("filter")...)
 	if in.Filter != nil {
 		var listErrs []domain.FieldError
 		c.FileIDs, listErrs = in.filterValues(in.Filter.FileIDs, "filter.file_ids")

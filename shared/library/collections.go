@@ -42,7 +42,7 @@ type CollectionInput struct {
 }
 
 // UnknownField words what a collection's body has.
-func (*CollectionInput) UnknownField(string) string { return "a collection has name and description" }
+func (*CollectionInput) UnknownField(string, string) string { return "a collection has name and description" }
 
 // check validates a collection's name and description.
 func (in *CollectionInput) check() []domain.FieldError {
@@ -144,7 +144,7 @@ type FileIDsInput struct {
 }
 
 // UnknownField words what adding files takes.
-func (*FileIDsInput) UnknownField(string) string { return "adding files takes file_ids" }
+func (*FileIDsInput) UnknownField(string, string) string { return "adding files takes file_ids" }
 
 // AddFiles adds files of the company to a collection, one item per id in request order. A file
 // already in it counts as added and changes nothing (so a retried request answers the same);
@@ -173,8 +173,8 @@ type CollectionBulkInput struct {
 
 // UnknownField words what a collection's bulk request has, and that its operation takes no
 // parameters.
-func (in *CollectionBulkInput) UnknownField(path string) string {
-	if strings.HasPrefix(path, "parameters.") {
+func (in *CollectionBulkInput) UnknownField(object, _ string) string {
+	if object == "parameters" {
 		op, _ := validOperation(in.Operation, domain.Shape{}, opAddFiles, opRemoveFiles)
 		return op + " takes no parameters"
 	}
@@ -191,7 +191,7 @@ func (s *Service) BulkCollection(ctx context.Context, p domain.Principal, id str
 	if e := in.WrongAt("parameters"); e != nil {
 		params = append(params, *e)
 	}
-	extra := slices.Concat(in.UnknownIn("", "parameters."), params, in.UnknownIn("parameters."))
+	extra := slices.Concat(in.UnknownIn(""), params, in.UnknownIn("parameters"))
 	if opErr != nil || idsErr != nil || len(extra) > 0 {
 		return nil, joinInvalid(append([]domain.FieldError{derefField(opErr), derefField(idsErr)}, extra...)...)
 	}

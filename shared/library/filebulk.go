@@ -47,8 +47,8 @@ type FileBulkParams struct {
 }
 
 // UnknownField words what a file bulk request has, and the parameters its operation takes.
-func (in *FileBulkInput) UnknownField(path string) string {
-	if strings.HasPrefix(path, "parameters.") {
+func (in *FileBulkInput) UnknownField(object, _ string) string {
+	if object == "parameters" {
 		op, _ := validOperation(in.Operation, domain.Shape{}, fileOps...)
 		return takesParams(op)
 	}
@@ -75,7 +75,7 @@ func (in *FileBulkInput) params(op string) (tags []string, status string, errs [
 	if in.Parameters != nil {
 		p = *in.Parameters
 	}
-	unknown := in.UnknownIn("parameters.")
+	unknown := in.UnknownIn("parameters")
 	other := func(set bool, name string) {
 		if set {
 			unknown = append(unknown, domain.FieldError{Field: "parameters." + name, Message: "unknown field; " + takesParams(op)})
@@ -122,7 +122,7 @@ func (s *Service) BulkFiles(ctx context.Context, p domain.Principal, in FileBulk
 	op, opErr := validOperation(in.Operation, in.Shape, fileOps...)
 	ids := in.FileIDs
 	idsErr := validIDs(ids, in.Shape)
-	extra := in.UnknownIn("", "parameters.")
+	extra := in.UnknownIn("")
 	if e := in.WrongAt("parameters"); e != nil {
 		extra = append(extra, *e)
 	}
