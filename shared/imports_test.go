@@ -20,13 +20,18 @@ var layer = map[string]string{
 	// Features: the use cases. They define the interfaces the adapters implement.
 	"agents": "feature", "auth": "feature", "sessions": "feature", "engine": "feature",
 	"tools": "feature", "images": "feature", "knowledge": "feature", "library": "feature",
-	"library/librarytest": "feature", "mcpservers": "feature", "mcpservers/mcpserverstest": "feature",
+	"mcpservers": "feature",
+	// Each feature's one fake of its store port, and the StoreSuite that holds it and the DynamoDB
+	// adapter to the port's contract.
+	"agents/agentstest": "feature", "auth/authtest": "feature", "knowledge/knowledgetest": "feature",
+	"library/librarytest": "feature", "mcpservers/mcpserverstest": "feature", "sessions/sessionstest": "feature",
 	// Adapters: outside services (and the offline model), behind the features' interfaces.
 	"dynamo": "adapter", "s3": "adapter", "sqs": "adapter", "bedrock": "adapter", "openai": "adapter",
 	"localmodel": "adapter", "vectors": "adapter", "platform": "adapter", "embeddings": "adapter",
 	"embeddings/local": "adapter", "mcp": "adapter",
 	// The HTTP layer and the composition root.
 	"api": "api", "app": "app", "app/core": "app", "app/kb": "app", "app/run": "app", "app/secrets": "app", "app/tooling": "app",
+	"app/meta": "app", "app/servers": "app",
 }
 
 // may lists the layers each layer may depend on (transitively).
