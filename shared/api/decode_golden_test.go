@@ -240,10 +240,6 @@ func TestDecodeGolden(t *testing.T) {
 		"/api/v1/collections/":     api.NewCollections(v, opts),
 		"/api/v1/knowledge-bases/": api.NewKnowledge(v, opts),
 	}
-	type answer struct {
-		Status int             `json:"status"`
-		Body   json.RawMessage `json:"body"`
-	}
 	got := map[string]answer{}
 	for _, tc := range decodeCases {
 		for _, yaml := range []bool{false, true} {
@@ -273,8 +269,20 @@ func TestDecodeGolden(t *testing.T) {
 			got[name] = a
 		}
 	}
-	file := filepath.Join("testdata", "decode_golden.json")
-	if *updateDecode {
+	checkGolden(t, filepath.Join("testdata", "decode_golden.json"), *updateDecode, got)
+}
+
+// answer is a golden case's answer: its status and body.
+type answer struct {
+	Status int             `json:"status"`
+	Body   json.RawMessage `json:"body"`
+}
+
+// checkGolden holds the answers got to those in the golden file, as status and canonical JSON
+// (or, with update, writes them there: the pin is taken from the code of the day).
+func checkGolden(t *testing.T, file string, update bool, got map[string]answer) {
+	t.Helper()
+	if update {
 		b, err := json.MarshalIndent(got, "", "  ")
 		if err != nil {
 			t.Fatal(err)

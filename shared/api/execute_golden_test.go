@@ -6,12 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"image"
 	"image/png"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -207,10 +205,6 @@ func TestExecuteGolden(t *testing.T) {
 	p := domain.Principal{KeyID: "k1", Owner: "o1", Company: "c1"}
 	svc := executing{sessions.New(sessions.Deps{Fetch: goldenFetch{png: pngBuf.Bytes()}}, sessions.Limits{})}
 	h := api.NewRuntime(svc, api.Options{Auth: openapiAuth{p: p}})
-	type answer struct {
-		Status int             `json:"status"`
-		Body   json.RawMessage `json:"body"`
-	}
 	got := map[string]answer{}
 	for _, tc := range executeCases(pngURL) {
 		for _, yaml := range []bool{false, true} {
@@ -241,40 +235,7 @@ func TestExecuteGolden(t *testing.T) {
 			got[tc.name] = a
 		}
 	}
-	file := filepath.Join("testdata", "execute_golden.json")
-	if *updateExecute {
-		b, err := json.MarshalIndent(got, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want map[string]answer
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
-	canon := func(m map[string]answer) map[string]string {
-		out := map[string]string{}
-		for k, a := range m {
-			var body any
-			if err := json.Unmarshal(a.Body, &body); err != nil {
-				t.Errorf("%s: the answer is not JSON: %v", k, err)
-			}
-			c, _ := json.Marshal(body)
-			out[k] = fmt.Sprintf("%d %s", a.Status, c)
-		}
-		return out
-	}
-	if d := cmp.Diff(canon(want), canon(got)); d != "" {
-		t.Errorf("answers (-want +got):\n%s", d)
-	}
+	checkGolden(t, filepath.Join("testdata", "execute_golden.json"), *updateExecute, got)
 }
 
 // answerCapture records the answer an execute body carried to the feature.
