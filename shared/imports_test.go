@@ -20,7 +20,7 @@ var layer = map[string]string{
 	// Features: the use cases. They define the interfaces the adapters implement.
 	"agents": "feature", "auth": "feature", "sessions": "feature", "engine": "feature",
 	"tools": "feature", "images": "feature", "knowledge": "feature", "library": "feature",
-	"mcpservers": "feature",
+	"mcpservers": "feature", "audit": "feature", "audit/audittest": "feature",
 	// Each feature's one fake of its store port, and the StoreSuite that holds it and the DynamoDB
 	// adapter to the port's contract.
 	"agents/agentstest": "feature", "auth/authtest": "feature", "knowledge/knowledgetest": "feature",

@@ -1,0 +1,142 @@
+package audittest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+
+	"github.com/agentorch/agentorch/shared/audit"
+)
+
+// StoreSuite is audit.Store's contract: entries read back as written, newest first with ties by
+// id, pages by offset and limit, the action and time filters (from inclusive, to exclusive) alone
+// and together, companies kept apart. newStore may return one store for every subtest: each
+// subtest uses companies of its own.
+func StoreSuite(t *testing.T, newStore func(*testing.T) audit.Store) {
+	ctx := context.Background()
+	base := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
+	// seed stores n entries of a fresh company, one second apart from base, actions taking turns
+	// between KeyCreated and KeyRevoked, and returns them newest first.
+	seed := func(t *testing.T, st audit.Store, n int) (string, []*audit.Entry) {
+		t.Helper()
+		company := "co" + uuid.NewString()[:8]
+		var out []*audit.Entry
+		for i := range n {
+			action := audit.KeyCreated
+			if i%2 == 1 {
+				action = audit.KeyRevoked
+			}
+			at := base.Add(time.Duration(i) * time.Second)
+			e := &audit.Entry{ID: uuid.NewString(), Company: company, ActorKeyID: uuid.NewString(), ViaToken: i == 1,
+				Action: action, TargetID: uuid.NewString(), CreatedAt: at, ExpiresAt: at.Add(audit.Retention)}
+			if err := st.PutAuditEntry(ctx, e); err != nil {
+				t.Fatalf("put: %v", err)
+			}
+			out = append([]*audit.Entry{e}, out...)
+		}
+		return company, out
+	}
+	list := func(t *testing.T, st audit.Store, company string, f audit.Filter, offset, limit int) ([]*audit.Entry, bool) {
+		t.Helper()
+		got, more, err := st.ListAuditEntries(ctx, company, f, offset, limit)
+		if err != nil {
+			t.Fatalf("list: %v", err)
+		}
+		return got, more
+	}
+
+	t.Run("ReadBackNewestFirst", func(t *testing.T) {
+		st := newStore(t)
+		company, want := seed(t, st, 3)
+		got, more := list(t, st, company, audit.Filter{}, 0, 10)
+		if diff := cmp.Diff(want, got); diff != "" || more {
+			t.Fatalf("more = %v; entries (-want +got):\n%s", more, diff)
+		}
+	})
+
+	t.Run("TiesByID", func(t *testing.T) {
+		st := newStore(t)
+		company := "co" + uuid.NewString()[:8]
+		ids := []string{"00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"}
+		for _, id := range ids {
+			if err := st.PutAuditEntry(ctx, &audit.Entry{ID: id, Company: company, ActorKeyID: "k", Action: audit.AgentDeleted,
+				TargetID: "a", CreatedAt: base, ExpiresAt: base.Add(audit.Retention)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, _ := list(t, st, company, audit.Filter{}, 0, 10)
+		if len(got) != 2 || got[0].ID != ids[1] || got[1].ID != ids[0] {
+			t.Fatalf("got %v, want %s then %s", got, ids[1], ids[0])
+		}
+	})
+
+	t.Run("Pages", func(t *testing.T) {
+		st := newStore(t)
+		company, want := seed(t, st, 5)
+		for _, c := range []struct {
+			offset, limit int
+			want          []*audit.Entry
+			more          bool
+		}{
+			{0, 2, want[0:2], true}, {2, 2, want[2:4], true}, {4, 2, want[4:5], false},
+			{0, 5, want, false}, {5, 2, []*audit.Entry{}, false}, {9, 1, []*audit.Entry{}, false},
+		} {
+			got, more := list(t, st, company, audit.Filter{}, c.offset, c.limit)
+			if diff := cmp.Diff(c.want, got); diff != "" || more != c.more {
+				t.Errorf("offset %d limit %d: more = %v, want %v; (-want +got):\n%s", c.offset, c.limit, more, c.more, diff)
+			}
+		}
+	})
+
+	t.Run("Filters", func(t *testing.T) {
+		st := newStore(t)
+		company, all := seed(t, st, 6) // all[0] is base+5s, a KeyRevoked; all[5] is base, a KeyCreated
+		at := func(s int) time.Time { return base.Add(time.Duration(s) * time.Second) }
+		for _, c := range []struct {
+			name   string
+			filter audit.Filter
+			want   []*audit.Entry
+		}{
+			{"action", audit.Filter{Action: audit.KeyCreated}, []*audit.Entry{all[1], all[3], all[5]}},
+			{"unused action", audit.Filter{Action: audit.AgentDeleted}, []*audit.Entry{}},
+			{"from inclusive", audit.Filter{From: at(4)}, all[0:2]},
+			{"to exclusive", audit.Filter{To: at(1)}, all[5:6]},
+			{"from and to", audit.Filter{From: at(1), To: at(4)}, all[2:5]},
+			{"action and time", audit.Filter{Action: audit.KeyRevoked, From: at(1), To: at(5)}, []*audit.Entry{all[2], all[4]}},
+			{"from after all", audit.Filter{From: at(6)}, []*audit.Entry{}},
+		} {
+			got, more := list(t, st, company, c.filter, 0, 10)
+			if len(got) == 0 {
+				got = []*audit.Entry{}
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" || more {
+				t.Errorf("%s: more = %v; (-want +got):\n%s", c.name, more, diff)
+			}
+		}
+		got, more := list(t, st, company, audit.Filter{Action: audit.KeyCreated}, 1, 1)
+		if diff := cmp.Diff([]*audit.Entry{all[3]}, got); diff != "" || !more {
+			t.Errorf("filtered page: more = %v; (-want +got):\n%s", more, diff)
+		}
+	})
+
+	t.Run("CompaniesApart", func(t *testing.T) {
+		st := newStore(t)
+		a, wantA := seed(t, st, 2)
+		b, wantB := seed(t, st, 1)
+		gotA, _ := list(t, st, a, audit.Filter{}, 0, 10)
+		gotB, _ := list(t, st, b, audit.Filter{}, 0, 10)
+		if diff := cmp.Diff(wantA, gotA); diff != "" {
+			t.Errorf("company a (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(wantB, gotB); diff != "" {
+			t.Errorf("company b (-want +got):\n%s", diff)
+		}
+		none, more := list(t, st, "co"+uuid.NewString()[:8], audit.Filter{}, 0, 10)
+		if len(none) != 0 || more {
+			t.Errorf("unknown company: %v, more %v", none, more)
+		}
+	})
+}
