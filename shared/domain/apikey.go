@@ -24,6 +24,10 @@ const (
 	// ScopeSessionsWrite, which executing needs): a key that runs sessions does not thereby
 	// approve its own calls. Answering function calls needs ScopeSessionsWrite only.
 	ScopeApprovals = "approvals:write"
+	// ScopeWebhooksRead lists and reads the company's webhooks and their deliveries;
+	// ScopeWebhooksWrite creates, changes, deletes and redelivers them and rotates their secrets.
+	ScopeWebhooksRead  = "webhooks:read"
+	ScopeWebhooksWrite = "webhooks:write"
 	// ScopeAdmin manages the keys of every owner of the company and includes every other scope.
 	// Only a key that lists it explicitly holds it.
 	ScopeAdmin = "admin"
@@ -31,7 +35,7 @@ const (
 
 // KnownScopes lists every scope a key may carry.
 var KnownScopes = []string{ScopeAgentsRead, ScopeAgentsWrite, ScopeKeysManage, ScopeSessionRead, ScopeSessionsWrite,
-	ScopeKnowledgeRead, ScopeKnowledgeWrite, ScopeApprovals, ScopeAdmin}
+	ScopeKnowledgeRead, ScopeKnowledgeWrite, ScopeApprovals, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeAdmin}
 
 // identifierRE is what owners and companies look like: they become parts of storage keys, so no
 // separators, spaces or control characters.
