@@ -168,7 +168,7 @@ func openapiRuntimeFixtures() (session, result, message map[string]any, stream s
 		"messages": []any{map[string]any{"id": "0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d", "role": "assistant",
 			"content": "[local model] Tool result: 4\nYou said: calculator {\"expression\":\"2+2\"}\nhistory=0", "created_at": 1795370401}},
 		"metadata": map[string]any{"correlation_id": "ticket-4821", "event_count": 6, "execution_id": "7b0e5d8e-4a6c-4f43-9a51-2f7f0c1d9e10",
-			"stop_reason": "end_turn", "usage": map[string]any{"input_tokens": 9, "output_tokens": 12}},
+			"stop_reason": "end_turn", "usage": map[string]any{"cost_usd": 0.0, "input_tokens": 9, "output_tokens": 12}},
 	}
 	message = map[string]any{
 		"success": true, "message_id": "0b3f5c2e-8d41-4a7b-9c6e-2f1d0a9b8c7d", "correlation_id": "ticket-4821",

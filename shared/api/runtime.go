@@ -151,7 +151,7 @@ func sessionResult(res *sessions.Result) executeResultJSON {
 		CreatedAt: e.CreatedAt.Unix(), CompletedAt: completed, Config: res.Session.Config,
 		Messages: msgs, ExecutionTime: e.DurationMS,
 		Metadata: resultMetadataJSON{CorrelationID: e.CorrelationID, EventCount: len(e.Events), ExecutionID: e.ID,
-			StopReason: e.StopReason, Usage: usageJSON{InputTokens: e.InputTokens, OutputTokens: e.OutputTokens}},
+			StopReason: e.StopReason, Usage: usageJSON{InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CostUSD: e.CostUSD}},
 		RequiredAction: viewRequiredAction(res.Pending)}
 }
 

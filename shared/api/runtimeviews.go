@@ -58,10 +58,11 @@ type resultMetadataJSON struct {
 	Usage         usageJSON `json:"usage"`
 }
 
-// usageJSON counts the tokens of a run's model calls.
+// usageJSON counts the tokens of a run's model calls and what they cost.
 type usageJSON struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
+	CostUSD      *float64 `json:"cost_usd"` // null: a call was of a model without a price
+	InputTokens  int      `json:"input_tokens"`
+	OutputTokens int      `json:"output_tokens"`
 }
 
 // executeMessageJSON is the execute result in the message shape (format=message).

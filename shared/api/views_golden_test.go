@@ -32,8 +32,9 @@ func runtimeViewCases() []struct {
 	pending := &domain.PendingAction{Type: domain.PendingToolCalls, ExecutionID: "e2", ToolCalls: calls, Input: "hi", CreatedAt: at}
 	sess := &domain.Session{ID: "s1", Name: "n", Config: map[string]any{"name": "a", "agent_type": "llm_agent"}, ConfigHash: "h",
 		AgentID: "a1", Variables: map[string]any{"v": 1.0}, VisibleCount: 3, Executions: 2, CreatedAt: at, UpdatedAt: done}
+	cost := 0.000041 // cost_usd of a priced run (a paused one shows null)
 	completed := &domain.Execution{ID: "e1", SessionID: "s1", CorrelationID: &corr, Status: domain.ExecCompleted, StopReason: domain.StopEndTurn,
-		Events: []map[string]any{{"type": "x"}}, InputTokens: 5, OutputTokens: 7, DurationMS: 1200, CreatedAt: at, CompletedAt: &done}
+		Events: []map[string]any{{"type": "x"}}, InputTokens: 5, OutputTokens: 7, CostUSD: &cost, DurationMS: 1200, CreatedAt: at, CompletedAt: &done}
 	paused := &domain.Execution{ID: "e2", SessionID: "s1", Status: domain.ExecRequiresAction, StopReason: domain.StopToolUse,
 		CreatedAt: at, CompletedAt: &done, Pending: pending}
 	msgs := []domain.Message{

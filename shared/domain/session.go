@@ -96,9 +96,12 @@ type Execution struct {
 	MessageIDs    []string
 	InputTokens   int
 	OutputTokens  int
-	DurationMS    int64
-	CreatedAt     time.Time
-	CompletedAt   *time.Time
+	// CostUSD is what the execution's model calls cost at list prices; nil when one of them
+	// was of a model without a price (and in records from before costs were kept).
+	CostUSD     *float64
+	DurationMS  int64
+	CreatedAt   time.Time
+	CompletedAt *time.Time
 	// Request is the pending request of an asynchronous execution, kept until it runs.
 	Request map[string]any
 	// Scopes are the grants (Principal.Grants) of the caller that queued an asynchronous

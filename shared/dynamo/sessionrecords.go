@@ -162,6 +162,7 @@ type executionRecord struct {
 	MessageIDs    []string             `json:"message_ids"`
 	InputTokens   int                  `json:"input_tokens"`
 	OutputTokens  int                  `json:"output_tokens"`
+	CostUSD       *float64             `json:"cost_usd,omitempty"`
 	DurationMS    int64                `json:"execution_time"`
 	CreatedAt     time.Time            `json:"created_at"`
 	CompletedAt   *time.Time           `json:"completed_at"`
@@ -174,7 +175,7 @@ type executionRecord struct {
 func newExecutionRecord(e *domain.Execution) executionRecord {
 	return executionRecord{ID: e.ID, SessionID: e.SessionID, CorrelationID: e.CorrelationID, Status: e.Status,
 		StopReason: e.StopReason, Error: e.Error, ErrorType: e.ErrorType, Events: e.Events, MessageIDs: e.MessageIDs,
-		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, DurationMS: e.DurationMS, CreatedAt: e.CreatedAt,
+		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CostUSD: e.CostUSD, DurationMS: e.DurationMS, CreatedAt: e.CreatedAt,
 		CompletedAt: e.CompletedAt, Request: e.Request, Scopes: e.Scopes, Pending: newPendingRecord(e.Pending),
 		Checkpoint: e.Checkpoint}
 }
@@ -182,7 +183,7 @@ func newExecutionRecord(e *domain.Execution) executionRecord {
 func (r *executionRecord) execution() *domain.Execution {
 	return &domain.Execution{ID: r.ID, SessionID: r.SessionID, CorrelationID: r.CorrelationID, Status: r.Status,
 		StopReason: r.StopReason, Error: r.Error, ErrorType: r.ErrorType, Events: r.Events, MessageIDs: r.MessageIDs,
-		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, DurationMS: r.DurationMS, CreatedAt: r.CreatedAt,
+		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CostUSD: r.CostUSD, DurationMS: r.DurationMS, CreatedAt: r.CreatedAt,
 		CompletedAt: r.CompletedAt, Request: r.Request, Scopes: r.Scopes, Pending: r.Pending.pending(),
 		Checkpoint: r.Checkpoint}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentorch/agentorch/shared/netguard"
+	"github.com/agentorch/agentorch/shared/pricing"
 )
 
 // Local defaults: the names the local stack gives the template's resources (their logical ids)
@@ -89,6 +90,9 @@ type Config struct {
 	// by default, loopback locally. Every other host and port gets the full address guard; a
 	// malformed entry fails LoadConfig.
 	MCPAllowedHosts []string
+	// ModelPrices are MODEL_PRICES' prices (pricing.Parse), added to or replacing the list
+	// prices cost_usd is computed from; a malformed value fails LoadConfig.
+	ModelPrices pricing.Table
 }
 
 // LoadConfig reads the configuration from the environment.
@@ -135,6 +139,9 @@ func LoadConfig() (Config, error) {
 	}
 	if c.MCPAllowedHosts, err = netguard.ParseAllowList(hosts); err != nil {
 		return c, fmt.Errorf("config: MCP_ALLOWED_HOSTS: %w", err)
+	}
+	if c.ModelPrices, err = pricing.Parse(os.Getenv("MODEL_PRICES")); err != nil {
+		return c, fmt.Errorf("config: MODEL_PRICES: %w", err)
 	}
 	if c.CredentialsKey != "" && len(c.CredentialsKey) < MinCredentialsKeyBytes {
 		return c, fmt.Errorf("config: CREDENTIALS_KEY has %d bytes; it needs at least %d", len(c.CredentialsKey), MinCredentialsKeyBytes)

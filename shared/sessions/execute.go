@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/engine"
+	"github.com/agentorch/agentorch/shared/pricing"
 )
 
 // Size limits that keep a session's records inside DynamoDB's 400 KB items.
@@ -178,7 +179,7 @@ func (s *Service) run(ctx context.Context, p domain.Principal, sess *domain.Sess
 	if !async {
 		execID = newExecutionID()
 	}
-	t := &turn{sess: sess, g: g, leaseID: leaseID, vars: vars, req: req, start: s.now().UTC(),
+	t := &turn{sess: sess, g: g, leaseID: leaseID, vars: vars, req: req, start: s.now().UTC(), prices: s.prices,
 		exec: &domain.Execution{ID: execID, SessionID: sess.ID, CorrelationID: req.CorrelationID, CreatedAt: s.now().UTC()},
 		user: &domain.Message{ID: uuid.NewString(), Role: domain.RoleUser, Content: userText, Visible: true, ExecutionID: execID}, async: async}
 	t.user.CreatedAt = t.start
@@ -210,17 +211,48 @@ type turn struct {
 	events  []map[string]any
 	calls   []ToolCall
 	prior   time.Duration // time the execution ran before this part
+	cost    pricing.Meter // of the execution's model calls, its earlier parts' included
+	prices  Prices
+}
+
+// price is the cost of the model call a model_call event's data records.
+func (t *turn) price(data map[string]any) (float64, bool) {
+	if t.prices == nil {
+		return 0, false
+	}
+	provider, _ := data["provider"].(string)
+	model, _ := data["model"].(string)
+	in, _ := data["input_tokens"].(int)
+	out, _ := data["output_tokens"].(int)
+	return t.prices.Cost(provider, model, in, out)
+}
+
+// priorCost is the meter of an execution's earlier parts: their recorded cost, unknown when
+// they made priced calls that were not recorded (a record from before costs were kept).
+func priorCost(e *domain.Execution) pricing.Meter {
+	var m pricing.Meter
+	switch {
+	case e.CostUSD != nil:
+		m.Add(*e.CostUSD, true)
+	case e.InputTokens+e.OutputTokens > 0:
+		m.Add(0, false)
+	}
+	return m
 }
 
 // engineRun is the engine's run of t, recording events and tool calls as they happen.
 func (t *turn) engineRun(p domain.Principal, history []engine.Message, parts []domain.Part, obs Observer) engine.Run {
 	t.events = t.exec.Events
+	t.cost = priorCost(t.exec)
 	return engine.Run{
 		Graph: t.g, Principal: domain.Principal{Company: t.sess.Company, Owner: t.sess.Owner, Scopes: p.Scopes},
 		History: history, Input: parts, Variables: t.vars,
 		Emit: func(e engine.Event) {
 			t.events = append(t.events, eventRecord(e, t.exec.ID, t.req.CorrelationID, len(t.events)))
 			t.calls = collectToolCall(t.calls, e)
+			if e.Type == engine.EventModelCall {
+				t.cost.Add(t.price(e.Data))
+			}
 			if obs.OnEvent != nil {
 				obs.OnEvent(e)
 			}
@@ -279,6 +311,7 @@ func (s *Service) finish(ctx context.Context, t *turn, out *engine.Result) (*Res
 	// A failed answer's error goes with the answer that now applied.
 	exec.Status, exec.StopReason, exec.Error, exec.ErrorType = domain.ExecCompleted, out.StopReason, "", ""
 	exec.InputTokens, exec.OutputTokens = out.Usage.InputTokens, out.Usage.OutputTokens
+	exec.CostUSD = t.cost.Total()
 	exec.DurationMS = (t.prior + done.Sub(t.start)).Milliseconds()
 	exec.CompletedAt, exec.Pending, exec.Checkpoint = &done, nil, nil
 	if pending != nil {

@@ -253,7 +253,7 @@ func (s *Service) resume(ctx context.Context, p domain.Principal, sess *domain.S
 		}
 	}
 	req.CorrelationID = exec.CorrelationID
-	t := &turn{sess: sess, g: g, leaseID: leaseID, vars: vars, req: req, start: s.now().UTC(), exec: exec,
+	t := &turn{sess: sess, g: g, leaseID: leaseID, vars: vars, req: req, start: s.now().UTC(), exec: exec, prices: s.prices,
 		prior: time.Duration(exec.DurationMS) * time.Millisecond}
 	run := t.engineRun(p, history, []domain.Part{{Type: domain.PartText, Text: pend.Input}}, obs)
 	tools := s.runTools(g)

@@ -73,6 +73,7 @@ type Service struct {
 	images  Images
 	kbs     KnowledgeBases
 	mcp     MCP
+	prices  Prices
 	limits  Limits
 	now     func() time.Time
 }
@@ -91,6 +92,14 @@ type Deps struct {
 	KnowledgeBases KnowledgeBases
 	// MCP is the company's MCP servers; nil knows none (a configuration binding one is refused).
 	MCP MCP
+	// Prices prices model calls for the executions' cost_usd; nil knows no price (cost null).
+	Prices Prices
+}
+
+// Prices prices one model call (provider and model as the call named them, empty for the
+// deployment's default); ok is false when the model has no price.
+type Prices interface {
+	Cost(provider, model string, in, out int) (usd float64, ok bool)
 }
 
 // New builds the sessions service.
@@ -102,7 +111,7 @@ func New(d Deps, limits Limits) *Service {
 		limits.LeaseWait = 2 * time.Second
 	}
 	return &Service{store: d.Store, agents: d.Agents, engine: d.Engine, tools: d.Tools, fetch: d.Fetch, queue: d.Queue,
-		images: d.Images, kbs: d.KnowledgeBases, mcp: d.MCP, limits: limits, now: time.Now}
+		images: d.Images, kbs: d.KnowledgeBases, mcp: d.MCP, prices: d.Prices, limits: limits, now: time.Now}
 }
 
 // Images opens uploaded images by name.

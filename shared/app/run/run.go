@@ -25,6 +25,7 @@ import (
 	"github.com/agentorch/agentorch/shared/localmodel"
 	"github.com/agentorch/agentorch/shared/openai"
 	"github.com/agentorch/agentorch/shared/platform"
+	"github.com/agentorch/agentorch/shared/pricing"
 	"github.com/agentorch/agentorch/shared/sessions"
 	"github.com/agentorch/agentorch/shared/sqs"
 	"github.com/agentorch/agentorch/shared/tools"
@@ -39,7 +40,8 @@ func Sessions(a *core.App) *sessions.Service {
 		reg := tooling.Registry(a)
 		eng := engine.NewEngine(models(a.AWS, a.Config), reg, engine.Limits{}).WithRetriever(retriever{a})
 		d := sessions.Deps{Store: a.Store, Agents: tooling.AgentsService(a), Engine: eng, Tools: reg,
-			Fetch: tools.NewURLFetcher(tools.Options{}), Images: core.ImageStore(a), KnowledgeBases: a.Store, MCP: tooling.MCP(a)}
+			Fetch: tools.NewURLFetcher(tools.Options{}), Images: core.ImageStore(a), KnowledgeBases: a.Store, MCP: tooling.MCP(a),
+			Prices: prices(a.Config)}
 		if a.Config.ExecQueueURL != "" {
 			d.Queue = sqs.NewQueue(sqs.NewClient(a.AWS, a.Config.SQSEndpoint), a.Config.ExecQueueURL)
 		}
@@ -74,6 +76,19 @@ func models(awsCfg aws.Config, cfg platform.Config) engine.ModelSet {
 		set.ByName["openai"] = openai.New(openai.Options{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, DefaultModel: cfg.OpenAIModel})
 	}
 	return set
+}
+
+// prices is the price book of cost_usd: the list prices with MODEL_PRICES over them, and the
+// defaults models() gives calls that name no provider or model.
+func prices(cfg platform.Config) *pricing.Book {
+	or := func(v, def string) string {
+		if v == "" {
+			return def
+		}
+		return v
+	}
+	return pricing.NewBook(cfg.ModelPrices, pricing.Defaults{Provider: cfg.ModelProvider, Models: map[string]string{
+		"bedrock": or(cfg.BedrockModel, bedrock.DefaultModel), "openai": or(cfg.OpenAIModel, openai.DefaultModel)}})
 }
 
 // Runtime builds the runtime group.
