@@ -17,7 +17,9 @@ import (
 // subtest uses companies of its own.
 func StoreSuite(t *testing.T, newStore func(*testing.T) audit.Store) {
 	ctx := context.Background()
-	base := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
+	// Entries of an hour ago: their expiry is ahead, for DynamoDB Local does delete expired items
+	// (by TTL, at times of its own choosing), which a fixed date long past would meet.
+	base := time.Now().UTC().Truncate(time.Second).Add(-time.Hour + 123456789)
 	// seed stores n entries of a fresh company, one second apart from base, actions taking turns
 	// between KeyCreated and KeyRevoked, and returns them newest first.
 	seed := func(t *testing.T, st audit.Store, n int) (string, []*audit.Entry) {
