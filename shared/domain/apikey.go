@@ -28,6 +28,9 @@ const (
 	// ScopeWebhooksWrite creates, changes, deletes and redelivers them and rotates their secrets.
 	ScopeWebhooksRead  = "webhooks:read"
 	ScopeWebhooksWrite = "webhooks:write"
+	// ScopeUsageRead reads the company's usage report (requests, tokens and cost per day, key
+	// and agent).
+	ScopeUsageRead = "usage:read"
 	// ScopeAdmin manages the keys of every owner of the company and includes every other scope.
 	// Only a key that lists it explicitly holds it.
 	ScopeAdmin = "admin"
@@ -35,7 +38,7 @@ const (
 
 // KnownScopes lists every scope a key may carry.
 var KnownScopes = []string{ScopeAgentsRead, ScopeAgentsWrite, ScopeKeysManage, ScopeSessionRead, ScopeSessionsWrite,
-	ScopeKnowledgeRead, ScopeKnowledgeWrite, ScopeApprovals, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeAdmin}
+	ScopeKnowledgeRead, ScopeKnowledgeWrite, ScopeApprovals, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeUsageRead, ScopeAdmin}
 
 // identifierRE is what owners and companies look like: they become parts of storage keys, so no
 // separators, spaces or control characters.
