@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentorch/agentorch/shared/audit"
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
@@ -45,7 +46,19 @@ type Service struct {
 	tools domain.ToolCatalog
 	mcp   domain.MCPResolver // nil: no MCP server is known
 	now   func() time.Time
+	audit audit.Recorder // nil: agents cannot be deleted (WithAudit)
 }
+
+// WithAudit returns a copy of s that records the agents callers delete. Without it a delete
+// fails before it changes anything: no agent is deleted unrecorded.
+func (s *Service) WithAudit(r audit.Recorder) *Service {
+	cp := *s
+	cp.audit = r
+	return &cp
+}
+
+// errNoAudit refuses an audited action of a service built without its recorder.
+var errNoAudit = errors.New("audit recorder not configured: refusing an unrecorded change")
 
 // WithMCP returns a copy of s that checks MCP bindings against the company's servers from r.
 func (s *Service) WithMCP(r domain.MCPResolver) *Service {
@@ -264,10 +277,13 @@ func (s *Service) Delete(ctx context.Context, p domain.Principal, id string) err
 	if !a.CanWrite(p) {
 		return domain.ErrPermission
 	}
+	if s.audit == nil {
+		return errNoAudit
+	}
 	if err := s.store.DeleteAgent(ctx, a); err != nil {
 		return fmt.Errorf("delete agent %s: %w", id, err)
 	}
-	return nil
+	return s.audit.Record(ctx, p, audit.AgentDeleted, a.ID)
 }
 
 // CurrentVersion returns the active version: the configuration exactly as the client set it.

@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentorch/agentorch/shared/agents"
+	"github.com/agentorch/agentorch/shared/audit"
+	"github.com/agentorch/agentorch/shared/audit/audittest"
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
@@ -34,7 +36,7 @@ func newService() (*agents.Service, *memStore) {
 	m := newMemStore()
 	m.SetKnowledgeBase("kb-acme", "acme")
 	m.SetKnowledgeBase("kb-evil", "evil")
-	return agents.NewService(m, tools), m
+	return agents.NewService(m, tools).WithAudit(audit.New(audittest.NewStore())), m
 }
 
 func fieldsOf(errs []domain.FieldError) []string {

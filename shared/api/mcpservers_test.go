@@ -13,6 +13,8 @@ import (
 
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/auth"
+	"github.com/agentorch/agentorch/shared/audit"
+	"github.com/agentorch/agentorch/shared/audit/audittest"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/mcpservers"
 	"github.com/agentorch/agentorch/shared/mcpservers/mcpserverstest"
@@ -36,7 +38,7 @@ func mcpStack(t *testing.T) (*stack, *mcpserverstest.Store, *mcpMemConnector, *b
 	s, f := newFakeStack(t)
 	store := mcpserverstest.NewStore()
 	conn := &mcpMemConnector{up: map[string]bool{mcpURL: true}}
-	svc := mcpservers.New(store, conn, seal.New(seal.Static(strings.Repeat("s", 32))))
+	svc := mcpservers.New(store, conn, seal.New(seal.Static(strings.Repeat("s", 32)))).WithAudit(audit.New(audittest.NewStore()))
 	var logs bytes.Buffer
 	g := api.NewAgents(f.agents, api.Options{Auth: fakeAuth{f}, Log: slog.New(slog.NewTextHandler(&logs, nil))}).WithMCPServers(svc)
 	rest := s.mux

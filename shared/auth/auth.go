@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentorch/agentorch/shared/audit"
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
@@ -54,6 +55,7 @@ type Service struct {
 	tokens  *Tokens
 	ttl     time.Duration
 	now     func() time.Time
+	audit   audit.Recorder // nil: keys cannot be created or revoked over the API (WithAudit)
 
 	mu    sync.Mutex
 	cache map[string]cacheEntry // by hashRef and by idRef: one entry per key under both
@@ -73,6 +75,13 @@ func idRef(company, id string) string { return "i/" + company + "/" + id }
 // NewService builds the authenticator.
 func NewService(keys KeyStore, limiter Limiter, tokens *Tokens, cacheTTL time.Duration) *Service {
 	return &Service{keys: keys, limiter: limiter, tokens: tokens, ttl: cacheTTL, now: time.Now, cache: map[string]cacheEntry{}}
+}
+
+// WithAudit makes s record the keys callers create and revoke over the API. Without it those
+// calls fail before they change anything: no key changes unrecorded.
+func (s *Service) WithAudit(r audit.Recorder) *Service {
+	s.audit = r
+	return s
 }
 
 // HashKey is how a key's secret is stored: hex SHA-256. Keys are 256-bit random values, so a

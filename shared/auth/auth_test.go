@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentorch/agentorch/shared/audit"
+	"github.com/agentorch/agentorch/shared/audit/audittest"
 	"github.com/agentorch/agentorch/shared/auth/authtest"
 	"github.com/agentorch/agentorch/shared/domain"
 )
@@ -52,7 +54,7 @@ func newTestService(t *testing.T) (*Service, *memKeys, *time.Time) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	tokens := NewTokens(StaticSecret("0123456789abcdef0123456789abcdef"), 15*time.Minute)
 	tokens.now = func() time.Time { return now }
-	s := NewService(keys, nil, tokens, 30*time.Second)
+	s := NewService(keys, nil, tokens, 30*time.Second).WithAudit(audit.New(audittest.NewStore()))
 	s.now = func() time.Time { return now }
 	return s, keys, &now
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentorch/agentorch/shared/audit"
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
@@ -60,6 +62,9 @@ func (s *Service) CreateKeyAs(ctx context.Context, p domain.Principal, in NewKey
 	if p.ViaToken || !p.Can(domain.ScopeKeysManage) || len(p.Ancestors) >= MaxKeyDepth {
 		return nil, "", domain.ErrPermission
 	}
+	if s.audit == nil {
+		return nil, "", errNoAudit
+	}
 	in.Company = p.Company
 	if in.Owner == "" {
 		in.Owner = p.Owner
@@ -94,8 +99,18 @@ func (s *Service) CreateKeyAs(ctx context.Context, p domain.Principal, in NewKey
 	if in.Owner != p.Owner && !p.IsAdmin() {
 		return nil, "", domain.ErrPermission
 	}
-	return s.store(ctx, in, expires, append([]string{p.KeyID}, p.Ancestors...), now)
+	k, secret, err := s.store(ctx, in, expires, append([]string{p.KeyID}, p.Ancestors...), now)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := s.audit.Record(ctx, p, audit.KeyCreated, k.ID); err != nil {
+		return nil, "", err
+	}
+	return k, secret, nil
 }
+
+// errNoAudit refuses an audited action of a service built without its recorder.
+var errNoAudit = errors.New("audit recorder not configured: refusing an unrecorded change")
 
 // validateNewKey checks what any key must satisfy and works out its expiry; explicit names the
 // field that set the expiry ("" for the default).
@@ -198,7 +213,13 @@ func (s *Service) RevokeKeyAs(ctx context.Context, p domain.Principal, id string
 	if k.Owner != p.Owner && !p.IsAdmin() {
 		return notFound(id)
 	}
-	return s.revoke(ctx, k)
+	if s.audit == nil {
+		return errNoAudit
+	}
+	if err := s.revoke(ctx, k); err != nil {
+		return err
+	}
+	return s.audit.Record(ctx, p, audit.KeyRevoked, k.ID)
 }
 
 func notFound(id string) error { return domain.Errorf(domain.KindNotFound, "API key %q not found", id) }

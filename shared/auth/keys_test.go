@@ -14,7 +14,7 @@ import (
 
 // otherInstance is a second Lambda instance: the same store, token secret and clock, its own cache.
 func otherInstance(s *Service, keys *memKeys) *Service {
-	o := NewService(keys, nil, s.tokens, s.ttl)
+	o := NewService(keys, nil, s.tokens, s.ttl).WithAudit(s.audit)
 	o.now = s.now
 	return o
 }

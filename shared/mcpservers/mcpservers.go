@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentorch/agentorch/shared/audit"
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
@@ -59,7 +60,8 @@ type Service struct {
 	conn  domain.MCPConnector
 	seal  Sealer
 	now   func() time.Time
-	names nameIDs // the ids of names resolved before
+	names nameIDs        // the ids of names resolved before
+	audit audit.Recorder // nil: servers cannot be created, changed or deleted (WithAudit)
 }
 
 // New builds the service.
@@ -67,10 +69,23 @@ func New(store Store, conn domain.MCPConnector, sealer Sealer) *Service {
 	return &Service{store: store, conn: conn, seal: sealer, now: time.Now}
 }
 
+// WithAudit makes s record the servers callers register, change and delete. Without it those
+// calls fail before they change anything: no server changes unrecorded.
+func (s *Service) WithAudit(r audit.Recorder) *Service {
+	s.audit = r
+	return s
+}
+
+// errNoAudit refuses an audited action of a service built without its recorder.
+var errNoAudit = errors.New("audit recorder not configured: refusing an unrecorded change")
+
 // Create registers a server for p's company: it connects once (initialize, tools/list) and
 // stores the server with its tools. A server that cannot be used is a 400 naming the reason, and
 // nothing is stored.
 func (s *Service) Create(ctx context.Context, p domain.Principal, in CreateInput) (*domain.MCPServer, error) {
+	if s.audit == nil {
+		return nil, errNoAudit
+	}
 	if errs := in.Validate(); len(errs) > 0 {
 		return nil, domain.Invalid(errs)
 	}
@@ -88,6 +103,9 @@ func (s *Service) Create(ctx context.Context, p domain.Principal, in CreateInput
 	}
 	if err := s.store.CreateMCPServer(ctx, srv, MaxServersPerCompany); err != nil {
 		return nil, storeErr("register MCP server", srv.Name, err)
+	}
+	if err := s.audit.Record(ctx, p, audit.MCPServerCreated, srv.ID); err != nil {
+		return nil, err
 	}
 	return srv, nil
 }
@@ -129,6 +147,9 @@ func (s *Service) List(ctx context.Context, p domain.Principal, offset, limit in
 // Update changes a server. A new url or new headers connect again first; a server that then
 // cannot be used is a 400 and nothing changes.
 func (s *Service) Update(ctx context.Context, p domain.Principal, id string, in UpdateInput) (*domain.MCPServer, error) {
+	if s.audit == nil {
+		return nil, errNoAudit
+	}
 	if errs := in.Validate(); len(errs) > 0 {
 		return nil, domain.Invalid(errs)
 	}
@@ -176,11 +197,17 @@ func (s *Service) Update(ctx context.Context, p domain.Principal, id string, in 
 	if err := s.store.UpdateMCPServer(ctx, &srv, prev); err != nil {
 		return nil, storeErr("update MCP server", srv.Name, err)
 	}
+	if err := s.audit.Record(ctx, p, audit.MCPServerUpdated, srv.ID); err != nil {
+		return nil, err
+	}
 	return &srv, nil
 }
 
 // Delete removes a server. Agent configurations that bind it fail their next run's binding.
 func (s *Service) Delete(ctx context.Context, p domain.Principal, id string) error {
+	if s.audit == nil {
+		return errNoAudit
+	}
 	srv, err := s.Get(ctx, p, id)
 	if err != nil {
 		return err
@@ -191,7 +218,7 @@ func (s *Service) Delete(ctx context.Context, p domain.Principal, id string) err
 		}
 		return fmt.Errorf("delete MCP server %s: %w", id, err)
 	}
-	return nil
+	return s.audit.Record(ctx, p, audit.MCPServerDeleted, srv.ID)
 }
 
 // Refresh reads the server's tools again. A server that cannot be used now is not a failed

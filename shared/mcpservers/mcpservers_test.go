@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentorch/agentorch/shared/audit"
+	"github.com/agentorch/agentorch/shared/audit/audittest"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/mcpservers"
 	"github.com/agentorch/agentorch/shared/mcpservers/mcpserverstest"
@@ -35,12 +37,15 @@ type env struct {
 	svc   *mcpservers.Service
 	store *mcpserverstest.Store
 	conn  *fakeConnector
+	audit *audittest.Store
 }
 
 func newEnv() env {
 	st := mcpserverstest.NewStore()
 	conn := &fakeConnector{tools: map[string][]domain.MCPTool{goodURL: {echo}, otherURL: {echo, sum}}}
-	return env{svc: mcpservers.New(st, conn, seal.New(seal.Static(strings.Repeat("k", 40)))), store: st, conn: conn}
+	rec := audittest.NewStore()
+	svc := mcpservers.New(st, conn, seal.New(seal.Static(strings.Repeat("k", 40)))).WithAudit(audit.New(rec))
+	return env{svc: svc, store: st, conn: conn, audit: rec}
 }
 
 // createInput decodes a request body as the API hands it over.

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/agentorch/agentorch/shared/api"
+	"github.com/agentorch/agentorch/shared/audit"
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/dynamo"
@@ -30,6 +31,9 @@ type App struct {
 	AWS    aws.Config
 	Store  *dynamo.Store
 	Auth   *auth.Service
+	// Audit records admin actions (shared/audit); every service that changes keys, MCP servers,
+	// agents, webhooks or limits is built with it.
+	Audit *audit.Service
 
 	secrets SecretReader        // set by UseSecrets
 	mcpConn domain.MCPConnector // set by UseMCP
@@ -59,7 +63,8 @@ func NewWithAWS(awsCfg aws.Config, cfg platform.Config, log *slog.Logger, extra 
 	if cfg.TokenSecret == "" {
 		secret = func(ctx context.Context) ([]byte, error) { return a.Secret(ctx, cfg.TokenSecretARN) }
 	}
-	a.Auth = auth.NewService(store, store, auth.NewTokens(secret, cfg.TokenTTL), cfg.KeyCacheTTL)
+	a.Audit = audit.New(store)
+	a.Auth = auth.NewService(store, store, auth.NewTokens(secret, cfg.TokenTTL), cfg.KeyCacheTTL).WithAudit(a.Audit)
 	return a
 }
 

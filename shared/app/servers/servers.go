@@ -23,7 +23,7 @@ type serviceKey struct{}
 // no network call.
 func Service(a *core.App) *mcpservers.Service {
 	s, _ := core.Shared(a, serviceKey{}, func() (*mcpservers.Service, error) {
-		return mcpservers.New(a.Store, a.MCPConnector(), seal.New(credentialsKey(a))), nil
+		return mcpservers.New(a.Store, a.MCPConnector(), seal.New(credentialsKey(a))).WithAudit(a.Audit), nil
 	})
 	return s
 }

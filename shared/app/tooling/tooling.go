@@ -46,7 +46,7 @@ func (m mcpRuns) NewRun() sessions.RunTools {
 // against the company's servers.
 func AgentsService(a *core.App) *agents.Service {
 	s, _ := core.Shared(a, agentsKey{}, func() (*agents.Service, error) {
-		return agents.NewService(a.Store, Registry(a)).WithMCP(mcpRuns{a}), nil
+		return agents.NewService(a.Store, Registry(a)).WithMCP(mcpRuns{a}).WithAudit(a.Audit), nil
 	})
 	return s
 }
