@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/agentorch/agentorch/shared/api"
-	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/audit"
 	"github.com/agentorch/agentorch/shared/audit/audittest"
+	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/mcpservers"
 	"github.com/agentorch/agentorch/shared/mcpservers/mcpserverstest"
