@@ -21,6 +21,7 @@ var layer = map[string]string{
 	"agents": "feature", "auth": "feature", "sessions": "feature", "engine": "feature",
 	"tools": "feature", "images": "feature", "knowledge": "feature", "library": "feature",
 	"mcpservers": "feature", "audit": "feature", "audit/audittest": "feature", "webhooks": "feature",
+	"usage": "feature", "usage/usagetest": "feature",
 	// Each feature's one fake of its store port, and the StoreSuite that holds it and the DynamoDB
 	// adapter to the port's contract.
 	"agents/agentstest": "feature", "auth/authtest": "feature", "knowledge/knowledgetest": "feature",
@@ -32,7 +33,7 @@ var layer = map[string]string{
 	"embeddings/local": "adapter", "mcp": "adapter",
 	// The HTTP layer and the composition root.
 	"api": "api", "app": "app", "app/core": "app", "app/kb": "app", "app/run": "app", "app/secrets": "app", "app/tooling": "app",
-	"app/meta": "app", "app/servers": "app",
+	"app/meta": "app", "app/servers": "app", "app/hooks": "app",
 }
 
 // may lists the layers each layer may depend on (transitively).

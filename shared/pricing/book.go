@@ -72,3 +72,14 @@ func (m *Meter) Total() *float64 {
 	v := m.usd
 	return &v
 }
+
+// Plus is the meter of m's calls and o's.
+func (m Meter) Plus(o Meter) Meter {
+	return Meter{usd: m.usd + o.usd, unknown: m.unknown || o.unknown}
+}
+
+// Unknown reports whether a call had no price.
+func (m Meter) Unknown() bool { return m.unknown }
+
+// Priced is the cost of the calls that had a price.
+func (m Meter) Priced() float64 { return m.usd }

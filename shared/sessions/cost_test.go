@@ -3,6 +3,7 @@ package sessions_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/engine"
@@ -10,6 +11,7 @@ import (
 	"github.com/agentorch/agentorch/shared/pricing"
 	"github.com/agentorch/agentorch/shared/sessions"
 	"github.com/agentorch/agentorch/shared/tools"
+	"github.com/agentorch/agentorch/shared/usage/usagetest"
 )
 
 // TestExecutionCost: an execution's cost is the sum of its model calls at the book's prices
@@ -22,7 +24,11 @@ func TestExecutionCost(t *testing.T) {
 	models := engine.ModelSet{Default: "local", ByName: map[string]domain.Model{"local": localmodel.Model{}, "paid": localmodel.Model{}}}
 	book := pricing.NewBook(pricing.Table{"paid/m1": {InputPerMTok: 1_000_000, OutputPerMTok: 2_000_000}}, pricing.Defaults{Provider: "local"})
 	st := newMemStore()
-	svc := sessions.New(sessions.Deps{Store: st, Engine: engine.NewEngine(models, reg, engine.Limits{}), Tools: reg, Prices: book}, sessions.Limits{})
+	counters := usagetest.NewStore()
+	svc := sessions.New(sessions.Deps{Store: st, Engine: engine.NewEngine(models, reg, engine.Limits{}), Tools: reg, Prices: book, Usage: counters},
+		sessions.Limits{})
+	p := alice
+	p.KeyID = "k1"
 	ctx := context.Background()
 
 	run := func(llm map[string]any) *domain.Execution {
@@ -31,11 +37,11 @@ func TestExecutionCost(t *testing.T) {
 		if llm != nil {
 			cfg["llm_config"] = llm
 		}
-		sess, err := svc.Create(ctx, alice, sessions.CreateInput{Config: domain.ConfigDocOf(cfg)})
+		sess, err := svc.Create(ctx, p, sessions.CreateInput{Config: domain.ConfigDocOf(cfg)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hello there")}, sessions.Observer{})
+		res, err := svc.Execute(ctx, p, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hello there")}, sessions.Observer{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,14 +59,27 @@ func TestExecutionCost(t *testing.T) {
 	if paid.InputTokens == 0 || paid.OutputTokens == 0 {
 		t.Fatalf("no tokens counted: %+v", paid)
 	}
-	want := float64(paid.InputTokens)*1 + float64(paid.OutputTokens)*2 // USD at 1 and 2 per token
-	if paid.CostUSD == nil || *paid.CostUSD != want {
-		t.Errorf("priced run's cost = %v, want %v (%d in, %d out)", paid.CostUSD, want, paid.InputTokens, paid.OutputTokens)
+	wantUSD := float64(paid.InputTokens)*1 + float64(paid.OutputTokens)*2 // USD at 1 and 2 per token
+	if paid.CostUSD == nil || *paid.CostUSD != wantUSD {
+		t.Errorf("priced run's cost = %v, want %v (%d in, %d out)", paid.CostUSD, wantUSD, paid.InputTokens, paid.OutputTokens)
 	}
-	if local := run(nil); local.CostUSD == nil || *local.CostUSD != 0 {
+	local := run(nil)
+	if local.CostUSD == nil || *local.CostUSD != 0 {
 		t.Errorf("local run's cost = %v, want 0", local.CostUSD)
 	}
-	if unknown := run(map[string]any{"provider": "paid", "model": "m2"}); unknown.CostUSD != nil {
+	unknown := run(map[string]any{"provider": "paid", "model": "m2"})
+	if unknown.CostUSD != nil {
 		t.Errorf("unpriced run's cost = %v, want nil", *unknown.CostUSD)
+	}
+
+	// Each run added to the counter of its day, key and agent (inline configurations: none).
+	entries, err := counters.UsageEntries(ctx, alice.Company, time.Now().AddDate(0, 0, -1), time.Now().AddDate(0, 0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := domain.UsageCount{Requests: 3, Executions: 3, Unpriced: 1, CostUSD: *paid.CostUSD,
+		InputTokens: int64(paid.InputTokens + local.InputTokens + unknown.InputTokens), OutputTokens: int64(paid.OutputTokens + local.OutputTokens + unknown.OutputTokens)}
+	if len(entries) != 1 || entries[0].KeyID != "k1" || entries[0].AgentID != "" || entries[0].UsageCount != want {
+		t.Errorf("counters = %+v, want one of key k1 with %+v", entries, want)
 	}
 }

@@ -211,8 +211,9 @@ type turn struct {
 	events  []map[string]any
 	calls   []ToolCall
 	prior   time.Duration // time the execution ran before this part
-	cost    pricing.Meter // of the execution's model calls, its earlier parts' included
+	cost    pricing.Meter // of this part's model calls
 	prices  Prices
+	keyID   string // of the caller's API key; empty for a queued run (the worker has none)
 }
 
 // price is the cost of the model call a model_call event's data records.
@@ -225,6 +226,22 @@ func (t *turn) price(data map[string]any) (float64, bool) {
 	in, _ := data["input_tokens"].(int)
 	out, _ := data["output_tokens"].(int)
 	return t.prices.Cost(provider, model, in, out)
+}
+
+// count is what this part adds to the company's usage counters: one request, an execution
+// when it began one, its tokens (usage less the earlier parts' recorded on t.exec) and cost.
+func (t *turn) count(at time.Time, usage domain.Usage) domain.UsageEntry {
+	c := domain.UsageEntry{Company: t.sess.Company, Day: at.UTC().Truncate(24 * time.Hour), KeyID: t.keyID, AgentID: t.sess.AgentID,
+		UsageCount: domain.UsageCount{Requests: 1, InputTokens: int64(usage.InputTokens - t.exec.InputTokens),
+			OutputTokens: int64(usage.OutputTokens - t.exec.OutputTokens)}}
+	if t.user != nil {
+		c.Executions = 1
+	}
+	c.CostUSD = t.cost.Priced()
+	if t.cost.Unknown() {
+		c.Unpriced = 1
+	}
+	return c
 }
 
 // priorCost is the meter of an execution's earlier parts: their recorded cost, unknown when
@@ -243,7 +260,7 @@ func priorCost(e *domain.Execution) pricing.Meter {
 // engineRun is the engine's run of t, recording events and tool calls as they happen.
 func (t *turn) engineRun(p domain.Principal, history []engine.Message, parts []domain.Part, obs Observer) engine.Run {
 	t.events = t.exec.Events
-	t.cost = priorCost(t.exec)
+	t.cost, t.keyID = pricing.Meter{}, p.KeyID
 	return engine.Run{
 		Graph: t.g, Principal: domain.Principal{Company: t.sess.Company, Owner: t.sess.Owner, Scopes: p.Scopes},
 		History: history, Input: parts, Variables: t.vars,
@@ -310,8 +327,10 @@ func (s *Service) finish(ctx context.Context, t *turn, out *engine.Result) (*Res
 	}
 	// A failed answer's error goes with the answer that now applied.
 	exec.Status, exec.StopReason, exec.Error, exec.ErrorType = domain.ExecCompleted, out.StopReason, "", ""
+	count := t.count(done, out.Usage)
+	total := priorCost(exec).Plus(t.cost)
 	exec.InputTokens, exec.OutputTokens = out.Usage.InputTokens, out.Usage.OutputTokens
-	exec.CostUSD = t.cost.Total()
+	exec.CostUSD = total.Total()
 	exec.DurationMS = (t.prior + done.Sub(t.start)).Milliseconds()
 	exec.CompletedAt, exec.Pending, exec.Checkpoint = &done, nil, nil
 	if pending != nil {
@@ -354,6 +373,12 @@ func (s *Service) finish(ctx context.Context, t *turn, out *engine.Result) (*Res
 	}
 	if err := s.store.Commit(ctx, commit); err != nil {
 		return nil, err
+	}
+	if s.usage != nil {
+		// One UpdateItem after the commit. Its failure is not the execute's: the run is
+		// committed, and an error would have the client run it again; the report then counts
+		// this part short.
+		_ = s.usage.CountUsage(ctx, count)
 	}
 	// The result shows this part's messages; a resumed execution's record lists them all.
 	return &Result{Session: &next, Execution: exec, Messages: visible, ToolCalls: t.calls, Pending: pending}, nil

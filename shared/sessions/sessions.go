@@ -74,6 +74,7 @@ type Service struct {
 	kbs     KnowledgeBases
 	mcp     MCP
 	prices  Prices
+	usage   UsageCounter
 	limits  Limits
 	now     func() time.Time
 }
@@ -94,6 +95,13 @@ type Deps struct {
 	MCP MCP
 	// Prices prices model calls for the executions' cost_usd; nil knows no price (cost null).
 	Prices Prices
+	// Usage counts each committed run in the company's usage counters; nil counts nothing.
+	Usage UsageCounter
+}
+
+// UsageCounter adds a run's counts to its company/day/key/agent counter (one UpdateItem ADD).
+type UsageCounter interface {
+	CountUsage(ctx context.Context, e domain.UsageEntry) error
 }
 
 // Prices prices one model call (provider and model as the call named them, empty for the
@@ -111,7 +119,7 @@ func New(d Deps, limits Limits) *Service {
 		limits.LeaseWait = 2 * time.Second
 	}
 	return &Service{store: d.Store, agents: d.Agents, engine: d.Engine, tools: d.Tools, fetch: d.Fetch, queue: d.Queue,
-		images: d.Images, kbs: d.KnowledgeBases, mcp: d.MCP, prices: d.Prices, limits: limits, now: time.Now}
+		images: d.Images, kbs: d.KnowledgeBases, mcp: d.MCP, prices: d.Prices, usage: d.Usage, limits: limits, now: time.Now}
 }
 
 // Images opens uploaded images by name.
