@@ -69,6 +69,7 @@ func TestTemplateFunctions(t *testing.T) {
 		{LogicalID: "RuntimeFunction", CodeURI: ".", Dir: "runtime", Timeout: 29},
 		{LogicalID: "SessionsFunction", CodeURI: ".", Dir: "sessions", Timeout: 29},
 		{LogicalID: "StreamFunction", CodeURI: ".", Dir: "stream", Timeout: 300, URL: &FunctionURL{AuthType: "NONE", InvokeMode: InvokeModeStream}},
+		{LogicalID: "WebhooksFunction", CodeURI: ".", Dir: "webhooks", Timeout: 29},
 		{
 			LogicalID: "WorkerFunction", CodeURI: ".", Dir: "worker", Timeout: 900, Queues: []string{"ExecutionQueue"},
 			SQSEvents: []SQSEvent{{Name: "Executions", Queue: "ExecutionQueue", BatchSize: 1, ReportBatchItemFailures: true}},
@@ -185,6 +186,7 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		// Seals and opens MCP servers' headers.
 		"MCPServersFunction": {256, 29, []any{crud, secret, credentials}},
 		"AuthFunction":       {256, 29, []any{crud, secret}},
+		"WebhooksFunction":   {256, 29, []any{crud, secret}},
 		"SessionsFunction":   {256, 29, []any{crud, secret}},
 		// Stores uploads and serves them; no model, no queue.
 		"ImagesFunction": {256, 29, []any{crud, secret, readWriteImages}},

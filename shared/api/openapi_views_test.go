@@ -36,6 +36,8 @@ var jsonTypes = []struct {
 	{mcpServerJSON{}, "MCPServer"},
 	{mcpToolsJSON{}, "MCPTools"},
 	{fileJSON{}, "File"},
+	{webhookJSON{}, "Webhook"},
+	{webhookSecretJSON{}, "WebhookWithSecret"},
 	{pendingUploadJSON{}, "PendingUpload"},
 	{collectionJSON{}, "Collection"},
 	{collectionDetailJSON{}, "CollectionDetail"},

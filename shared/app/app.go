@@ -16,6 +16,7 @@ import (
 	"github.com/agentorch/agentorch/shared/agents"
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/app/hooks"
 	"github.com/agentorch/agentorch/shared/app/kb"
 	"github.com/agentorch/agentorch/shared/app/meta"
 	"github.com/agentorch/agentorch/shared/app/run"
@@ -54,6 +55,7 @@ var Functions = []Function{
 	{Dir: "meta", HTTP: core.Meta, Bare: meta.Handler},
 	{Dir: "agents", HTTP: tooling.Agents, Secrets: true},
 	{Dir: "mcpservers", HTTP: servers.Group, Secrets: true, MCP: true},
+	{Dir: "webhooks", HTTP: hooks.Group, Secrets: true},
 	{Dir: "auth", HTTP: core.Auth, Secrets: true},
 	{Dir: "sessions", HTTP: tooling.Sessions, Secrets: true},
 	{Dir: "runtime", HTTP: run.Runtime, Secrets: true, MCP: true},

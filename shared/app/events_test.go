@@ -50,6 +50,7 @@ const (
 	placeholderRun       = "{{RUN_ID}}" // of an ingestion job (checked for shape, not replayed)
 	placeholderMCPURL    = "{{MCP_URL}}"
 	placeholderMCPServer = "{{MCP_SERVER_ID}}"
+	placeholderWebhook   = "{{WEBHOOK_ID}}"
 )
 
 // mediaRoute serves an uploaded image's bytes rather than JSON.
@@ -333,6 +334,9 @@ func (r *replayer) fill(t *testing.T, raw []byte, secret string, route sam.Route
 	if has(placeholderMCPServer) {
 		vars[placeholderMCPServer] = r.newMCPServer(t, secret, vars[placeholderMCPURL])
 	}
+	if has(placeholderWebhook) {
+		vars[placeholderWebhook] = r.newWebhook(t, secret)
+	}
 	if has(placeholderSession) || has(placeholderMessage) || has(placeholderExecution) {
 		vars[placeholderSession] = r.newSession(t, secret)
 		if has(placeholderMessage) || has(placeholderExecution) || route.Method != http.MethodPost {
@@ -542,6 +546,19 @@ func (r *replayer) replay(t *testing.T, dir string, raw []byte, vars map[string]
 		}
 	}
 	return resp.StatusCode, header, body
+}
+
+// newWebhook creates a webhook by replaying the create event and returns its id.
+func (r *replayer) newWebhook(t *testing.T, secret string) string {
+	t.Helper()
+	var out struct {
+		ID string `json:"id"`
+	}
+	r.replayJSON(t, "webhooks-create-webhook.json", map[string]string{placeholderKey: secret}, http.StatusCreated, &out)
+	if out.ID == "" {
+		t.Fatalf("created webhook without id: %+v", out)
+	}
+	return out.ID
 }
 
 // mcpURL is the address of an MCP server for the events (infra/mcptest, started once per test).
