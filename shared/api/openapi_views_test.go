@@ -30,6 +30,7 @@ var jsonTypes = []struct {
 	{agentJSON{}, "Agent"},
 	{agentVersionJSON{}, "AgentVersion"},
 	{feedbackJSON{}, "Feedback"},
+	{auditEntryJSON{}, "AuditEntry"},
 	{keyJSON{}, "ApiKeyCreated"}, // the key's fields, and the secret once (omitted after)
 	{sessionView{}, "Session"},
 	{messageView{}, "ResultMessage"},

@@ -144,6 +144,9 @@ func (r *replayer) replayAll(t *testing.T, tpl *sam.Template, files []string, fn
 
 			company := "company-" + name
 			secret := r.newKey(t, company)
+			if route.Path == "/api/v1/audit" {
+				secret = r.newAdminKey(t, company) // the audit log is for admin keys only
+			}
 			vars := r.fill(t, raw, secret, route)
 			if bytes.Contains(raw, []byte(placeholderKeyID)) {
 				k, _, err := a.Auth.CreateKey(t.Context(), auth.NewKey{Name: "to revoke", Owner: "o", Company: company})
@@ -296,6 +299,16 @@ type replayer struct {
 func (r *replayer) newKey(t *testing.T, company string) string {
 	t.Helper()
 	_, secret, err := r.app.Auth.CreateKey(t.Context(), auth.NewKey{Owner: "o", Company: company})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return secret
+}
+
+// newAdminKey is newKey with the admin scope.
+func (r *replayer) newAdminKey(t *testing.T, company string) string {
+	t.Helper()
+	_, secret, err := r.app.Auth.CreateKey(t.Context(), auth.NewKey{Owner: "o", Company: company, Scopes: []string{auth.ScopeAdmin}})
 	if err != nil {
 		t.Fatal(err)
 	}
