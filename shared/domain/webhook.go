@@ -67,3 +67,42 @@ func (w *Webhook) Subscribes(event string) bool {
 // ErrWebhookLimit is what a store reports (wrapped) when a company has as many webhooks as it
 // may; the webhooks feature answers it with a 409 naming the limit.
 var ErrWebhookLimit = errors.New("webhook limit reached")
+
+// Delivery statuses.
+const (
+	DeliveryPending   = "pending"   // attempted or queued, will be tried again
+	DeliverySucceeded = "succeeded" // the endpoint answered 2xx
+	DeliveryFailed    = "failed"    // given up: out of attempts, the endpoint answered 410, or the webhook is gone or off
+)
+
+// WebhookEvent is one thing that happened that webhooks may be told of: its Data names the
+// company's resource ids and the status, never content.
+type WebhookEvent struct {
+	ID        string // evt_…, unique
+	Type      string // one of WebhookEvents
+	Company   string
+	CreatedAt time.Time
+	Data      map[string]string
+}
+
+// WebhookDelivery is one message to one webhook and its attempts. ID is the webhook-id header of
+// every attempt (msg_…, time-ordered), so a receiver can drop a repeat.
+type WebhookDelivery struct {
+	ID        string
+	WebhookID string
+	Company   string
+	EventType string
+	Payload   []byte // the body every attempt sends
+	Status    string // DeliveryPending, DeliverySucceeded or DeliveryFailed
+	Attempts  []WebhookAttempt
+	CreatedAt time.Time
+}
+
+// WebhookAttempt is one POST of a delivery.
+type WebhookAttempt struct {
+	At          time.Time
+	StatusCode  int // 0 when no answer came
+	DurationMS  int64
+	Error       string     // why it failed, when it did; never a response body
+	NextRetryAt *time.Time // when the next attempt is due; nil when none will be
+}
