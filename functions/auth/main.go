@@ -6,4 +6,4 @@ import (
 	"github.com/agentorch/agentorch/shared/app/secrets"
 )
 
-func main() { core.MainHTTP(core.Auth, secrets.Manager) }
+func main() { core.MainHTTP(core.AuthUsage, secrets.Manager) }

@@ -56,6 +56,7 @@ var jsonTypes = []struct {
 	{sessionCreatedJSON{}, "SessionCreated"},
 	{sessionFromAgentJSON{}, "SessionFromAgent"},
 	{executeResultJSON{}, "ExecuteResult"},
+	{usageReportJSON{}, "UsageReport"},
 	{executeMessageJSON{}, "ExecuteMessage"},
 	{toolRunJSON{}, "ToolCall"},         // in an ExecuteMessage's response.tool_calls (a field of type any)
 	{toolCallJSON{}, "PendingToolCall"}, // and the calls a paused run waits on, there as well

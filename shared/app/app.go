@@ -56,7 +56,7 @@ var Functions = []Function{
 	{Dir: "agents", HTTP: tooling.Agents, Secrets: true},
 	{Dir: "mcpservers", HTTP: servers.Group, Secrets: true, MCP: true},
 	{Dir: "webhooks", HTTP: hooks.Group, Secrets: true},
-	{Dir: "auth", HTTP: core.Auth, Secrets: true},
+	{Dir: "auth", HTTP: core.AuthUsage, Secrets: true},
 	{Dir: "sessions", HTTP: tooling.Sessions, Secrets: true},
 	{Dir: "runtime", HTTP: run.Runtime, Secrets: true, MCP: true},
 	{Dir: "stream", HTTP: run.Stream, Secrets: true, MCP: true, Stream: true},

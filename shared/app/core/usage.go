@@ -1,0 +1,16 @@
+package core
+
+import (
+	"github.com/agentorch/agentorch/shared/api"
+	"github.com/agentorch/agentorch/shared/usage"
+)
+
+// AuthUsage builds the auth function's group: tokens and API keys (Auth) and the usage report,
+// which reads only the store's counters.
+func AuthUsage(a *App) (*api.Group, error) {
+	g, err := Auth(a)
+	if err != nil {
+		return nil, err
+	}
+	return g.ServeUsage(usage.New(a.Store)), nil
+}
