@@ -3,6 +3,8 @@ package webhooks
 import (
 	"bytes"
 	"context"
+	"crypto/sha1" //nolint:gosec // names a delivery; no secret rests on it
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -162,7 +164,7 @@ func (d *Deliverer) fan(ctx context.Context, ev *eventJob) error {
 		if !w.Subscribes(ev.Type) {
 			continue
 		}
-		del := &domain.WebhookDelivery{ID: messageID(ev.ID, w.ID), WebhookID: w.ID, Company: w.Company, EventType: ev.Type,
+		del := &domain.WebhookDelivery{ID: messageID(ev.ID, ev.CreatedAt, w.ID), WebhookID: w.ID, Company: w.Company, EventType: ev.Type,
 			Payload: body, Status: domain.DeliveryPending, Attempts: []domain.WebhookAttempt{}, CreatedAt: d.now().UTC()}
 		if err := d.store.CreateDelivery(ctx, del); err != nil && domain.KindOf(err) != domain.KindConflict {
 			return retryable(fmt.Errorf("record delivery to %s: %w", w.ID, err))
@@ -174,10 +176,12 @@ func (d *Deliverer) fan(ctx context.Context, ev *eventJob) error {
 	return nil
 }
 
-// messageID is the webhook-id of the delivery of event to webhook: msg_ and a name-based UUID
-// of the two, the same whenever the fan-out runs.
-func messageID(eventID, webhookID string) string {
-	return "msg_" + uuid.NewSHA1(uuid.NameSpaceURL, []byte(eventID+"/"+webhookID)).String()
+// messageID is the webhook-id of the delivery of an event to a webhook, the same whenever the
+// fan-out runs: msg_, the event's time in milliseconds as 12 hex digits (so ids sort by time,
+// newest last) and 20 hex digits of a SHA-1 of the event and the webhook.
+func messageID(eventID string, at time.Time, webhookID string) string {
+	sum := sha1.Sum([]byte(eventID + "/" + webhookID))
+	return fmt.Sprintf("msg_%012x%s", at.UnixMilli(), hex.EncodeToString(sum[:10]))
 }
 
 func (d *Deliverer) enqueue(ctx context.Context, del *domain.WebhookDelivery) error {

@@ -12,3 +12,9 @@ import (
 func TestStoreSuite(t *testing.T) {
 	webhookstest.StoreSuite(t, func(*testing.T) webhooks.Store { return webhookstest.NewStore() })
 }
+
+// TestDeliveryStoreSuite holds the fake delivery store to its port's contract, which
+// shared/dynamo's TestWebhookDeliveriesStoreSuite holds the DynamoDB adapter to.
+func TestDeliveryStoreSuite(t *testing.T) {
+	webhookstest.DeliveryStoreSuite(t, func(*testing.T) webhooks.DeliveryStore { return webhookstest.NewDeliveries() })
+}
