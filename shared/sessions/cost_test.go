@@ -83,3 +83,40 @@ func TestExecutionCost(t *testing.T) {
 		t.Errorf("counters = %+v, want one of key k1 with %+v", entries, want)
 	}
 }
+
+// TestResumedExecutionCost: a paused execution's cost is its first part's; resumed, it adds the
+// second part's calls, and the counters add each part once: two requests, one execution, the
+// execution's tokens and cost in all.
+func TestResumedExecutionCost(t *testing.T) {
+	reg := tools.NewRegistry(tools.Builtins(tools.Options{})...)
+	models := engine.ModelSet{Default: "paid", ByName: map[string]domain.Model{"paid": localmodel.Model{}}}
+	book := pricing.NewBook(pricing.Table{"paid/m1": {InputPerMTok: 1_000_000, OutputPerMTok: 2_000_000}},
+		pricing.Defaults{Provider: "paid", Models: map[string]string{"paid": "m1"}})
+	counters := usagetest.NewStore()
+	svc := sessions.New(sessions.Deps{Store: newMemStore(), Engine: engine.NewEngine(models, reg, engine.Limits{}), Tools: reg, Prices: book, Usage: counters},
+		sessions.Limits{})
+	ctx := context.Background()
+	costOf := func(e *domain.Execution) float64 { return float64(e.InputTokens)*1 + float64(e.OutputTokens)*2 }
+
+	sid, _, answer := paused(t, svc)
+	first, err := counters.UsageEntries(ctx, alice.Company, time.Now().AddDate(0, 0, -1), time.Now().AddDate(0, 0, 1))
+	if err != nil || len(first) != 1 || first[0].CostUSD == 0 {
+		t.Fatalf("counters after the pause: %+v, %v", first, err)
+	}
+	res, err := svc.Execute(ctx, alice, sid, sessions.ExecuteRequest{Answer: answer}, sessions.Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.Execution
+	if e.Status != domain.ExecCompleted || e.CostUSD == nil || *e.CostUSD != costOf(e) || *e.CostUSD <= first[0].CostUSD {
+		t.Fatalf("resumed execution %s: cost %v, want %v (more than the first part's %v)", e.Status, e.CostUSD, costOf(e), first[0].CostUSD)
+	}
+	all, err := counters.UsageEntries(ctx, alice.Company, time.Now().AddDate(0, 0, -1), time.Now().AddDate(0, 0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := domain.UsageCount{Requests: 2, Executions: 1, InputTokens: int64(e.InputTokens), OutputTokens: int64(e.OutputTokens), CostUSD: *e.CostUSD}
+	if len(all) != 1 || all[0].UsageCount != want {
+		t.Errorf("counters = %+v, want %+v", all, want)
+	}
+}
