@@ -108,6 +108,9 @@ type Execution struct {
 	// execution, kept with Request: the worker runs it with them, not with the session owner's
 	// widest rights.
 	Scopes []string
+	// KeyID is the API key that queued an asynchronous execution, kept with Request: the
+	// worker's run is counted under it in the usage report.
+	KeyID string
 	// Pending and Checkpoint are set while the execution waits (ExecRequiresAction): what for,
 	// and the engine's state to continue from.
 	Pending    *PendingAction

@@ -168,6 +168,7 @@ type executionRecord struct {
 	CompletedAt   *time.Time           `json:"completed_at"`
 	Request       map[string]any       `json:"request,omitempty"`
 	Scopes        []string             `json:"scopes,omitempty"`
+	KeyID         string               `json:"key_id,omitempty"`
 	Pending       *pendingActionRecord `json:"pending,omitempty"`
 	Checkpoint    []byte               `json:"checkpoint,omitempty"` // the engine's state, as it encoded it
 }
@@ -176,7 +177,7 @@ func newExecutionRecord(e *domain.Execution) executionRecord {
 	return executionRecord{ID: e.ID, SessionID: e.SessionID, CorrelationID: e.CorrelationID, Status: e.Status,
 		StopReason: e.StopReason, Error: e.Error, ErrorType: e.ErrorType, Events: e.Events, MessageIDs: e.MessageIDs,
 		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CostUSD: e.CostUSD, DurationMS: e.DurationMS, CreatedAt: e.CreatedAt,
-		CompletedAt: e.CompletedAt, Request: e.Request, Scopes: e.Scopes, Pending: newPendingRecord(e.Pending),
+		CompletedAt: e.CompletedAt, Request: e.Request, Scopes: e.Scopes, KeyID: e.KeyID, Pending: newPendingRecord(e.Pending),
 		Checkpoint: e.Checkpoint}
 }
 
@@ -184,7 +185,7 @@ func (r *executionRecord) execution() *domain.Execution {
 	return &domain.Execution{ID: r.ID, SessionID: r.SessionID, CorrelationID: r.CorrelationID, Status: r.Status,
 		StopReason: r.StopReason, Error: r.Error, ErrorType: r.ErrorType, Events: r.Events, MessageIDs: r.MessageIDs,
 		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CostUSD: r.CostUSD, DurationMS: r.DurationMS, CreatedAt: r.CreatedAt,
-		CompletedAt: r.CompletedAt, Request: r.Request, Scopes: r.Scopes, Pending: r.Pending.pending(),
+		CompletedAt: r.CompletedAt, Request: r.Request, Scopes: r.Scopes, KeyID: r.KeyID, Pending: r.Pending.pending(),
 		Checkpoint: r.Checkpoint}
 }
 

@@ -43,7 +43,7 @@ func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID str
 	}
 	e := &domain.Execution{
 		ID: newExecutionID(), SessionID: sessionID, CorrelationID: req.CorrelationID, Status: domain.ExecQueued,
-		Events: []map[string]any{}, CreatedAt: s.now().UTC(), Request: stored, Scopes: p.Grants(),
+		Events: []map[string]any{}, CreatedAt: s.now().UTC(), Request: stored, Scopes: p.Grants(), KeyID: p.KeyID,
 	}
 	if err := s.store.PutExecution(ctx, e); err != nil {
 		return nil, fmt.Errorf("queue execution: %w", err)
@@ -103,6 +103,7 @@ func (s *Service) enqueueAnswer(ctx context.Context, p domain.Principal, session
 	b, _ := json.Marshal(a) // strings and booleans: cannot fail
 	_ = json.Unmarshal(b, &stored)
 	e.Status, e.Request, e.Scopes, e.Pending = domain.ExecQueued, map[string]any{"answer": stored}, p.Grants(), nil
+	e.KeyID = p.KeyID
 	e.Error, e.ErrorType, e.CompletedAt = "", "", nil
 	if err := s.store.PutExecution(ctx, e); err != nil {
 		return nil, fmt.Errorf("queue the answer of %s: %w", e.ID, err)
@@ -187,7 +188,7 @@ func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error
 	if in, ok := e.Request["inputs"].(map[string]any); ok {
 		req.Inputs = in
 	}
-	p := domain.Principal{Owner: sess.Owner, Company: sess.Company, Scopes: e.Scopes}
+	p := domain.Principal{Owner: sess.Owner, Company: sess.Company, Scopes: e.Scopes, KeyID: e.KeyID}
 	if len(p.Scopes) == 0 {
 		// Queued before executions recorded their caller's grants: run with what executing
 		// needs and nothing more.
@@ -211,7 +212,7 @@ func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error
 // resumed it meanwhile has already written it. Such a job, and one whose session is busy with the
 // other answer, has nothing left to do.
 func (s *Service) runQueuedAnswer(ctx context.Context, sess *domain.Session, e *domain.Execution, a *Answer) error {
-	p := domain.Principal{Owner: sess.Owner, Company: sess.Company, Scopes: e.Scopes}
+	p := domain.Principal{Owner: sess.Owner, Company: sess.Company, Scopes: e.Scopes, KeyID: e.KeyID}
 	if len(p.Scopes) == 0 {
 		p.Scopes = []string{domain.ScopeSessionsWrite}
 	}

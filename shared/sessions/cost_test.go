@@ -120,3 +120,36 @@ func TestResumedExecutionCost(t *testing.T) {
 		t.Errorf("counters = %+v, want %+v", all, want)
 	}
 }
+
+// TestQueuedRunCountedUnderItsKey: the worker's run of a queued execution is counted under the
+// key that queued it, which the execution keeps until then.
+func TestQueuedRunCountedUnderItsKey(t *testing.T) {
+	reg := tools.NewRegistry(tools.Builtins(tools.Options{})...)
+	models := engine.ModelSet{Default: "local", ByName: map[string]domain.Model{"local": localmodel.Model{}}}
+	counters := usagetest.NewStore()
+	st := newMemStore()
+	svc := sessions.New(sessions.Deps{Store: st, Engine: engine.NewEngine(models, reg, engine.Limits{}), Tools: reg, Queue: &queue{},
+		Prices: pricing.NewBook(nil, pricing.Defaults{Provider: "local"}), Usage: counters}, sessions.Limits{})
+	ctx := context.Background()
+	p := alice
+	p.KeyID = "kq"
+	sess, err := svc.Create(ctx, p, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := svc.Enqueue(ctx, p, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hello")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.RunQueued(ctx, sess.ID, e.ID); err != nil {
+		t.Fatal(err)
+	}
+	done, err := st.GetExecution(ctx, sess.ID, e.ID)
+	if err != nil || done.Status != domain.ExecCompleted {
+		t.Fatalf("queued run: %+v, %v", done, err)
+	}
+	all, err := counters.UsageEntries(ctx, alice.Company, time.Now().AddDate(0, 0, -1), time.Now().AddDate(0, 0, 1))
+	if err != nil || len(all) != 1 || all[0].KeyID != "kq" || all[0].Requests != 1 || all[0].Executions != 1 {
+		t.Errorf("counters = %+v, %v; want one run of key kq", all, err)
+	}
+}
