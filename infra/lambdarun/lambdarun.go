@@ -103,6 +103,7 @@ func ConfigEnv(cfg platform.Config) []string {
 		"BUCKET_NAME=" + cfg.Bucket,
 		"INGEST_QUEUE_URL=" + cfg.IngestQueueURL,
 		"EXECUTION_QUEUE_URL=" + cfg.ExecQueueURL,
+		"WEBHOOK_QUEUE_URL=" + cfg.WebhookQueueURL,
 		"TOKEN_SECRET=" + cfg.TokenSecret,
 		"TOKEN_SECRET_ARN=" + cfg.TokenSecretARN,
 		"CREDENTIALS_KEY=" + cfg.CredentialsKey,

@@ -69,6 +69,10 @@ func TestTemplateFunctions(t *testing.T) {
 		{LogicalID: "RuntimeFunction", CodeURI: ".", Dir: "runtime", Timeout: 29},
 		{LogicalID: "SessionsFunction", CodeURI: ".", Dir: "sessions", Timeout: 29},
 		{LogicalID: "StreamFunction", CodeURI: ".", Dir: "stream", Timeout: 300, URL: &FunctionURL{AuthType: "NONE", InvokeMode: InvokeModeStream}},
+		{
+			LogicalID: "WebhookDeliveryFunction", CodeURI: ".", Dir: "webhookdelivery", Timeout: 60, Queues: []string{"WebhookQueue"},
+			SQSEvents: []SQSEvent{{Name: "WebhookJobs", Queue: "WebhookQueue", BatchSize: 1, ReportBatchItemFailures: true}},
+		},
 		{LogicalID: "WebhooksFunction", CodeURI: ".", Dir: "webhooks", Timeout: 29},
 		{
 			LogicalID: "WorkerFunction", CodeURI: ".", Dir: "worker", Timeout: 900, Queues: []string{"ExecutionQueue"},
@@ -173,6 +177,7 @@ func TestTemplateFunctionSettings(t *testing.T) {
 	deadIngest := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"IngestDeadLetterQueue", "QueueName"}}}
 	deadExecutions := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"ExecutionDeadLetterQueue", "QueueName"}}}
 	sendIngest := map[string]any{"SQSSendMessagePolicy": ingestQueue}
+	webhookQueue := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"WebhookQueue", "QueueName"}}}
 	// The mcpservers function seals MCP servers' headers; the runs open them.
 	credentials := map[string]any{"AWSSecretsManagerGetSecretValuePolicy": map[string]any{"SecretArn": ref("CredentialsKey")}}
 	type settings struct {
@@ -187,7 +192,9 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		"MCPServersFunction": {256, 29, []any{crud, secret, credentials}},
 		"AuthFunction":       {256, 29, []any{crud, secret}},
 		"WebhooksFunction":   {256, 29, []any{crud, secret}},
-		"SessionsFunction":   {256, 29, []any{crud, secret}},
+		// Fans events out and makes the attempts: the table and its own queue.
+		"WebhookDeliveryFunction": {256, 60, []any{crud, map[string]any{"SQSPollerPolicy": webhookQueue}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
+		"SessionsFunction":        {256, 29, []any{crud, secret}},
 		// Stores uploads and serves them; no model, no queue.
 		"ImagesFunction": {256, 29, []any{crud, secret, readWriteImages}},
 		// Runs models synchronously within API Gateway's 30 s and queues asynchronous runs.
@@ -231,6 +238,11 @@ func TestTemplateFunctionSettings(t *testing.T) {
 			// The studio learns where to stream from the meta function.
 			env = maps.Clone(wantEnv)
 			env["STREAM_BASE_URL"] = map[string]any{"Fn::GetAtt": []any{"StreamFunctionUrl", "FunctionUrl"}}
+		}
+		if f.LogicalID == "WebhookDeliveryFunction" {
+			// Only the delivery function uses the webhook queue (until events are published).
+			env = maps.Clone(wantEnv)
+			env["WEBHOOK_QUEUE_URL"] = ref("WebhookQueue")
 		}
 		wantProps := map[string]any{
 			"Runtime": "provided.al2023", "Architectures": []any{"arm64"}, "Handler": "bootstrap",
@@ -305,6 +317,8 @@ func TestTemplateData(t *testing.T) {
 		{LogicalID: "ExecutionQueue", VisibilityTimeout: 960, DeadLetterTarget: "ExecutionDeadLetterQueue", MaxReceiveCount: 12},
 		{LogicalID: "IngestDeadLetterQueue", VisibilityTimeout: 360},
 		{LogicalID: "IngestQueue", VisibilityTimeout: 960, DeadLetterTarget: "IngestDeadLetterQueue", MaxReceiveCount: 3},
+		{LogicalID: "WebhookDeadLetterQueue"},
+		{LogicalID: "WebhookQueue", VisibilityTimeout: 360, DeadLetterTarget: "WebhookDeadLetterQueue", MaxReceiveCount: 12},
 	}
 	if diff := cmp.Diff(queues, tpl.Queues()); diff != "" {
 		t.Errorf("Queues (-want +got):\n%s", diff)
@@ -382,7 +396,8 @@ func TestTemplateQueueConsumers(t *testing.T) {
 			deadLetter[q.DeadLetterTarget] = true
 		}
 	}
-	batch := map[string]int{"WorkerFunction": 1, "IngestFunction": 5, "IngestFailedFunction": 1, "ExecutionFailedFunction": 1}
+	batch := map[string]int{"WorkerFunction": 1, "IngestFunction": 5, "IngestFailedFunction": 1, "ExecutionFailedFunction": 1,
+		"WebhookDeliveryFunction": 1}
 	consumers := map[string][]string{}
 	for _, f := range tpl.Functions() {
 		if len(f.Queues) == 0 {
@@ -437,7 +452,8 @@ func TestTemplateQueueConsumers(t *testing.T) {
 		}
 	}
 	want := map[string][]string{"ExecutionQueue": {"WorkerFunction"}, "IngestQueue": {"IngestFunction"},
-		"IngestDeadLetterQueue": {"IngestFailedFunction"}, "ExecutionDeadLetterQueue": {"ExecutionFailedFunction"}}
+		"IngestDeadLetterQueue": {"IngestFailedFunction"}, "ExecutionDeadLetterQueue": {"ExecutionFailedFunction"},
+		"WebhookQueue": {"WebhookDeliveryFunction"}}
 	if diff := cmp.Diff(want, consumers); diff != "" {
 		t.Errorf("queue consumers (-want +got):\n%s", diff)
 	}

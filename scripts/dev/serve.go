@@ -87,7 +87,7 @@ func serve(ctx context.Context, port int, ports localstack.Ports) error {
 		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_SESSION_TOKEN": "",
 		"AWS_PROFILE": "", "AWS_REGION": localstack.Region,
 		"TABLE_NAME": names.Table, "BUCKET_NAME": names.Bucket, "INGEST_QUEUE_URL": names.QueueURL,
-		"EXECUTION_QUEUE_URL": res.Queues["ExecutionQueue"],
+		"EXECUTION_QUEUE_URL": res.Queues["ExecutionQueue"], "WEBHOOK_QUEUE_URL": res.Queues["WebhookQueue"],
 		"OPENSEARCH_ENDPOINT": ep.OpenSearch, "LOCALEMBED_DIR": models,
 		"AWS_LAMBDA_FUNCTION_NAME": "", "TOKEN_SECRET_ARN": "",
 	} {

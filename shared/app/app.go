@@ -68,6 +68,7 @@ var Functions = []Function{
 	{Dir: "executionfailed", SQS: core.ExecutionFailed},
 	{Dir: "ingest", SQS: kb.Ingest},
 	{Dir: "ingestfailed", SQS: kb.IngestFailed},
+	{Dir: "webhookdelivery", SQS: hooks.Delivery},
 }
 
 // Lookup returns the function of a directory.

@@ -28,6 +28,7 @@ import (
 	"github.com/agentorch/agentorch/shared/mcp"
 	"github.com/agentorch/agentorch/shared/platform"
 	"github.com/agentorch/agentorch/shared/sessions"
+	"github.com/agentorch/agentorch/shared/webhooks"
 )
 
 // TestMain starts DynamoDB Local and the other stand-ins unless the run already provides them.
@@ -234,9 +235,12 @@ func TestEventsQueueShape(t *testing.T) {
 						t.Errorf("record %d: placeholder %s is not one the replay fills in", i, left)
 					}
 					var err error
-					if f.Dir == "worker" || f.Dir == "executionfailed" {
+					switch f.Dir {
+					case "worker", "executionfailed":
 						_, _, err = sessions.ParseJob(body)
-					} else {
+					case "webhookdelivery":
+						err = webhooks.CheckJob(body)
+					default:
 						err = knowledge.CheckJob(body)
 					}
 					if err != nil {

@@ -66,6 +66,9 @@ type Config struct {
 	// on AWS); empty: the same origin, as locally.
 	StreamBaseURL string
 	ExecQueueURL  string // SQS queue of asynchronous executions (the dev server sets the local one); empty refuses async
+	// WebhookQueueURL is the SQS queue of webhook events and deliveries (WebhookQueue); empty
+	// publishes no event and refuses redeliveries.
+	WebhookQueueURL string
 	// OpenSearchEndpoint is where the knowledge bases' vectors live: the domain's endpoint on AWS
 	// (a host name; requests are SigV4-signed), the stand-in locally.
 	OpenSearchEndpoint string
@@ -122,6 +125,7 @@ func LoadConfig() (Config, error) {
 		OpenAIAPIKey:       env("OPENAI_API_KEY", ""),
 		OpenAIModel:        env("OPENAI_MODEL", ""),
 		ExecQueueURL:       env("EXECUTION_QUEUE_URL", ""),
+		WebhookQueueURL:    env("WEBHOOK_QUEUE_URL", ""),
 		PublicBaseURL:      env("PUBLIC_BASE_URL", local(LocalPublicBaseURL)),
 		StreamBaseURL:      env("STREAM_BASE_URL", ""),
 		OpenSearchEndpoint: env("OPENSEARCH_ENDPOINT", local(LocalOpenSearchEndpoint)),

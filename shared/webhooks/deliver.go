@@ -350,3 +350,19 @@ func Client(guard netguard.Policy) *http.Client {
 	c.CheckRedirect = NoRedirect
 	return c
 }
+
+// CheckJob reports whether body is a delivery queue message Process can act on (the sample
+// events' test).
+func CheckJob(body string) error {
+	var j job
+	if err := json.Unmarshal([]byte(body), &j); err != nil {
+		return err
+	}
+	switch {
+	case j.Event != nil && j.Event.Company != "" && j.Event.Type != "":
+		return nil
+	case j.Delivery != nil && j.Delivery.Company != "" && j.Delivery.WebhookID != "" && j.Delivery.ID != "":
+		return nil
+	}
+	return errors.New("webhook job: neither an event nor a delivery")
+}

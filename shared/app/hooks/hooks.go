@@ -1,12 +1,18 @@
 // Package hooks adds the company's webhooks to the core: the feature on DynamoDB, its URLs held
 // to the address guard with the operator's allowed hosts (MCP_ALLOWED_HOSTS: loopback locally,
-// none on AWS), and the webhooks group, served by its own function.
+// none on AWS), the webhooks group, served by its own function, and the delivery function's
+// processor on WebhookQueue.
 package hooks
 
 import (
+	"context"
+	"errors"
+
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/app/core"
 	"github.com/agentorch/agentorch/shared/netguard"
+	"github.com/agentorch/agentorch/shared/platform"
+	"github.com/agentorch/agentorch/shared/sqs"
 	"github.com/agentorch/agentorch/shared/webhooks"
 )
 
@@ -28,4 +34,42 @@ func Service(a *core.App) *webhooks.Service {
 // webhooks and rotate their secrets.
 func Group(a *core.App) (*api.Group, error) {
 	return api.NewWebhooks(Service(a), a.Options()), nil
+}
+
+type delivererKey struct{}
+
+// Deliverer is the delivery side of webhooks on the application's store: events and deliveries
+// through WebhookQueue (WEBHOOK_QUEUE_URL; without it, publishing is refused), attempts through
+// the guarded client.
+func Deliverer(a *core.App) *webhooks.Deliverer {
+	d, _ := core.Shared(a, delivererKey{}, func() (*webhooks.Deliverer, error) {
+		var q webhooks.Queue = noQueue{}
+		if a.Config.WebhookQueueURL != "" {
+			q = sqs.NewQueue(sqs.NewClient(a.AWS, a.Config.SQSEndpoint), a.Config.WebhookQueueURL)
+		}
+		return webhooks.NewDeliverer(a.Store, a.Store, q, webhooks.Client(Guard(a))), nil
+	})
+	return d
+}
+
+// DeliveryBackoff is how soon WebhookQueue gives a failed attempt back: the feature's retry
+// schedule (webhooks.RetryFloor), plus up to a quarter more.
+var DeliveryBackoff = platform.Backoff{Base: webhooks.RetryBase, Max: webhooks.RetryMax}
+
+// Delivery builds the delivery function's processor: it fans events out to the subscribed
+// webhooks and makes their attempts; a failed attempt comes back after DeliveryBackoff.
+func Delivery(a *core.App) (func(ctx context.Context, body string) error, error) {
+	process := Deliverer(a).Process
+	if a.Config.WebhookQueueURL == "" {
+		return process, nil
+	}
+	redrive := sqs.NewRedrive(sqs.NewClient(a.AWS, a.Config.SQSEndpoint), a.Config.WebhookQueueURL)
+	return platform.RedriveSoon(process, redrive, DeliveryBackoff), nil
+}
+
+// noQueue refuses to send: the deployment has no webhook queue.
+type noQueue struct{}
+
+func (noQueue) Send(context.Context, string, string) error {
+	return errors.New("webhooks: no delivery queue configured (WEBHOOK_QUEUE_URL)")
 }
