@@ -5,13 +5,12 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/agentorch/agentorch/shared/audit"
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
 // AuditService is what the audit route calls; audit.Service is the implementation.
 type AuditService interface {
-	List(ctx context.Context, p domain.Principal, f audit.Filter, offset, limit int) ([]*audit.Entry, bool, error)
+	List(ctx context.Context, p domain.Principal, f domain.AuditFilter, offset, limit int) ([]*domain.AuditEntry, bool, error)
 }
 
 // auditEntryJSON is a recorded admin action as the API shows it.
@@ -26,7 +25,7 @@ type auditEntryJSON struct {
 	ExpiresAt  time.Time `json:"expires_at"`
 }
 
-func viewAuditEntry(e *audit.Entry) auditEntryJSON {
+func viewAuditEntry(e *domain.AuditEntry) auditEntryJSON {
 	return auditEntryJSON{ID: e.ID, Action: e.Action, ActorKeyID: e.ActorKeyID, ViaToken: e.ViaToken,
 		TargetType: e.TargetType(), TargetID: e.TargetID, CreatedAt: e.CreatedAt, ExpiresAt: e.ExpiresAt}
 }
@@ -52,9 +51,9 @@ func (g *Group) WithAudit(svc AuditService) *Group {
 
 // auditFilter reads the action, from and to query parameters; a time that is not RFC 3339 is a
 // 400 naming the parameter (the action is checked by the service).
-func auditFilter(r *http.Request) (audit.Filter, error) {
+func auditFilter(r *http.Request) (domain.AuditFilter, error) {
 	q := r.URL.Query()
-	f := audit.Filter{Action: q.Get("action")}
+	f := domain.AuditFilter{Action: q.Get("action")}
 	var errs []domain.FieldError
 	for _, p := range []struct {
 		name string
@@ -72,7 +71,7 @@ func auditFilter(r *http.Request) (audit.Filter, error) {
 		*p.to = t
 	}
 	if len(errs) > 0 {
-		return audit.Filter{}, domain.Invalid(errs)
+		return domain.AuditFilter{}, domain.Invalid(errs)
 	}
 	return f, nil
 }

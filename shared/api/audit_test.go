@@ -31,7 +31,7 @@ func TestAuditList(t *testing.T) {
 	base := time.Now().UTC().Add(-time.Hour)
 	for i, a := range []string{audit.KeyCreated, audit.MCPServerCreated, audit.KeyRevoked, audit.AgentDeleted} {
 		at := base.Add(time.Duration(i) * time.Minute)
-		if err := st.PutAuditEntry(ctx, &audit.Entry{ID: uuid.NewString(), Company: "acme", ActorKeyID: admin.KeyID, Action: a,
+		if err := st.PutAuditEntry(ctx, &domain.AuditEntry{ID: uuid.NewString(), Company: "acme", ActorKeyID: admin.KeyID, Action: a,
 			TargetID: "7b0e5d8e-4a6c-4f43-9a51-2f7f0c1d9e10", CreatedAt: at, ExpiresAt: at.Add(audit.Retention)}); err != nil {
 			t.Fatal(err)
 		}

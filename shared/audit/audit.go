@@ -1,6 +1,6 @@
 // Package audit records who did what to a company's resources: each admin action (a key created
 // or revoked, an MCP server registered, changed or deleted, an agent deleted, a webhook or the
-// company's limits changed) is an Entry naming the acting key, the time, the action and its
+// company's limits changed) is an entry naming the acting key, the time, the action and its
 // target, never a secret. Entries are kept Retention and listed newest first.
 package audit
 
@@ -16,7 +16,7 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-// The actions an Entry records; the part before the dot is the target's type.
+// The actions an entry (domain.AuditEntry) records; the part before the dot is the target's type.
 const (
 	KeyCreated           = "api_key.created"
 	KeyRevoked           = "api_key.revoked"
@@ -39,41 +39,13 @@ var Actions = []string{KeyCreated, KeyRevoked, MCPServerCreated, MCPServerUpdate
 // long after it was recorded.
 const Retention = 90 * 24 * time.Hour
 
-// Entry is one recorded action.
-type Entry struct {
-	ID      string
-	Company string
-	// ActorKeyID is the id of the key that acted (through a bearer token of it, when ViaToken).
-	ActorKeyID string
-	ViaToken   bool
-	Action     string
-	// TargetID is the id of what the action was done to (the company for limits).
-	TargetID  string
-	CreatedAt time.Time
-	// ExpiresAt is when the store may delete the entry: CreatedAt plus Retention.
-	ExpiresAt time.Time
-}
-
-// TargetType is the kind of resource the entry's action was done to ("api_key", "agent" …).
-func (e Entry) TargetType() string {
-	t, _, _ := strings.Cut(e.Action, ".")
-	return t
-}
-
-// Filter narrows a list: one action (or any, ""), and entries created at or after From and
-// before To (zero: unbounded).
-type Filter struct {
-	Action   string
-	From, To time.Time
-}
-
 // Store keeps a company's entries.
 type Store interface {
 	// PutAuditEntry stores a new entry.
-	PutAuditEntry(ctx context.Context, e *Entry) error
+	PutAuditEntry(ctx context.Context, e *domain.AuditEntry) error
 	// ListAuditEntries returns up to limit of a company's entries that pass f, newest first (ties
 	// by id, descending), after skipping offset, and whether more follow.
-	ListAuditEntries(ctx context.Context, company string, f Filter, offset, limit int) ([]*Entry, bool, error)
+	ListAuditEntries(ctx context.Context, company string, f domain.AuditFilter, offset, limit int) ([]*domain.AuditEntry, bool, error)
 }
 
 // Recorder is what the features that act call: Record stores that p did action to target.
@@ -100,7 +72,7 @@ func (s *Service) Record(ctx context.Context, p domain.Principal, action, target
 		return fmt.Errorf("record audit entry: unknown action %q", action)
 	}
 	now := s.now().UTC()
-	e := &Entry{ID: uuid.NewString(), Company: p.Company, ActorKeyID: p.KeyID, ViaToken: p.ViaToken,
+	e := &domain.AuditEntry{ID: uuid.NewString(), Company: p.Company, ActorKeyID: p.KeyID, ViaToken: p.ViaToken,
 		Action: action, TargetID: target, CreatedAt: now, ExpiresAt: now.Add(Retention)}
 	if err := s.store.PutAuditEntry(ctx, e); err != nil {
 		return fmt.Errorf("record audit entry %s of %s by key %s: %w", action, target, p.KeyID, err)
@@ -109,7 +81,7 @@ func (s *Service) Record(ctx context.Context, p domain.Principal, action, target
 }
 
 // List returns one page of the caller's company's entries; only an admin key may read them.
-func (s *Service) List(ctx context.Context, p domain.Principal, f Filter, offset, limit int) ([]*Entry, bool, error) {
+func (s *Service) List(ctx context.Context, p domain.Principal, f domain.AuditFilter, offset, limit int) ([]*domain.AuditEntry, bool, error) {
 	if !p.IsAdmin() {
 		return nil, false, domain.ErrPermission
 	}

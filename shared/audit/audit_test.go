@@ -30,8 +30,8 @@ func TestRecord(t *testing.T) {
 		t.Fatalf("entries = %v", got)
 	}
 	e := got[0]
-	want := audit.Entry{Company: "acme", ActorKeyID: "key-1", ViaToken: true, Action: audit.KeyRevoked, TargetID: "key-2"}
-	if diff := cmp.Diff(want, e, cmpopts.IgnoreFields(audit.Entry{}, "ID", "CreatedAt", "ExpiresAt")); diff != "" {
+	want := domain.AuditEntry{Company: "acme", ActorKeyID: "key-1", ViaToken: true, Action: audit.KeyRevoked, TargetID: "key-2"}
+	if diff := cmp.Diff(want, e, cmpopts.IgnoreFields(domain.AuditEntry{}, "ID", "CreatedAt", "ExpiresAt")); diff != "" {
 		t.Errorf("entry (-want +got):\n%s", diff)
 	}
 	if !domain.IsID(e.ID) || e.CreatedAt.Before(before) || e.CreatedAt.Location() != time.UTC {
@@ -75,7 +75,7 @@ func TestList(t *testing.T) {
 	if err := svc.Record(ctx, other, audit.KeyCreated, "t"); err != nil {
 		t.Fatal(err)
 	}
-	got, more, err := svc.List(ctx, admin, audit.Filter{Action: audit.KeyCreated}, 0, 10)
+	got, more, err := svc.List(ctx, admin, domain.AuditFilter{Action: audit.KeyCreated}, 0, 10)
 	if err != nil || more || len(got) != 1 || got[0].Company != "acme" {
 		t.Fatalf("list = %v, %v, %v", got, more, err)
 	}
@@ -83,13 +83,13 @@ func TestList(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		p    domain.Principal
-		f    audit.Filter
+		f    domain.AuditFilter
 		kind domain.Kind
 	}{
-		{"not admin", domain.Principal{KeyID: "k", Company: "acme"}, audit.Filter{}, domain.KindPermission},
-		{"unknown action", admin, audit.Filter{Action: "key.created"}, domain.KindInvalid},
-		{"to before from", admin, audit.Filter{From: t0, To: t0.Add(-time.Second)}, domain.KindInvalid},
-		{"to equals from", admin, audit.Filter{From: t0, To: t0}, domain.KindInvalid},
+		{"not admin", domain.Principal{KeyID: "k", Company: "acme"}, domain.AuditFilter{}, domain.KindPermission},
+		{"unknown action", admin, domain.AuditFilter{Action: "key.created"}, domain.KindInvalid},
+		{"to before from", admin, domain.AuditFilter{From: t0, To: t0.Add(-time.Second)}, domain.KindInvalid},
+		{"to equals from", admin, domain.AuditFilter{From: t0, To: t0}, domain.KindInvalid},
 	} {
 		if _, _, err := svc.List(ctx, c.p, c.f, 0, 10); domain.KindOf(err) != c.kind {
 			t.Errorf("%s: err = %v, want kind %v", c.name, err, c.kind)

@@ -8,7 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/agentorch/agentorch/shared/audit"
+	"github.com/agentorch/agentorch/shared/domain"
 )
 
 // auditRecord is an audit entry as stored.
@@ -29,11 +29,11 @@ type auditRecord struct {
 // no entry of another action.
 func companyAudit(c string) string               { return "CO#" + c + "#AUDIT" }
 func companyAuditAction(c, action string) string { return "CO#" + c + "#AUDIT#" + action }
-func auditSK(e *audit.Entry) string              { return sortTime(e.CreatedAt) + "#" + e.ID }
+func auditSK(e *domain.AuditEntry) string        { return sortTime(e.CreatedAt) + "#" + e.ID }
 
 // PutAuditEntry stores an entry (one PutItem) with its expiry in ttl, in epoch seconds, so that
 // DynamoDB deletes it after audit.Retention.
-func (st *Store) PutAuditEntry(ctx context.Context, e *audit.Entry) error {
+func (st *Store) PutAuditEntry(ctx context.Context, e *domain.AuditEntry) error {
 	sk := auditSK(e)
 	it, err := item(companyAudit(e.Company), sk, auditRecord{ID: e.ID, Company: e.Company, ActorKeyID: e.ActorKeyID,
 		ViaToken: e.ViaToken, Action: e.Action, TargetID: e.TargetID, CreatedAt: e.CreatedAt, ExpiresAt: e.ExpiresAt})
@@ -48,7 +48,7 @@ func (st *Store) PutAuditEntry(ctx context.Context, e *audit.Entry) error {
 
 // ListAuditEntries pages through a company's entries, newest first: one Query on the table (or,
 // with an action, on gsi1) that reads no further than offset+limit+1 entries of the window.
-func (st *Store) ListAuditEntries(ctx context.Context, company string, f audit.Filter, offset, limit int) ([]*audit.Entry, bool, error) {
+func (st *Store) ListAuditEntries(ctx context.Context, company string, f domain.AuditFilter, offset, limit int) ([]*domain.AuditEntry, bool, error) {
 	pkName, skName, list := attrPK, attrSK, companyAudit(company)
 	in := &dynamodb.QueryInput{TableName: aws.String(st.table), ScanIndexForward: aws.Bool(false),
 		Limit: aws.Int32(int32(min(offset+limit+1, MaxPage)))}
@@ -77,7 +77,7 @@ func (st *Store) ListAuditEntries(ctx context.Context, company string, f audit.F
 	}
 	in.ExpressionAttributeValues = values
 
-	out := make([]*audit.Entry, 0, min(limit, MaxPage))
+	out := make([]*domain.AuditEntry, 0, min(limit, MaxPage))
 	seen := 0
 	p := dynamodb.NewQueryPaginator(st.db, in)
 	for p.HasMorePages() {
@@ -97,7 +97,7 @@ func (st *Store) ListAuditEntries(ctx context.Context, company string, f audit.F
 			if err := decode(it, &r); err != nil {
 				return nil, false, err
 			}
-			out = append(out, &audit.Entry{ID: r.ID, Company: r.Company, ActorKeyID: r.ActorKeyID, ViaToken: r.ViaToken,
+			out = append(out, &domain.AuditEntry{ID: r.ID, Company: r.Company, ActorKeyID: r.ActorKeyID, ViaToken: r.ViaToken,
 				Action: r.Action, TargetID: r.TargetID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt})
 		}
 	}

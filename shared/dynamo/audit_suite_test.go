@@ -36,7 +36,7 @@ func TestAuditStoreSuite(t *testing.T) {
 		if err := svc.Record(ctx, p, audit.KeyCreated, "k-new"); err != nil {
 			t.Fatal(err)
 		}
-		got, _, err := svc.List(ctx, p, audit.Filter{}, 0, 1)
+		got, _, err := svc.List(ctx, p, domain.AuditFilter{}, 0, 1)
 		if err != nil || len(got) != 1 {
 			t.Fatalf("list = %v, %v", got, err)
 		}
@@ -64,7 +64,7 @@ func TestAuditStoreSuite(t *testing.T) {
 	t.Run("StoredForm", func(t *testing.T) {
 		ctx := context.Background()
 		at := time.Now().UTC().Truncate(time.Second).Add(-time.Hour + 5*time.Millisecond)
-		e := &audit.Entry{ID: "0b7d6c1e-2f4a-4e8b-9c3d-5a6b7c8d9e0f", Company: "coauditform", ActorKeyID: "k-1", ViaToken: true,
+		e := &domain.AuditEntry{ID: "0b7d6c1e-2f4a-4e8b-9c3d-5a6b7c8d9e0f", Company: "coauditform", ActorKeyID: "k-1", ViaToken: true,
 			Action: audit.MCPServerDeleted, TargetID: "s-1", CreatedAt: at, ExpiresAt: at.Add(audit.Retention)}
 		if err := st.PutAuditEntry(ctx, e); err != nil {
 			t.Fatal(err)

@@ -8,13 +8,13 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/agentorch/agentorch/shared/audit"
+	"github.com/agentorch/agentorch/shared/domain"
 )
 
 // Store keeps entries in memory.
 type Store struct {
 	mu      sync.Mutex
-	entries []audit.Entry
+	entries []domain.AuditEntry
 	// Fail is returned by every call when set.
 	Fail error
 }
@@ -23,7 +23,7 @@ type Store struct {
 func NewStore() *Store { return &Store{} }
 
 // PutAuditEntry stores a copy of e.
-func (f *Store) PutAuditEntry(_ context.Context, e *audit.Entry) error {
+func (f *Store) PutAuditEntry(_ context.Context, e *domain.AuditEntry) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.Fail != nil {
@@ -34,13 +34,13 @@ func (f *Store) PutAuditEntry(_ context.Context, e *audit.Entry) error {
 }
 
 // ListAuditEntries pages through a company's entries that pass filter, newest first.
-func (f *Store) ListAuditEntries(_ context.Context, company string, filter audit.Filter, offset, limit int) ([]*audit.Entry, bool, error) {
+func (f *Store) ListAuditEntries(_ context.Context, company string, filter domain.AuditFilter, offset, limit int) ([]*domain.AuditEntry, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.Fail != nil {
 		return nil, false, f.Fail
 	}
-	var all []*audit.Entry
+	var all []*domain.AuditEntry
 	for _, e := range f.entries {
 		if e.Company != company || (filter.Action != "" && e.Action != filter.Action) ||
 			(!filter.From.IsZero() && e.CreatedAt.Before(filter.From)) || (!filter.To.IsZero() && !e.CreatedAt.Before(filter.To)) {
@@ -56,15 +56,15 @@ func (f *Store) ListAuditEntries(_ context.Context, company string, filter audit
 		return all[i].ID > all[j].ID
 	})
 	if offset >= len(all) {
-		return []*audit.Entry{}, false, nil
+		return []*domain.AuditEntry{}, false, nil
 	}
 	end := min(offset+limit, len(all))
 	return all[offset:end], end < len(all), nil
 }
 
 // Entries returns every stored entry in the order they were recorded, for assertions.
-func (f *Store) Entries() []audit.Entry {
+func (f *Store) Entries() []domain.AuditEntry {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]audit.Entry(nil), f.entries...)
+	return append([]domain.AuditEntry(nil), f.entries...)
 }

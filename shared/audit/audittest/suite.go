@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentorch/agentorch/shared/audit"
+	"github.com/agentorch/agentorch/shared/domain"
 )
 
 // StoreSuite is audit.Store's contract: entries read back as written, newest first with ties by
@@ -22,26 +23,26 @@ func StoreSuite(t *testing.T, newStore func(*testing.T) audit.Store) {
 	base := time.Now().UTC().Truncate(time.Second).Add(-time.Hour + 123456789)
 	// seed stores n entries of a fresh company, one second apart from base, actions taking turns
 	// between KeyCreated and KeyRevoked, and returns them newest first.
-	seed := func(t *testing.T, st audit.Store, n int) (string, []*audit.Entry) {
+	seed := func(t *testing.T, st audit.Store, n int) (string, []*domain.AuditEntry) {
 		t.Helper()
 		company := "co" + uuid.NewString()[:8]
-		var out []*audit.Entry
+		var out []*domain.AuditEntry
 		for i := range n {
 			action := audit.KeyCreated
 			if i%2 == 1 {
 				action = audit.KeyRevoked
 			}
 			at := base.Add(time.Duration(i) * time.Second)
-			e := &audit.Entry{ID: uuid.NewString(), Company: company, ActorKeyID: uuid.NewString(), ViaToken: i == 1,
+			e := &domain.AuditEntry{ID: uuid.NewString(), Company: company, ActorKeyID: uuid.NewString(), ViaToken: i == 1,
 				Action: action, TargetID: uuid.NewString(), CreatedAt: at, ExpiresAt: at.Add(audit.Retention)}
 			if err := st.PutAuditEntry(ctx, e); err != nil {
 				t.Fatalf("put: %v", err)
 			}
-			out = append([]*audit.Entry{e}, out...)
+			out = append([]*domain.AuditEntry{e}, out...)
 		}
 		return company, out
 	}
-	list := func(t *testing.T, st audit.Store, company string, f audit.Filter, offset, limit int) ([]*audit.Entry, bool) {
+	list := func(t *testing.T, st audit.Store, company string, f domain.AuditFilter, offset, limit int) ([]*domain.AuditEntry, bool) {
 		t.Helper()
 		got, more, err := st.ListAuditEntries(ctx, company, f, offset, limit)
 		if err != nil {
@@ -53,7 +54,7 @@ func StoreSuite(t *testing.T, newStore func(*testing.T) audit.Store) {
 	t.Run("ReadBackNewestFirst", func(t *testing.T) {
 		st := newStore(t)
 		company, want := seed(t, st, 3)
-		got, more := list(t, st, company, audit.Filter{}, 0, 10)
+		got, more := list(t, st, company, domain.AuditFilter{}, 0, 10)
 		if diff := cmp.Diff(want, got); diff != "" || more {
 			t.Fatalf("more = %v; entries (-want +got):\n%s", more, diff)
 		}
@@ -64,12 +65,12 @@ func StoreSuite(t *testing.T, newStore func(*testing.T) audit.Store) {
 		company := "co" + uuid.NewString()[:8]
 		ids := []string{"00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"}
 		for _, id := range ids {
-			if err := st.PutAuditEntry(ctx, &audit.Entry{ID: id, Company: company, ActorKeyID: "k", Action: audit.AgentDeleted,
+			if err := st.PutAuditEntry(ctx, &domain.AuditEntry{ID: id, Company: company, ActorKeyID: "k", Action: audit.AgentDeleted,
 				TargetID: "a", CreatedAt: base, ExpiresAt: base.Add(audit.Retention)}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		got, _ := list(t, st, company, audit.Filter{}, 0, 10)
+		got, _ := list(t, st, company, domain.AuditFilter{}, 0, 10)
 		if len(got) != 2 || got[0].ID != ids[1] || got[1].ID != ids[0] {
 			t.Fatalf("got %v, want %s then %s", got, ids[1], ids[0])
 		}
@@ -80,13 +81,13 @@ func StoreSuite(t *testing.T, newStore func(*testing.T) audit.Store) {
 		company, want := seed(t, st, 5)
 		for _, c := range []struct {
 			offset, limit int
-			want          []*audit.Entry
+			want          []*domain.AuditEntry
 			more          bool
 		}{
 			{0, 2, want[0:2], true}, {2, 2, want[2:4], true}, {4, 2, want[4:5], false},
-			{0, 5, want, false}, {5, 2, []*audit.Entry{}, false}, {9, 1, []*audit.Entry{}, false},
+			{0, 5, want, false}, {5, 2, []*domain.AuditEntry{}, false}, {9, 1, []*domain.AuditEntry{}, false},
 		} {
-			got, more := list(t, st, company, audit.Filter{}, c.offset, c.limit)
+			got, more := list(t, st, company, domain.AuditFilter{}, c.offset, c.limit)
 			if diff := cmp.Diff(c.want, got); diff != "" || more != c.more {
 				t.Errorf("offset %d limit %d: more = %v, want %v; (-want +got):\n%s", c.offset, c.limit, more, c.more, diff)
 			}
@@ -99,27 +100,27 @@ func StoreSuite(t *testing.T, newStore func(*testing.T) audit.Store) {
 		at := func(s int) time.Time { return base.Add(time.Duration(s) * time.Second) }
 		for _, c := range []struct {
 			name   string
-			filter audit.Filter
-			want   []*audit.Entry
+			filter domain.AuditFilter
+			want   []*domain.AuditEntry
 		}{
-			{"action", audit.Filter{Action: audit.KeyCreated}, []*audit.Entry{all[1], all[3], all[5]}},
-			{"unused action", audit.Filter{Action: audit.AgentDeleted}, []*audit.Entry{}},
-			{"from inclusive", audit.Filter{From: at(4)}, all[0:2]},
-			{"to exclusive", audit.Filter{To: at(1)}, all[5:6]},
-			{"from and to", audit.Filter{From: at(1), To: at(4)}, all[2:5]},
-			{"action and time", audit.Filter{Action: audit.KeyRevoked, From: at(1), To: at(5)}, []*audit.Entry{all[2], all[4]}},
-			{"from after all", audit.Filter{From: at(6)}, []*audit.Entry{}},
+			{"action", domain.AuditFilter{Action: audit.KeyCreated}, []*domain.AuditEntry{all[1], all[3], all[5]}},
+			{"unused action", domain.AuditFilter{Action: audit.AgentDeleted}, []*domain.AuditEntry{}},
+			{"from inclusive", domain.AuditFilter{From: at(4)}, all[0:2]},
+			{"to exclusive", domain.AuditFilter{To: at(1)}, all[5:6]},
+			{"from and to", domain.AuditFilter{From: at(1), To: at(4)}, all[2:5]},
+			{"action and time", domain.AuditFilter{Action: audit.KeyRevoked, From: at(1), To: at(5)}, []*domain.AuditEntry{all[2], all[4]}},
+			{"from after all", domain.AuditFilter{From: at(6)}, []*domain.AuditEntry{}},
 		} {
 			got, more := list(t, st, company, c.filter, 0, 10)
 			if len(got) == 0 {
-				got = []*audit.Entry{}
+				got = []*domain.AuditEntry{}
 			}
 			if diff := cmp.Diff(c.want, got); diff != "" || more {
 				t.Errorf("%s: more = %v; (-want +got):\n%s", c.name, more, diff)
 			}
 		}
-		got, more := list(t, st, company, audit.Filter{Action: audit.KeyCreated}, 1, 1)
-		if diff := cmp.Diff([]*audit.Entry{all[3]}, got); diff != "" || !more {
+		got, more := list(t, st, company, domain.AuditFilter{Action: audit.KeyCreated}, 1, 1)
+		if diff := cmp.Diff([]*domain.AuditEntry{all[3]}, got); diff != "" || !more {
 			t.Errorf("filtered page: more = %v; (-want +got):\n%s", more, diff)
 		}
 	})
@@ -128,15 +129,15 @@ func StoreSuite(t *testing.T, newStore func(*testing.T) audit.Store) {
 		st := newStore(t)
 		a, wantA := seed(t, st, 2)
 		b, wantB := seed(t, st, 1)
-		gotA, _ := list(t, st, a, audit.Filter{}, 0, 10)
-		gotB, _ := list(t, st, b, audit.Filter{}, 0, 10)
+		gotA, _ := list(t, st, a, domain.AuditFilter{}, 0, 10)
+		gotB, _ := list(t, st, b, domain.AuditFilter{}, 0, 10)
 		if diff := cmp.Diff(wantA, gotA); diff != "" {
 			t.Errorf("company a (-want +got):\n%s", diff)
 		}
 		if diff := cmp.Diff(wantB, gotB); diff != "" {
 			t.Errorf("company b (-want +got):\n%s", diff)
 		}
-		none, more := list(t, st, "co"+uuid.NewString()[:8], audit.Filter{}, 0, 10)
+		none, more := list(t, st, "co"+uuid.NewString()[:8], domain.AuditFilter{}, 0, 10)
 		if len(none) != 0 || more {
 			t.Errorf("unknown company: %v, more %v", none, more)
 		}
