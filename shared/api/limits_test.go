@@ -234,14 +234,15 @@ func TestHistoryTokenBudget(t *testing.T) {
 		}
 	}
 	// A history of more than a Query page (1 MB) still costs one Query: reading stops at the
-	// budget. An execute is three DynamoDB calls: the lease, the history, the commit.
+	// budget. An execute is four DynamoDB calls: the lease, the history, the commit and the
+	// usage counter's UpdateItem ADD.
 	big := `{"content":"` + strings.Repeat("b", 199_000) + `"}`
 	for range 3 {
 		s.execute(key, sid, big)
 	}
 	meter.reset()
 	s.execute(key, sid, `{"content":"cheap?"}`)
-	if got := meter.calls.Load(); got != 3 {
-		t.Errorf("an execute made %d DynamoDB calls, want 3", got)
+	if got := meter.calls.Load(); got != 4 {
+		t.Errorf("an execute made %d DynamoDB calls, want 4", got)
 	}
 }

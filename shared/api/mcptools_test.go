@@ -182,8 +182,8 @@ func toJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-// TestMCPExecuteRoundTrips: an execute that binds an MCP server costs today's three DynamoDB
-// calls (the lease, the history, the commit) and one BatchGetItem of the server it binds (by
+// TestMCPExecuteRoundTrips: an execute that binds an MCP server costs today's four DynamoDB
+// calls (the lease, the history, the commit, the usage counter) and one BatchGetItem of the server it binds (by
 // the id its name had when the session was checked), however many calls of how many of its
 // tools the run makes; the connection is opened once per run.
 func TestMCPExecuteRoundTrips(t *testing.T) {
@@ -202,8 +202,8 @@ func TestMCPExecuteRoundTrips(t *testing.T) {
 	if got := reply(t, out); !strings.Contains(got, "one") || !strings.Contains(got, "two") {
 		t.Fatalf("reply = %q", got)
 	}
-	if got := meter.calls.Load(); got != 4 {
-		t.Errorf("an execute binding an MCP server made %d DynamoDB calls, want 4", got)
+	if got := meter.calls.Load(); got != 5 { // and the usage counter's UpdateItem ADD
+		t.Errorf("an execute binding an MCP server made %d DynamoDB calls, want 5", got)
 	}
 }
 
