@@ -223,6 +223,12 @@ func TestRateLimit(t *testing.T) {
 	if last.header.Get("X-RateLimit-Limit") != "3" || last.header.Get("X-RateLimit-Remaining") != "0" {
 		t.Errorf("limit headers: %v", last.header)
 	}
+	if got := last.header.Get("RateLimit-Policy"); got != `"per-key";q=3;w=60` {
+		t.Errorf("RateLimit-Policy %q", got)
+	}
+	if got, want := last.header.Get("RateLimit"), `"per-key";r=0;t=`+last.header.Get("X-RateLimit-Reset"); got != want {
+		t.Errorf("RateLimit %q, want %q", got, want)
+	}
 	// Another key is not affected: the limit is per key.
 	if r := s.do(req{method: "GET", path: "/api/v1/agent/", key: s.key("alice", "acme")}); r.status != 200 {
 		t.Errorf("other key: %d", r.status)

@@ -95,7 +95,8 @@ func TestOpenAPICheck(t *testing.T) {
 	tests := []openapiCase{
 		{name: "agent", method: "GET", path: agentPath, status: 200, header: jsonCT, body: agent},
 		{name: "agent without trailing slash", method: "GET", path: strings.TrimSuffix(agentPath, "/"), status: 200, header: jsonCT, body: agent},
-		{name: "agent with rate headers", method: "GET", path: agentPath, status: 200, header: withHeader("X-RateLimit-Limit", "10", "X-RateLimit-Remaining", "3", "X-RateLimit-Reset", "42"), body: agent},
+		{name: "agent with rate headers", method: "GET", path: agentPath, status: 200, header: withHeader("X-RateLimit-Limit", "10", "X-RateLimit-Remaining", "3", "X-RateLimit-Reset", "42",
+			"RateLimit-Policy", `"per-key";q=10;w=60`, "RateLimit", `"per-key";r=3;t=42`), body: agent},
 		{name: "agent list", method: "GET", path: "/api/v1/agent", status: 200, header: jsonCT, body: []any{agent, openapiWith(agent, "origin_url", nil)}},
 		{name: "versions", method: "GET", path: agentPath + "versions/", status: 200, header: jsonCT, body: []any{version}},
 		{name: "agent list page with a next link", method: "GET", path: "/api/v1/agent/?limit=1", status: 200,
@@ -106,8 +107,11 @@ func TestOpenAPICheck(t *testing.T) {
 		{name: "listed keys", method: "GET", path: "/api/v1/api-keys/", status: 200, header: jsonCT, body: []any{key, openapiWith(key, "revoked_at", "2025-03-02T00:00:00Z")}},
 		{name: "deleted", method: "DELETE", path: agentPath, status: 204, header: http.Header{"X-Request-Id": {"r1"}}},
 		{name: "rate limited", method: "GET", path: agentPath, status: 429,
-			header: withHeader("Retry-After", "5", "X-RateLimit-Limit", "10", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "5"),
-			body:   envelope("rate_limit_error", "Rate limit exceeded; retry later")},
+			header: withHeader("Retry-After", "5", "X-RateLimit-Limit", "10", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "5",
+				"RateLimit-Policy", `"per-key";q=10;w=60`, "RateLimit", `"per-key";r=0;t=5`),
+			body: envelope("rate_limit_error", "Rate limit exceeded; retry later")},
+		{name: "rate headers malformed", method: "GET", path: agentPath, status: 200, wantErr: true,
+			header: withHeader("X-RateLimit-Limit", "10", "X-RateLimit-Remaining", "3", "X-RateLimit-Reset", "42", "RateLimit", "r=3, t=42"), body: agent},
 
 		{name: "HEAD", method: "HEAD", path: "/api/v1/health", status: 200, header: jsonCT},
 

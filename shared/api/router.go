@@ -105,6 +105,10 @@ func (g *Group) authorize(w http.ResponseWriter, r *http.Request) (domain.Princi
 		h.Set("X-RateLimit-Remaining", strconv.Itoa(rate.Remaining))
 		reset := max(int(time.Until(rate.Reset).Seconds()+0.999), 1)
 		h.Set("X-RateLimit-Reset", strconv.Itoa(reset))
+		// The IETF fields (draft-ietf-httpapi-ratelimit-headers) of the same fixed one-minute
+		// window, for clients that read those rather than X-RateLimit-*.
+		h.Set("RateLimit-Policy", `"per-key";q=`+strconv.Itoa(rate.Limit)+";w=60")
+		h.Set("RateLimit", `"per-key";r=`+strconv.Itoa(rate.Remaining)+";t="+strconv.Itoa(reset))
 		if err != nil && domain.KindOf(err) == domain.KindRateLimited {
 			h.Set("Retry-After", strconv.Itoa(reset))
 		}
