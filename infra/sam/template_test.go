@@ -100,6 +100,7 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		"LOG_FORMAT":          "json",
 		"OPENSEARCH_ENDPOINT": map[string]any{"Fn::GetAtt": []any{"VectorDomain", "DomainEndpoint"}},
 		"EXECUTION_QUEUE_URL": ref("ExecutionQueue"),
+		"WEBHOOK_QUEUE_URL":   ref("WebhookQueue"),
 		"MODEL_PROVIDER":      "bedrock",
 		"EMBEDDING_PROVIDER":  "bedrock",
 		"BEDROCK_MODEL_ID":    ref("BedrockModelId"),
@@ -198,12 +199,12 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		// Stores uploads and serves them; no model, no queue.
 		"ImagesFunction": {256, 29, []any{crud, secret, readWriteImages}},
 		// Runs models synchronously within API Gateway's 30 s and queues asynchronous runs.
-		"RuntimeFunction": {512, 29, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSSendMessagePolicy": queueName}}},
+		"RuntimeFunction": {512, 29, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSSendMessagePolicy": queueName}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 		// The runtime group behind the streaming function URL: the same rights, runs of up to 5 min.
-		"StreamFunction": {512, 300, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSSendMessagePolicy": queueName}}},
+		"StreamFunction": {512, 300, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSSendMessagePolicy": queueName}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 		// Runs queued executions for up to Lambda's 15 minutes; the poller policy also grants
 		// sqs:ChangeMessageVisibility, which brings a job given back within seconds.
-		"WorkerFunction": {512, 900, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSPollerPolicy": queueName}}},
+		"WorkerFunction": {512, 900, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSPollerPolicy": queueName}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 		// Marks the executions of dead-lettered jobs failed: the table only.
 		"ExecutionFailedFunction": {256, 60, []any{crud, map[string]any{"SQSPollerPolicy": deadExecutions}}},
 		// Uploads (base64-decoded bodies of up to 6 MB) and deletes chunks of deleted files.
@@ -238,11 +239,6 @@ func TestTemplateFunctionSettings(t *testing.T) {
 			// The studio learns where to stream from the meta function.
 			env = maps.Clone(wantEnv)
 			env["STREAM_BASE_URL"] = map[string]any{"Fn::GetAtt": []any{"StreamFunctionUrl", "FunctionUrl"}}
-		}
-		if f.LogicalID == "WebhookDeliveryFunction" {
-			// Only the delivery function uses the webhook queue (until events are published).
-			env = maps.Clone(wantEnv)
-			env["WEBHOOK_QUEUE_URL"] = ref("WebhookQueue")
 		}
 		wantProps := map[string]any{
 			"Runtime": "provided.al2023", "Architectures": []any{"arm64"}, "Handler": "bootstrap",

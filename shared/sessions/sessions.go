@@ -75,6 +75,7 @@ type Service struct {
 	mcp     MCP
 	prices  Prices
 	usage   UsageCounter
+	events  Events
 	limits  Limits
 	now     func() time.Time
 }
@@ -97,6 +98,8 @@ type Deps struct {
 	Prices Prices
 	// Usage counts each committed run in the company's usage counters; nil counts nothing.
 	Usage UsageCounter
+	// Events tells the company's webhooks when a run completes or pauses; nil tells none.
+	Events Events
 }
 
 // UsageCounter adds a run's counts to its company/day/key/agent counter (one UpdateItem ADD).
@@ -119,7 +122,7 @@ func New(d Deps, limits Limits) *Service {
 		limits.LeaseWait = 2 * time.Second
 	}
 	return &Service{store: d.Store, agents: d.Agents, engine: d.Engine, tools: d.Tools, fetch: d.Fetch, queue: d.Queue,
-		images: d.Images, kbs: d.KnowledgeBases, mcp: d.MCP, prices: d.Prices, usage: d.Usage, limits: limits, now: time.Now}
+		images: d.Images, kbs: d.KnowledgeBases, mcp: d.MCP, prices: d.Prices, usage: d.Usage, events: d.Events, limits: limits, now: time.Now}
 }
 
 // Images opens uploaded images by name.

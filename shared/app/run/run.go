@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/app/hooks"
 	"github.com/agentorch/agentorch/shared/app/kb"
 	"github.com/agentorch/agentorch/shared/app/tooling"
 	"github.com/agentorch/agentorch/shared/bedrock"
@@ -44,6 +45,9 @@ func Sessions(a *core.App) *sessions.Service {
 			Prices: prices(a.Config), Usage: a.Store}
 		if a.Config.ExecQueueURL != "" {
 			d.Queue = sqs.NewQueue(sqs.NewClient(a.AWS, a.Config.SQSEndpoint), a.Config.ExecQueueURL)
+		}
+		if a.Config.WebhookQueueURL != "" {
+			d.Events = hooks.Deliverer(a) // one SQS send when a run completes or pauses
 		}
 		return sessions.New(d, sessions.Limits{}), nil
 	})

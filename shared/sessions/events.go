@@ -1,0 +1,33 @@
+package sessions
+
+import (
+	"context"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// Events tells a company's webhooks that an execution ended (webhooks.Deliverer.Publish: one
+// queue message, no store call, the fan-out to the subscribed webhooks done by the delivery
+// function).
+type Events interface {
+	Publish(ctx context.Context, ev domain.WebhookEvent) error
+}
+
+// execEvents are the webhook events of an execution's final (or paused) statuses.
+var execEvents = map[string]string{
+	domain.ExecCompleted:      domain.EventExecutionCompleted,
+	domain.ExecFailed:         domain.EventExecutionFailed,
+	domain.ExecRequiresAction: domain.EventExecutionRequiresAction,
+}
+
+// publish tells the company's webhooks of e's status: ids and the status, never content. Its
+// failure is not the execute's (the run is committed; an error would have the client run it
+// again): the event is lost, which the delivery's at-least-once does not cover.
+func (s *Service) publish(ctx context.Context, company string, e *domain.Execution) {
+	typ, ok := execEvents[e.Status]
+	if s.events == nil || !ok || company == "" {
+		return
+	}
+	_ = s.events.Publish(context.WithoutCancel(ctx), domain.WebhookEvent{Type: typ, Company: company,
+		Data: map[string]string{"session_id": e.SessionID, "execution_id": e.ID, "status": e.Status}})
+}

@@ -1,0 +1,52 @@
+package sessions_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/engine"
+	"github.com/agentorch/agentorch/shared/localmodel"
+	"github.com/agentorch/agentorch/shared/sessions"
+	"github.com/agentorch/agentorch/shared/tools"
+)
+
+// webhookEvents records what the service publishes.
+type webhookEvents struct {
+	mu  sync.Mutex
+	got []domain.WebhookEvent
+}
+
+func (e *webhookEvents) Publish(_ context.Context, ev domain.WebhookEvent) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.got = append(e.got, ev)
+	return nil
+}
+
+// TestExecutePublishesCompleted: a completed execute publishes one execution.completed event
+// for the company with the session, the execution and the status, and nothing of the content.
+func TestExecutePublishesCompleted(t *testing.T) {
+	st := newMemStore()
+	reg := tools.NewRegistry(tools.Builtins(tools.Options{})...)
+	models := engine.ModelSet{Default: "local", ByName: map[string]domain.Model{"local": localmodel.Model{}}}
+	ev := &webhookEvents{}
+	svc := sessions.New(sessions.Deps{Store: st, Engine: engine.NewEngine(models, reg, engine.Limits{}), Tools: reg, Events: ev}, sessions.Limits{})
+	ctx := context.Background()
+	sess, err := svc.Create(ctx, alice, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("a secret question")}, sessions.Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []domain.WebhookEvent{{Type: domain.EventExecutionCompleted, Company: "acme",
+		Data: map[string]string{"session_id": sess.ID, "execution_id": res.Execution.ID, "status": "completed"}}}
+	if d := cmp.Diff(want, ev.got); d != "" {
+		t.Errorf("published (-want +got):\n%s", d)
+	}
+}
