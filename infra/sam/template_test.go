@@ -192,7 +192,7 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		// Seals and opens MCP servers' headers.
 		"MCPServersFunction": {256, 29, []any{crud, secret, credentials}},
 		"AuthFunction":       {256, 29, []any{crud, secret}},
-		"WebhooksFunction":   {256, 29, []any{crud, secret}},
+		"WebhooksFunction":   {256, 29, []any{crud, secret, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 		// Fans events out and makes the attempts: the table and its own queue.
 		"WebhookDeliveryFunction": {256, 60, []any{crud, map[string]any{"SQSPollerPolicy": webhookQueue}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 		"SessionsFunction":        {256, 29, []any{crud, secret}},

@@ -39,6 +39,7 @@ var jsonTypes = []struct {
 	{fileJSON{}, "File"},
 	{webhookJSON{}, "Webhook"},
 	{webhookSecretJSON{}, "WebhookWithSecret"},
+	{deliveryJSON{}, "WebhookDelivery"},
 	{pendingUploadJSON{}, "PendingUpload"},
 	{collectionJSON{}, "Collection"},
 	{collectionDetailJSON{}, "CollectionDetail"},

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -23,8 +24,10 @@ const hookURL = "https://hooks.example.com/in"
 func webhookStack(t *testing.T) *stack {
 	t.Helper()
 	s, f := newFakeStack(t)
-	svc := webhooks.New(webhookstest.NewStore(), netguard.Policy{})
-	g := api.NewWebhooks(svc, api.Options{Auth: fakeAuth{f}, Log: slog.New(slog.DiscardHandler)})
+	hooks := webhookstest.NewStore()
+	svc := webhooks.New(hooks, netguard.Policy{})
+	dels := webhooks.NewDeliverer(hooks, webhookstest.NewDeliveries(), nopQueue{}, http.DefaultClient)
+	g := api.NewWebhooks(svc, dels, api.Options{Auth: fakeAuth{f}, Log: slog.New(slog.DiscardHandler)})
 	rest := s.mux
 	s.mux = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/api/v1/webhooks") {
@@ -87,6 +90,13 @@ func TestWebhookHandlers(t *testing.T) {
 		if i != 0 && strings.Contains(b, secret) || i != len(bodies)-1 && strings.Contains(b, rotated) {
 			t.Errorf("answer %d shows a secret outside create and rotate: %s", i, b)
 		}
+	}
+	res = do(req{method: "GET", path: "/api/v1/webhooks/" + id + "/deliveries/"})
+	if res.status != 200 || strings.TrimSpace(string(res.body)) != "[]" {
+		t.Errorf("deliveries: %d %s", res.status, res.body)
+	}
+	if res = do(req{method: "POST", path: "/api/v1/webhooks/" + id + "/deliveries/msg_unknown/redeliver/"}); res.status != 404 {
+		t.Errorf("redeliver an unknown delivery: %d %s", res.status, res.body)
 	}
 	res = do(req{method: "DELETE", path: "/api/v1/webhooks/" + id + "/"})
 	if res.status != http.StatusNoContent || len(res.body) != 0 {
@@ -169,3 +179,8 @@ func TestWebhookRefusals(t *testing.T) {
 		}
 	}
 }
+
+// nopQueue takes every message and sends none (the deliveries are the feature's tests').
+type nopQueue struct{}
+
+func (nopQueue) Send(context.Context, string, string) error { return nil }

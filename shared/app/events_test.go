@@ -19,11 +19,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/google/uuid"
+
 	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/infra/mcptest"
 	"github.com/agentorch/agentorch/infra/sam"
 	"github.com/agentorch/agentorch/shared/app"
 	"github.com/agentorch/agentorch/shared/auth"
+	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/knowledge"
 	"github.com/agentorch/agentorch/shared/mcp"
 	"github.com/agentorch/agentorch/shared/platform"
@@ -52,6 +55,7 @@ const (
 	placeholderMCPURL    = "{{MCP_URL}}"
 	placeholderMCPServer = "{{MCP_SERVER_ID}}"
 	placeholderWebhook   = "{{WEBHOOK_ID}}"
+	placeholderDelivery  = "{{WEBHOOK_DELIVERY_ID}}"
 )
 
 // mediaRoute serves an uploaded image's bytes rather than JSON.
@@ -354,6 +358,9 @@ func (r *replayer) fill(t *testing.T, raw []byte, secret string, route sam.Route
 	if has(placeholderWebhook) {
 		vars[placeholderWebhook] = r.newWebhook(t, secret)
 	}
+	if has(placeholderDelivery) {
+		vars[placeholderDelivery] = r.newDelivery(t, secret, vars[placeholderWebhook])
+	}
 	if has(placeholderSession) || has(placeholderMessage) || has(placeholderExecution) {
 		vars[placeholderSession] = r.newSession(t, secret)
 		if has(placeholderMessage) || has(placeholderExecution) || route.Method != http.MethodPost {
@@ -576,6 +583,23 @@ func (r *replayer) newWebhook(t *testing.T, secret string) string {
 		t.Fatalf("created webhook without id: %+v", out)
 	}
 	return out.ID
+}
+
+// newDelivery records a delivery of the webhook as the delivery function's fan-out would, and
+// returns its id.
+func (r *replayer) newDelivery(t *testing.T, secret, webhookID string) string {
+	t.Helper()
+	p, err := r.app.Auth.Authenticate(t.Context(), secret, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &domain.WebhookDelivery{ID: "msg_" + strings.ReplaceAll(uuid.NewString(), "-", ""), WebhookID: webhookID, Company: p.Company,
+		EventType: domain.EventExecutionCompleted, Payload: []byte(`{}`), Status: domain.DeliveryFailed,
+		Attempts: []domain.WebhookAttempt{}, CreatedAt: time.Now().UTC()}
+	if err := r.app.Store.CreateDelivery(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	return d.ID
 }
 
 // mcpURL is the address of an MCP server for the events (infra/mcptest, started once per test).

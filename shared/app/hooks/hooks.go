@@ -31,9 +31,9 @@ func Service(a *core.App) *webhooks.Service {
 }
 
 // Group builds the webhooks group: create, read, list, change and delete the company's
-// webhooks and rotate their secrets.
+// webhooks, rotate their secrets, list their deliveries and redeliver one.
 func Group(a *core.App) (*api.Group, error) {
-	return api.NewWebhooks(Service(a), a.Options()), nil
+	return api.NewWebhooks(Service(a), Deliverer(a), a.Options()), nil
 }
 
 type delivererKey struct{}
