@@ -202,7 +202,7 @@ func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error
 			_ = s.store.PutExecution(context.WithoutCancel(ctx), e)
 			return &domain.Error{Kind: domain.KindOverloaded, Message: "session busy; retry later", Err: err}
 		}
-		return s.fail(ctx, e, err)
+		return s.failAndPublish(ctx, sess.Company, e, err)
 	}
 	return nil
 }
@@ -224,7 +224,7 @@ func (s *Service) runQueuedAnswer(ctx context.Context, sess *domain.Session, e *
 		// Busy: the other answer runs, or another execution; let the queue deliver it again.
 		return &domain.Error{Kind: domain.KindOverloaded, Message: "session busy; retry later", Err: err}
 	}
-	return s.fail(ctx, e, err)
+	return s.failAndPublish(ctx, sess.Company, e, err)
 }
 
 // fail records a failed execution with its error as the error envelope would show it: the

@@ -50,3 +50,33 @@ func TestExecutePublishesCompleted(t *testing.T) {
 		t.Errorf("published (-want +got):\n%s", d)
 	}
 }
+
+// TestQueuedRunPublishesFailed: a queued run that fails for the client's reasons is recorded
+// failed and publishes execution.failed.
+func TestQueuedRunPublishesFailed(t *testing.T) {
+	st := newMemStore()
+	q := &queue{}
+	reg := tools.NewRegistry(tools.Builtins(tools.Options{})...)
+	models := engine.ModelSet{Default: "local", ByName: map[string]domain.Model{"local": localmodel.Model{}}}
+	ev := &webhookEvents{}
+	svc := sessions.New(sessions.Deps{Store: st, Engine: engine.NewEngine(models, reg, engine.Limits{}), Tools: reg, Queue: q, Events: ev}, sessions.Limits{})
+	ctx := context.Background()
+	sess, err := svc.Create(ctx, alice, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.Request = map[string]any{"content": map[string]any{"not": "a message"}}
+	_ = st.PutExecution(ctx, bad)
+	if err := svc.ProcessJob(ctx, q.bodies[0]); err == nil {
+		t.Fatal("a bad queued content ran")
+	}
+	want := []domain.WebhookEvent{{Type: domain.EventExecutionFailed, Company: "acme",
+		Data: map[string]string{"session_id": sess.ID, "execution_id": bad.ID, "status": "failed"}}}
+	if d := cmp.Diff(want, ev.got); d != "" {
+		t.Errorf("published (-want +got):\n%s", d)
+	}
+}
