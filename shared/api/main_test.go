@@ -189,7 +189,7 @@ func send(t testing.TB, h http.Handler, r req) response {
 		hr.Header.Set(k, v)
 	}
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, hr)
+	h.ServeHTTP(rec, served(hr))
 	res := rec.Result()
 	out, _ := io.ReadAll(res.Body)
 	if len(body) < 1<<20 {
@@ -220,6 +220,6 @@ func (s *stack) serve(method, path, key string, body []byte) int {
 		hr.Header.Set("Content-Type", "application/json")
 	}
 	rec := httptest.NewRecorder()
-	s.mux.ServeHTTP(rec, hr)
+	s.mux.ServeHTTP(rec, served(hr))
 	return rec.Code
 }
