@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/agentorch/agentorch/shared/domain"
@@ -143,36 +142,12 @@ func (st *Store) CreateMCPServer(ctx context.Context, s *domain.MCPServer, max i
 
 // GetMCPServer reads one of a company's servers (one GetItem).
 func (st *Store) GetMCPServer(ctx context.Context, company, id string) (*domain.MCPServer, error) {
-	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: itemKey(companyMCP(company), mcpServerSK(id))})
-	if err != nil {
-		return nil, fmt.Errorf("get MCP server %s: %w", id, translate(err))
-	}
-	if out.Item == nil {
-		return nil, domain.Errorf(domain.KindNotFound, "MCP server %s not found", id)
-	}
-	return decodeMCP(out.Item)
+	return getDecoded(ctx, st, itemKey(companyMCP(company), mcpServerSK(id)), "MCP server "+id, decodeMCP)
 }
 
 // ListMCPServers reads every server of a company: one Query (per 1 MB) of its partition.
 func (st *Store) ListMCPServers(ctx context.Context, company string) ([]*domain.MCPServer, error) {
-	items, err := st.query(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression: aws.String("pk = :p AND begins_with(sk, :s)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":p": stringAttr(companyMCP(company)), ":s": stringAttr("S#"),
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list MCP servers of %s: %w", company, err)
-	}
-	out := make([]*domain.MCPServer, 0, len(items))
-	for _, it := range items {
-		s, err := decodeMCP(it)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return queryDecoded(ctx, st, companyMCP(company), "S#", "MCP servers of "+company, decodeMCP)
 }
 
 // FindMCPServers reads the servers of company that refs name, by id or by name, without reading

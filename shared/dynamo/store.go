@@ -135,6 +135,42 @@ func (st *Store) query(ctx context.Context, in *dynamodb.QueryInput) ([]map[stri
 	return items, nil
 }
 
+// getDecoded reads one item by its key (one GetItem) and decodes it; what names it in errors
+// ("webhook 42"), and an absent item is a not-found error naming it.
+func getDecoded[T any](ctx context.Context, st *Store, key map[string]types.AttributeValue, what string, decode func(map[string]types.AttributeValue) (*T, error)) (*T, error) {
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: key})
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", what, translate(err))
+	}
+	if out.Item == nil {
+		return nil, domain.Errorf(domain.KindNotFound, "%s not found", what)
+	}
+	return decode(out.Item)
+}
+
+// queryDecoded reads and decodes every item of partition pk whose sort key begins with prefix:
+// one Query per 1 MB. what names the list in errors ("webhooks of acme").
+func queryDecoded[T any](ctx context.Context, st *Store, pk, prefix, what string, decode func(map[string]types.AttributeValue) (*T, error)) ([]*T, error) {
+	items, err := st.query(ctx, &dynamodb.QueryInput{
+		KeyConditionExpression: aws.String("pk = :p AND begins_with(sk, :s)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":p": stringAttr(pk), ":s": stringAttr(prefix),
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", what, err)
+	}
+	out := make([]*T, 0, len(items))
+	for _, it := range items {
+		v, err := decode(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
 // translate turns SDK errors into domain kinds.
 func translate(err error) error {
 	var ccf *types.ConditionalCheckFailedException

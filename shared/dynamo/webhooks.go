@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/agentorch/agentorch/shared/domain"
@@ -107,36 +106,12 @@ func (st *Store) CreateWebhook(ctx context.Context, w *domain.Webhook, max int) 
 
 // GetWebhook reads one of a company's webhooks (one GetItem).
 func (st *Store) GetWebhook(ctx context.Context, company, id string) (*domain.Webhook, error) {
-	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: itemKey(companyWebhooks(company), webhookSK(id))})
-	if err != nil {
-		return nil, fmt.Errorf("get webhook %s: %w", id, translate(err))
-	}
-	if out.Item == nil {
-		return nil, domain.Errorf(domain.KindNotFound, "webhook %s not found", id)
-	}
-	return decodeWebhook(out.Item)
+	return getDecoded(ctx, st, itemKey(companyWebhooks(company), webhookSK(id)), "webhook "+id, decodeWebhook)
 }
 
 // ListWebhooks reads every webhook of a company: one Query (per 1 MB) of its partition.
 func (st *Store) ListWebhooks(ctx context.Context, company string) ([]*domain.Webhook, error) {
-	items, err := st.query(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression: aws.String("pk = :p AND begins_with(sk, :s)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":p": stringAttr(companyWebhooks(company)), ":s": stringAttr("W#"),
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list webhooks of %s: %w", company, err)
-	}
-	out := make([]*domain.Webhook, 0, len(items))
-	for _, it := range items {
-		w, err := decodeWebhook(it)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, w)
-	}
-	return out, nil
+	return queryDecoded(ctx, st, companyWebhooks(company), "W#", "webhooks of "+company, decodeWebhook)
 }
 
 // UpdateWebhook replaces prev by w if nobody wrote it since it was read (one PutItem).
