@@ -205,8 +205,9 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		// Runs queued executions for up to Lambda's 15 minutes; the poller policy also grants
 		// sqs:ChangeMessageVisibility, which brings a job given back within seconds.
 		"WorkerFunction": {512, 900, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSPollerPolicy": queueName}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
-		// Marks the executions of dead-lettered jobs failed: the table only.
-		"ExecutionFailedFunction": {256, 60, []any{crud, map[string]any{"SQSPollerPolicy": deadExecutions}}},
+		// Marks the executions of dead-lettered jobs failed and tells the webhooks: the table and
+		// WebhookQueue.
+		"ExecutionFailedFunction": {256, 60, []any{crud, map[string]any{"SQSPollerPolicy": deadExecutions}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 		// Uploads (base64-decoded bodies of up to 6 MB) and deletes chunks of deleted files.
 		"FilesFunction":       {512, 29, []any{crud, secret, readWriteFiles, vectorIndex, sendIngest}},
 		"CollectionsFunction": {256, 29, []any{crud, secret}},

@@ -65,7 +65,7 @@ var Functions = []Function{
 	{Dir: "collections", HTTP: kb.Collections, Secrets: true},
 	{Dir: "knowledge", HTTP: kb.Knowledge, Secrets: true},
 	{Dir: "worker", SQS: run.Worker, Secrets: true, MCP: true},
-	{Dir: "executionfailed", SQS: core.ExecutionFailed},
+	{Dir: "executionfailed", SQS: hooks.ExecutionFailed},
 	{Dir: "ingest", SQS: kb.Ingest},
 	{Dir: "ingestfailed", SQS: kb.IngestFailed},
 	{Dir: "webhookdelivery", SQS: hooks.Delivery},

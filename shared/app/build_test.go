@@ -74,7 +74,8 @@ var (
 	}{
 		{"github.com/opensearch-project/opensearch-go/v4", false, slices.Concat(knowledgeFns, runFns)},
 		{"github.com/aws/aws-sdk-go-v2/service/bedrockruntime", false, slices.Concat(knowledgeFns, runFns)},
-		{"github.com/aws/aws-sdk-go-v2/service/sqs", false, slices.Concat(knowledgeFns, runFns, []string{"webhooks", "webhookdelivery"})},
+		// executionfailed sends execution.failed to WebhookQueue.
+		{"github.com/aws/aws-sdk-go-v2/service/sqs", false, slices.Concat(knowledgeFns, runFns, []string{"webhooks", "webhookdelivery", "executionfailed"})},
 		{"github.com/aws/aws-sdk-go-v2/service/secretsmanager", false, secretFns},
 		{"github.com/santhosh-tekuri/jsonschema/v6", false, toolFns},
 		{"github.com/modelcontextprotocol/go-sdk/mcp", false, mcpFns},

@@ -133,6 +133,7 @@ func (s *Service) HandleDeadLetter(ctx context.Context, body string) error {
 	if err := s.fail(ctx, e, cause); err != error(cause) { //nolint:errorlint // identity, see above
 		return err // the write failed: internal, so the message is delivered again
 	}
+	s.publish(ctx, sess.Company, e) // only once the failure is written
 	return nil
 }
 

@@ -80,3 +80,34 @@ func TestQueuedRunPublishesFailed(t *testing.T) {
 		t.Errorf("published (-want +got):\n%s", d)
 	}
 }
+
+// TestDeadLetterPublishesFailed: a queued execution the dead-letter processor records failed
+// publishes execution.failed once; a redelivery of the dead letter, which changes nothing,
+// publishes nothing more.
+func TestDeadLetterPublishesFailed(t *testing.T) {
+	st := newMemStore()
+	q := &queue{}
+	reg := tools.NewRegistry(tools.Builtins(tools.Options{})...)
+	models := engine.ModelSet{Default: "local", ByName: map[string]domain.Model{"local": localmodel.Model{}}}
+	ev := &webhookEvents{}
+	svc := sessions.New(sessions.Deps{Store: st, Engine: engine.NewEngine(models, reg, engine.Limits{}), Tools: reg, Queue: q, Events: ev}, sessions.Limits{})
+	ctx := context.Background()
+	sess, err := svc.Create(ctx, alice, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("a secret question")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := svc.HandleDeadLetter(ctx, job(sess.ID, e.ID)); err != nil {
+			t.Fatalf("delivery %d: %v", i+1, err)
+		}
+	}
+	want := []domain.WebhookEvent{{Type: domain.EventExecutionFailed, Company: "acme",
+		Data: map[string]string{"session_id": sess.ID, "execution_id": e.ID, "status": "failed"}}}
+	if d := cmp.Diff(want, ev.got); d != "" {
+		t.Errorf("published (-want +got):\n%s", d)
+	}
+}
