@@ -3,6 +3,8 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentorch/agentorch/shared/audit"
+	"github.com/agentorch/agentorch/shared/audit/audittest"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -25,7 +27,7 @@ func webhookStack(t *testing.T) *stack {
 	t.Helper()
 	s, f := newFakeStack(t)
 	hooks := webhookstest.NewStore()
-	svc := webhooks.New(hooks, netguard.Policy{})
+	svc := webhooks.New(hooks, netguard.Policy{}).WithAudit(audit.New(audittest.NewStore()))
 	dels := webhooks.NewDeliverer(hooks, webhookstest.NewDeliveries(), nopQueue{}, http.DefaultClient)
 	g := api.NewWebhooks(svc, dels, api.Options{Auth: fakeAuth{f}, Log: slog.New(slog.DiscardHandler)})
 	rest := s.mux

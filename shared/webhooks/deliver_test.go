@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/agentorch/agentorch/shared/audit"
+	"github.com/agentorch/agentorch/shared/audit/audittest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -82,7 +84,7 @@ func newRig(t *testing.T, statuses ...int) *deliveryRig {
 	t.Cleanup(srv.Close)
 	guard := netguard.Policy{AllowHosts: []string{"127.0.0.1"}} // as make dev allows loopback
 	hooks, dels, q := webhookstest.NewStore(), webhookstest.NewDeliveries(), &memQueue{}
-	return &deliveryRig{svc: webhooks.New(hooks, guard), del: webhooks.NewDeliverer(hooks, dels, q, webhooks.Client(guard)),
+	return &deliveryRig{svc: webhooks.New(hooks, guard).WithAudit(audit.New(audittest.NewStore())), del: webhooks.NewDeliverer(hooks, dels, q, webhooks.Client(guard)),
 		dels: dels, queue: q, ep: ep, url: srv.URL + "/hook"}
 }
 
@@ -240,7 +242,7 @@ func TestDeliveryGivesUp(t *testing.T) {
 func TestDeliveryGuarded(t *testing.T) {
 	r := newRig(t)
 	hooks, dels, q := webhookstest.NewStore(), webhookstest.NewDeliveries(), &memQueue{}
-	open := webhooks.New(hooks, netguard.Policy{AllowHosts: []string{"127.0.0.1"}})
+	open := webhooks.New(hooks, netguard.Policy{AllowHosts: []string{"127.0.0.1"}}).WithAudit(audit.New(audittest.NewStore()))
 	w := create(t, open, r.url)
 	strict := webhooks.NewDeliverer(hooks, dels, q, webhooks.Client(netguard.Policy{}))
 	_ = strict.Publish(context.Background(), run)

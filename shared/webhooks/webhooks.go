@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/agentorch/agentorch/shared/audit"
 	"sort"
 	"time"
 
@@ -53,6 +54,7 @@ type Service struct {
 	store Store
 	guard netguard.Policy
 	now   func() time.Time
+	audit audit.Recorder // nil: webhooks cannot be created, changed, rotated or deleted (WithAudit)
 }
 
 // New builds the service; guard is the address policy a webhook's URL is held to (the
@@ -60,6 +62,16 @@ type Service struct {
 func New(store Store, guard netguard.Policy) *Service {
 	return &Service{store: store, guard: guard, now: time.Now}
 }
+
+// WithAudit makes s record the webhooks callers create, change, rotate and delete (each one
+// record after the store's write). Without it those calls are refused before anything changes.
+func (s *Service) WithAudit(r audit.Recorder) *Service {
+	s.audit = r
+	return s
+}
+
+// errNoAudit refuses an audited action of a service built without its recorder.
+var errNoAudit = errors.New("audit recorder not configured: refusing an unrecorded change")
 
 // SetClock replaces the service's clock (tests of rotation).
 func (s *Service) SetClock(now func() time.Time) { s.now = now }
@@ -74,6 +86,9 @@ func NewSecret() string {
 // Create stores a webhook for p's company with a new secret; the returned webhook carries the
 // secret, which no other answer shows.
 func (s *Service) Create(ctx context.Context, p domain.Principal, in CreateInput) (*domain.Webhook, error) {
+	if s.audit == nil {
+		return nil, errNoAudit
+	}
 	if errs := in.Validate(s.guard); len(errs) > 0 {
 		return nil, domain.Invalid(errs)
 	}
@@ -83,6 +98,9 @@ func (s *Service) Create(ctx context.Context, p domain.Principal, in CreateInput
 		Secret: NewSecret(), CreatedAt: now, UpdatedAt: now}
 	if err := s.store.CreateWebhook(ctx, w, MaxWebhooksPerCompany); err != nil {
 		return nil, storeErr("create webhook", w.ID, err)
+	}
+	if err := s.audit.Record(ctx, p, audit.WebhookCreated, w.ID); err != nil {
+		return nil, err
 	}
 	return w, nil
 }
@@ -123,6 +141,9 @@ func (s *Service) List(ctx context.Context, p domain.Principal, offset, limit in
 
 // Update changes a webhook. Enabling it again clears the reason the service disabled it for.
 func (s *Service) Update(ctx context.Context, p domain.Principal, id string, in UpdateInput) (*domain.Webhook, error) {
+	if s.audit == nil {
+		return nil, errNoAudit
+	}
 	if errs := in.Validate(s.guard); len(errs) > 0 {
 		return nil, domain.Invalid(errs)
 	}
@@ -146,12 +167,15 @@ func (s *Service) Update(ctx context.Context, p domain.Principal, id string, in 
 			w.DisabledReason = ""
 		}
 	}
-	return s.replace(ctx, &w, prev)
+	return s.recorded(ctx, p, audit.WebhookUpdated, &w, prev)
 }
 
 // RotateSecret gives the webhook a new secret, returned once; the old one signs beside it for
 // PreviousSecretTTL.
 func (s *Service) RotateSecret(ctx context.Context, p domain.Principal, id string) (*domain.Webhook, error) {
+	if s.audit == nil {
+		return nil, errNoAudit
+	}
 	prev, err := s.Get(ctx, p, id)
 	if err != nil {
 		return nil, err
@@ -159,7 +183,7 @@ func (s *Service) RotateSecret(ctx context.Context, p domain.Principal, id strin
 	w := *prev
 	w.PreviousSecret, w.PreviousUntil = prev.Secret, s.now().UTC().Add(PreviousSecretTTL)
 	w.Secret = NewSecret()
-	return s.replace(ctx, &w, prev)
+	return s.recorded(ctx, p, audit.WebhookSecretRotated, &w, prev)
 }
 
 // Disable turns a webhook off for reason (its endpoint answered 410 Gone); one already off or
@@ -183,6 +207,9 @@ func (s *Service) Disable(ctx context.Context, company, id, reason string) error
 
 // Delete removes a webhook; deliveries already queued for it find it gone and stop.
 func (s *Service) Delete(ctx context.Context, p domain.Principal, id string) error {
+	if s.audit == nil {
+		return errNoAudit
+	}
 	w, err := s.Get(ctx, p, id)
 	if err != nil {
 		return err
@@ -190,7 +217,19 @@ func (s *Service) Delete(ctx context.Context, p domain.Principal, id string) err
 	if err := s.store.DeleteWebhook(ctx, w); err != nil {
 		return storeErr("delete webhook", id, err)
 	}
-	return nil
+	return s.audit.Record(ctx, p, audit.WebhookDeleted, id)
+}
+
+// recorded replaces prev by w and records action on it.
+func (s *Service) recorded(ctx context.Context, p domain.Principal, action string, w, prev *domain.Webhook) (*domain.Webhook, error) {
+	w, err := s.replace(ctx, w, prev)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.audit.Record(ctx, p, action, w.ID); err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
 func (s *Service) replace(ctx context.Context, w, prev *domain.Webhook) (*domain.Webhook, error) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"github.com/agentorch/agentorch/shared/audit"
+	"github.com/agentorch/agentorch/shared/audit/audittest"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +24,7 @@ func ptr[T any](v T) *T { return &v }
 
 func newService(guard netguard.Policy) (*webhooks.Service, *webhookstest.Store) {
 	st := webhookstest.NewStore()
-	return webhooks.New(st, guard), st
+	return webhooks.New(st, guard).WithAudit(audit.New(audittest.NewStore())), st
 }
 
 func create(t *testing.T, svc *webhooks.Service, url string) *domain.Webhook {

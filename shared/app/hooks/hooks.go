@@ -25,7 +25,7 @@ func Guard(a *core.App) netguard.Policy { return netguard.Policy{AllowHosts: a.C
 // network call.
 func Service(a *core.App) *webhooks.Service {
 	s, _ := core.Shared(a, serviceKey{}, func() (*webhooks.Service, error) {
-		return webhooks.New(a.Store, Guard(a)), nil
+		return webhooks.New(a.Store, Guard(a)).WithAudit(a.Audit), nil
 	})
 	return s
 }
