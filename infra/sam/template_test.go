@@ -214,8 +214,9 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		// Enqueues ingestion, embeds search queries and searches the index.
 		"KnowledgeFunction": {512, 29, []any{crud, secret, vectorIndex, titan, sendIngest}},
 		// Extracts, chunks, embeds and indexes for up to Lambda's 15 minutes; no token secret.
-		"IngestFunction":       {2048, 900, []any{crud, readFiles, vectorIndex, titan, map[string]any{"SQSPollerPolicy": ingestQueue}, sendIngest}},
-		"IngestFailedFunction": {256, 60, []any{crud, vectorIndex, map[string]any{"SQSPollerPolicy": deadIngest}}},
+		// Both ingestion functions tell the webhooks that a run ended.
+		"IngestFunction":       {2048, 900, []any{crud, readFiles, vectorIndex, titan, map[string]any{"SQSPollerPolicy": ingestQueue}, sendIngest, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
+		"IngestFailedFunction": {256, 60, []any{crud, vectorIndex, map[string]any{"SQSPollerPolicy": deadIngest}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 	}
 	fns := tpl.Functions()
 	if len(fns) != len(want) {

@@ -122,7 +122,12 @@ func (s *Service) dropSource(ctx context.Context, j job, kb *domain.KnowledgeBas
 // writing): its open datasources fail with the same reason.
 func (s *Service) failRun(ctx context.Context, kb *domain.KnowledgeBase, msg string) error {
 	next := failedRun(kb, msg, s.now())
-	if err := s.d.Store.UpdateKB(ctx, &next, kb.RunID); err != nil && !errors.Is(err, domain.ErrConflict) && !errors.Is(err, domain.ErrNotFound) {
+	err := s.d.Store.UpdateKB(ctx, &next, kb.RunID)
+	if err == nil {
+		s.publish(ctx, &next)
+		return nil
+	}
+	if !errors.Is(err, domain.ErrConflict) && !errors.Is(err, domain.ErrNotFound) {
 		return fmt.Errorf("fail run of knowledge base %s: %w", kb.ID, err)
 	}
 	return nil
@@ -205,7 +210,12 @@ func (s *Service) finalize(ctx context.Context, kb *domain.KnowledgeBase) error 
 	default:
 		next.Status, next.Error = domain.KBFailed, fmt.Sprintf("none of its %d files could be ingested; datasource_errors says why for each", total)
 	}
-	if err := s.d.Store.UpdateKB(ctx, &next, kb.RunID); err != nil && !errors.Is(err, domain.ErrConflict) && !errors.Is(err, domain.ErrNotFound) {
+	err = s.d.Store.UpdateKB(ctx, &next, kb.RunID)
+	if err == nil {
+		s.publish(ctx, &next)
+		return nil
+	}
+	if !errors.Is(err, domain.ErrConflict) && !errors.Is(err, domain.ErrNotFound) {
 		return fmt.Errorf("finalise run of knowledge base %s: %w", kb.ID, err)
 	}
 	return nil

@@ -25,6 +25,9 @@ type Deps struct {
 	// whose field errors name the fields without prefix (chunk_size, chunk_overlap, …).
 	NewSplitter func(domain.Chunking) (Splitter, error)
 	Now         func() time.Time // time.Now when nil
+	// Events tells the company's webhooks when an ingestion run completes or fails; nil tells
+	// none (only the ingestion functions may send to the webhooks' queue).
+	Events Events
 }
 
 // Limits bound the feature's work; zero values mean the documented defaults.

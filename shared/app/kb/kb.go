@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/app/hooks"
 	"github.com/agentorch/agentorch/shared/chunk"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/embeddings"
@@ -29,10 +30,26 @@ type serviceKey struct{}
 // call: the clients connect when used), and every use gets the same service or the same error,
 // a configuration the adapters refuse.
 func Service(a *core.App) (*knowledge.Service, error) {
-	return core.Shared(a, serviceKey{}, func() (*knowledge.Service, error) { return build(a) })
+	return core.Shared(a, serviceKey{}, func() (*knowledge.Service, error) { return build(a, nil) })
 }
 
-func build(a *core.App) (*knowledge.Service, error) {
+// ingestKey keeps the knowledge service of the functions that end ingestion runs (core.Shared).
+type ingestKey struct{}
+
+// ingestService is Service with the webhooks' publisher: a run that ends in the ingestion or
+// the dead-letter function tells the company's webhooks (one SQS send to WebhookQueue, which
+// only those two functions of the knowledge feature may send to).
+func ingestService(a *core.App) (*knowledge.Service, error) {
+	return core.Shared(a, ingestKey{}, func() (*knowledge.Service, error) {
+		var ev knowledge.Events
+		if a.Config.WebhookQueueURL != "" {
+			ev = hooks.Deliverer(a)
+		}
+		return build(a, ev)
+	})
+}
+
+func build(a *core.App, events knowledge.Events) (*knowledge.Service, error) {
 	cfg := a.Config
 	// On AWS every request to the domain is SigV4-signed for "es"; the local stand-in takes
 	// plain HTTP.
@@ -58,6 +75,7 @@ func build(a *core.App) (*knowledge.Service, error) {
 		Index:       index,
 		Embedders:   emb,
 		NewSplitter: newSplitter,
+		Events:      events,
 	}
 	if cfg.IngestQueueURL != "" {
 		d.Queue = sqs.NewQueue(sqs.NewClient(a.AWS, cfg.SQSEndpoint), cfg.IngestQueueURL)
@@ -114,9 +132,10 @@ func Knowledge(a *core.App) (*api.Group, error) {
 	return api.NewKnowledge(k, a.Options()), nil
 }
 
-// Ingest builds the ingestion function's processor: one knowledge-base ingestion job per message.
+// Ingest builds the ingestion function's processor: one knowledge-base ingestion job per message;
+// a run it ends publishes knowledge_base.ingestion.completed or .failed.
 func Ingest(a *core.App) (func(ctx context.Context, body string) error, error) {
-	k, err := Service(a)
+	k, err := ingestService(a)
 	if err != nil {
 		return nil, err
 	}
@@ -124,9 +143,10 @@ func Ingest(a *core.App) (func(ctx context.Context, body string) error, error) {
 }
 
 // IngestFailed builds the processor of the ingestion dead-letter queue: a job that exhausted its
-// deliveries is recorded as a failed datasource with its reason.
+// deliveries is recorded as a failed datasource with its reason; a run it ends publishes
+// knowledge_base.ingestion.completed or .failed.
 func IngestFailed(a *core.App) (func(ctx context.Context, body string) error, error) {
-	k, err := Service(a)
+	k, err := ingestService(a)
 	if err != nil {
 		return nil, err
 	}
