@@ -42,7 +42,9 @@ type CollectionInput struct {
 }
 
 // UnknownField words what a collection's body has.
-func (*CollectionInput) UnknownField(string, string) string { return "a collection has name and description" }
+func (*CollectionInput) UnknownField(string, string) string {
+	return "a collection has name and description"
+}
 
 // check validates a collection's name and description.
 func (in *CollectionInput) check() []domain.FieldError {

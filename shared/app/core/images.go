@@ -10,7 +10,9 @@ import (
 )
 
 // Auth builds the auth group (tokens, API keys).
-func Auth(a *App) (*api.Group, error) { return api.NewAuth(a.Auth, a.Options()).WithAudit(a.Audit), nil }
+func Auth(a *App) (*api.Group, error) {
+	return api.NewAuth(a.Auth, a.Options()).WithAudit(a.Audit), nil
+}
 
 // Images builds the images group (uploads and their /media/ URLs).
 func Images(a *App) (*api.Group, error) {
