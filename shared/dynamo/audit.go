@@ -77,29 +77,12 @@ func (st *Store) ListAuditEntries(ctx context.Context, company string, f domain.
 	}
 	in.ExpressionAttributeValues = values
 
-	out := make([]*domain.AuditEntry, 0, min(limit, MaxPage))
-	seen := 0
-	p := dynamodb.NewQueryPaginator(st.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, false, translate(err)
+	return pageOf(ctx, dynamodb.NewQueryPaginator(st.db, in), offset, limit, func(it map[string]types.AttributeValue) (*domain.AuditEntry, error) {
+		var r auditRecord
+		if err := decode(it, &r); err != nil {
+			return nil, err
 		}
-		for _, it := range page.Items {
-			seen++
-			if seen <= offset {
-				continue
-			}
-			if len(out) == limit {
-				return out, true, nil
-			}
-			var r auditRecord
-			if err := decode(it, &r); err != nil {
-				return nil, false, err
-			}
-			out = append(out, &domain.AuditEntry{ID: r.ID, Company: r.Company, ActorKeyID: r.ActorKeyID, ViaToken: r.ViaToken,
-				Action: r.Action, TargetID: r.TargetID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt})
-		}
-	}
-	return out, false, nil
+		return &domain.AuditEntry{ID: r.ID, Company: r.Company, ActorKeyID: r.ActorKeyID, ViaToken: r.ViaToken,
+			Action: r.Action, TargetID: r.TargetID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}, nil
+	})
 }

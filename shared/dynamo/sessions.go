@@ -86,29 +86,13 @@ func (st *Store) ListSessions(ctx context.Context, company, owner string, offset
 		ScanIndexForward:          aws.Bool(false),
 		Limit:                     aws.Int32(int32(min(offset+limit+1, 1000))),
 	})
-	out := make([]*domain.Session, 0, limit)
-	seen := 0
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, false, translate(err)
+	return pageOf(ctx, p, offset, limit, func(it map[string]types.AttributeValue) (*domain.Session, error) {
+		var r sessionRecord
+		if err := decode(it, &r); err != nil {
+			return nil, err
 		}
-		for _, it := range page.Items {
-			seen++
-			if seen <= offset {
-				continue
-			}
-			if len(out) == limit {
-				return out, true, nil
-			}
-			var r sessionRecord
-			if err := decode(it, &r); err != nil {
-				return nil, false, err
-			}
-			out = append(out, r.session())
-		}
-	}
-	return out, false, nil
+		return r.session(), nil
+	})
 }
 
 // DeleteSession removes the session record first (runtime calls then answer 404), then the rest

@@ -135,6 +135,34 @@ func (st *Store) query(ctx context.Context, in *dynamodb.QueryInput) ([]map[stri
 	return items, nil
 }
 
+// pageOf reads the items p yields, skips offset of them and converts the next limit with conv,
+// and says whether more follow (it stops reading at the item after the page).
+func pageOf[T any](ctx context.Context, p *dynamodb.QueryPaginator, offset, limit int, conv func(map[string]types.AttributeValue) (*T, error)) ([]*T, bool, error) {
+	out := make([]*T, 0, min(limit, MaxPage))
+	seen := 0
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, false, translate(err)
+		}
+		for _, it := range page.Items {
+			seen++
+			if seen <= offset {
+				continue
+			}
+			if len(out) == limit {
+				return out, true, nil
+			}
+			v, err := conv(it)
+			if err != nil {
+				return nil, false, err
+			}
+			out = append(out, v)
+		}
+	}
+	return out, false, nil
+}
+
 // getDecoded reads one item by its key (one GetItem) and decodes it; what names it in errors
 // ("webhook 42"), and an absent item is a not-found error naming it.
 func getDecoded[T any](ctx context.Context, st *Store, key map[string]types.AttributeValue, what string, decode func(map[string]types.AttributeValue) (*T, error)) (*T, error) {
