@@ -344,30 +344,7 @@ func (st *Store) Messages(ctx context.Context, sessionID string, limit, offset i
 		FilterExpression:          aws.String("visible = :t"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":p": stringAttr(sessionPK(sessionID)), ":m": stringAttr(msgPrefix), ":t": &types.AttributeValueMemberBOOL{Value: true}},
 	}
-	var out []domain.Message
-	seen := 0
-	p := dynamodb.NewQueryPaginator(st.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, false, translate(err)
-		}
-		for _, it := range page.Items {
-			seen++
-			if seen <= offset {
-				continue
-			}
-			if len(out) == limit {
-				return out, true, nil
-			}
-			m, err := decodeMessage(it)
-			if err != nil {
-				return nil, false, err
-			}
-			out = append(out, m)
-		}
-	}
-	return out, false, nil
+	return pageOf(ctx, dynamodb.NewQueryPaginator(st.db, in), offset, limit, decodeMessage)
 }
 
 // FindMessage finds a message by id through gsi1 and returns it with its session id.

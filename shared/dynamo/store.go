@@ -137,8 +137,8 @@ func (st *Store) query(ctx context.Context, in *dynamodb.QueryInput) ([]map[stri
 
 // pageOf reads the items p yields, skips offset of them and converts the next limit with conv,
 // and says whether more follow (it stops reading at the item after the page).
-func pageOf[T any](ctx context.Context, p *dynamodb.QueryPaginator, offset, limit int, conv func(map[string]types.AttributeValue) (*T, error)) ([]*T, bool, error) {
-	out := make([]*T, 0, min(limit, MaxPage))
+func pageOf[T any](ctx context.Context, p *dynamodb.QueryPaginator, offset, limit int, conv func(map[string]types.AttributeValue) (T, error)) ([]T, bool, error) {
+	out := make([]T, 0, min(limit, MaxPage))
 	seen := 0
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)

@@ -151,40 +151,15 @@ func (st *Store) AddAttempt(ctx context.Context, company, webhookID, id string, 
 // ListDeliveries reads a page of a webhook's deliveries newest first: one Query backwards of
 // offset+limit+1 items (deliveries expire after DeliveryTTL, which bounds the offsets).
 func (st *Store) ListDeliveries(ctx context.Context, company, webhookID string, offset, limit int) ([]*domain.WebhookDelivery, bool, error) {
-	var out []*domain.WebhookDelivery
 	in := &dynamodb.QueryInput{TableName: aws.String(st.table), ScanIndexForward: aws.Bool(false),
 		KeyConditionExpression: aws.String("pk = :p AND begins_with(sk, :s)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":p": stringAttr(webhookDeliveries(company, webhookID)), ":s": stringAttr("D#"),
 		},
 		Limit: aws.Int32(int32(min(offset+limit+1, 1000)))}
-	seen := 0
-	for {
-		res, err := st.db.Query(ctx, in)
-		if err != nil {
-			return nil, false, fmt.Errorf("list deliveries of %s: %w", webhookID, translate(err))
-		}
-		for _, it := range res.Items {
-			seen++
-			if seen <= offset {
-				continue
-			}
-			if len(out) == limit {
-				return out, true, nil
-			}
-			d, err := decodeDelivery(it)
-			if err != nil {
-				return nil, false, err
-			}
-			out = append(out, d)
-		}
-		if res.LastEvaluatedKey == nil {
-			break
-		}
-		in.ExclusiveStartKey = res.LastEvaluatedKey
+	out, more, err := pageOf(ctx, dynamodb.NewQueryPaginator(st.db, in), offset, limit, decodeDelivery)
+	if err != nil {
+		return nil, false, fmt.Errorf("list deliveries of %s: %w", webhookID, err)
 	}
-	if out == nil {
-		out = []*domain.WebhookDelivery{}
-	}
-	return out, false, nil
+	return out, more, nil
 }
