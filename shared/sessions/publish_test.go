@@ -27,19 +27,35 @@ func (e *webhookEvents) Publish(_ context.Context, ev domain.WebhookEvent) error
 	return nil
 }
 
-// TestExecutePublishesCompleted: a completed execute publishes one execution.completed event
-// for the company with the session, the execution and the status, and nothing of the content.
-func TestExecutePublishesCompleted(t *testing.T) {
-	st := newMemStore()
+// publishRig is a sessions service on the one store fake, a queue and a recording publisher,
+// with one session of alice's to run in.
+type publishRig struct {
+	st   *memStore
+	q    *queue
+	ev   *webhookEvents
+	svc  *sessions.Service
+	sess *domain.Session
+}
+
+func newPublishRig(t *testing.T) *publishRig {
+	t.Helper()
+	r := &publishRig{st: newMemStore(), q: &queue{}, ev: &webhookEvents{}}
 	reg := tools.NewRegistry(tools.Builtins(tools.Options{})...)
 	models := engine.ModelSet{Default: "local", ByName: map[string]domain.Model{"local": localmodel.Model{}}}
-	ev := &webhookEvents{}
-	svc := sessions.New(sessions.Deps{Store: st, Engine: engine.NewEngine(models, reg, engine.Limits{}), Tools: reg, Events: ev}, sessions.Limits{})
-	ctx := context.Background()
-	sess, err := svc.Create(ctx, alice, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
+	r.svc = sessions.New(sessions.Deps{Store: r.st, Engine: engine.NewEngine(models, reg, engine.Limits{}), Tools: reg, Queue: r.q, Events: r.ev}, sessions.Limits{})
+	var err error
+	r.sess, err = r.svc.Create(context.Background(), alice, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// TestExecutePublishesCompleted: a completed execute publishes one execution.completed event
+// for the company with the session, the execution and the status, and nothing of the content.
+func TestExecutePublishesCompleted(t *testing.T) {
+	r := newPublishRig(t)
+	svc, ev, sess, ctx := r.svc, r.ev, r.sess, context.Background()
 	res, err := svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("a secret question")}, sessions.Observer{})
 	if err != nil {
 		t.Fatal(err)
@@ -54,17 +70,8 @@ func TestExecutePublishesCompleted(t *testing.T) {
 // TestQueuedRunPublishesFailed: a queued run that fails for the client's reasons is recorded
 // failed and publishes execution.failed.
 func TestQueuedRunPublishesFailed(t *testing.T) {
-	st := newMemStore()
-	q := &queue{}
-	reg := tools.NewRegistry(tools.Builtins(tools.Options{})...)
-	models := engine.ModelSet{Default: "local", ByName: map[string]domain.Model{"local": localmodel.Model{}}}
-	ev := &webhookEvents{}
-	svc := sessions.New(sessions.Deps{Store: st, Engine: engine.NewEngine(models, reg, engine.Limits{}), Tools: reg, Queue: q, Events: ev}, sessions.Limits{})
-	ctx := context.Background()
-	sess, err := svc.Create(ctx, alice, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newPublishRig(t)
+	st, q, svc, ev, sess, ctx := r.st, r.q, r.svc, r.ev, r.sess, context.Background()
 	bad, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hi")})
 	if err != nil {
 		t.Fatal(err)
@@ -85,17 +92,8 @@ func TestQueuedRunPublishesFailed(t *testing.T) {
 // publishes execution.failed once; a redelivery of the dead letter, which changes nothing,
 // publishes nothing more.
 func TestDeadLetterPublishesFailed(t *testing.T) {
-	st := newMemStore()
-	q := &queue{}
-	reg := tools.NewRegistry(tools.Builtins(tools.Options{})...)
-	models := engine.ModelSet{Default: "local", ByName: map[string]domain.Model{"local": localmodel.Model{}}}
-	ev := &webhookEvents{}
-	svc := sessions.New(sessions.Deps{Store: st, Engine: engine.NewEngine(models, reg, engine.Limits{}), Tools: reg, Queue: q, Events: ev}, sessions.Limits{})
-	ctx := context.Background()
-	sess, err := svc.Create(ctx, alice, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newPublishRig(t)
+	svc, ev, sess, ctx := r.svc, r.ev, r.sess, context.Background()
 	e, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("a secret question")})
 	if err != nil {
 		t.Fatal(err)
