@@ -81,6 +81,8 @@ const (
 	ExecFailed    = "failed"
 	// ExecRequiresAction: the execution paused; Pending says for what.
 	ExecRequiresAction = "requires_action"
+	// ExecCancelled: a cancel request stopped the execution; what it produced before is kept.
+	ExecCancelled = "cancelled"
 )
 
 // Execution is the record of one execute call: its status, events and result.
