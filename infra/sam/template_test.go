@@ -208,11 +208,13 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		// Marks the executions of dead-lettered jobs failed and tells the webhooks: the table and
 		// WebhookQueue.
 		"ExecutionFailedFunction": {256, 60, []any{crud, map[string]any{"SQSPollerPolicy": deadExecutions}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
-		// Uploads (base64-decoded bodies of up to 6 MB) and deletes chunks of deleted files.
-		"FilesFunction":       {512, 29, []any{crud, secret, readWriteFiles, vectorIndex, sendIngest}},
+		// Uploads (base64-decoded bodies of up to 6 MB) and deletes chunks of deleted files; a
+		// delete that ends an ingestion run tells the webhooks.
+		"FilesFunction":       {512, 29, []any{crud, secret, readWriteFiles, vectorIndex, sendIngest, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 		"CollectionsFunction": {256, 29, []any{crud, secret}},
-		// Enqueues ingestion, embeds search queries and searches the index.
-		"KnowledgeFunction": {512, 29, []any{crud, secret, vectorIndex, titan, sendIngest}},
+		// Enqueues ingestion, embeds search queries and searches the index; a read that settles
+		// an overdue run, or a sync that cannot be queued, tells the webhooks.
+		"KnowledgeFunction": {512, 29, []any{crud, secret, vectorIndex, titan, sendIngest, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 		// Extracts, chunks, embeds and indexes for up to Lambda's 15 minutes; no token secret.
 		// Both ingestion functions tell the webhooks that a run ended.
 		"IngestFunction":       {2048, 900, []any{crud, readFiles, vectorIndex, titan, map[string]any{"SQSPollerPolicy": ingestQueue}, sendIngest, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},

@@ -2,6 +2,7 @@ package knowledge
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/agentorch/agentorch/shared/domain"
 )
@@ -31,4 +32,22 @@ func (s *Service) publish(ctx context.Context, kb *domain.KnowledgeBase) {
 	}
 	_ = s.d.Events.Publish(context.WithoutCancel(ctx), domain.WebhookEvent{Type: typ, Company: kb.Company,
 		Data: map[string]string{"knowledge_base_id": kb.ID, "run_id": kb.RunID, "status": kb.Status}})
+}
+
+// unreadable is the dead-letter processor's answer to a job whose knowledge base it cannot read
+// (err): before the run's deadline err, so that the queue delivers the job again; past it, the
+// run counts as failed (the read that settles it will record so), and the company's webhooks
+// are told from the job's own company and ids: nil once published, the publish's error (tried
+// again) otherwise. A job written before jobs carried their company and deadline keeps being
+// tried.
+func (s *Service) unreadable(ctx context.Context, j job, err error) error {
+	if s.d.Events == nil || j.Company == "" || j.Deadline == nil || !s.now().After(*j.Deadline) {
+		return err
+	}
+	ev := domain.WebhookEvent{Type: domain.EventIngestionFailed, Company: j.Company,
+		Data: map[string]string{"knowledge_base_id": j.KBID, "run_id": j.RunID, "status": domain.KBFailed}}
+	if perr := s.d.Events.Publish(context.WithoutCancel(ctx), ev); perr != nil {
+		return fmt.Errorf("%w; telling its webhooks the run failed: %w", err, perr)
+	}
+	return nil
 }

@@ -30,6 +30,9 @@ func (s *Service) ProcessJob(ctx context.Context, body string) error {
 // HandleDeadLetter records a job that exhausted its deliveries (the dead-letter queue's
 // processor): a file job's datasource fails with "ingestion failed after N attempts: <its last
 // error>" and the run is finalised if it was the last; a start job that never ran fails the run.
+// A knowledge base it cannot read is tried again (the queue redelivers) until the run's
+// deadline; past it, the run counts as failed (as the first read of the record will settle it)
+// and the company's webhooks are told so from the job alone (unreadable).
 func (s *Service) HandleDeadLetter(ctx context.Context, body string) error {
 	j, err := parseJob(body)
 	if err != nil {
@@ -43,7 +46,7 @@ func (s *Service) HandleDeadLetter(ctx context.Context, body string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("dead letter of knowledge base %s: %w", j.KBID, err)
+		return s.unreadable(ctx, j, fmt.Errorf("dead letter of knowledge base %s: %w", j.KBID, err))
 	}
 	if kb.RunID != j.RunID {
 		if j.Kind == jobFile {

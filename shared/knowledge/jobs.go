@@ -34,6 +34,9 @@ type job struct {
 	// what an earlier delivery may have indexed.
 	Index   string `json:"index,omitempty"`
 	Company string `json:"company,omitempty"`
+	// Deadline is the run's RunDeadline: past it, the dead-letter processor that still cannot
+	// read the knowledge base tells the company's webhooks (Company) that the run failed.
+	Deadline *time.Time `json:"deadline,omitempty"`
 }
 
 // parseJob reads a message body. A body this package did not write can never succeed: it is an
@@ -102,7 +105,12 @@ func (s *Service) sendPending(ctx context.Context, kb *domain.KnowledgeBase) err
 // fileJob is the job of chunks [from, …) of a file; it carries the index and the company so
 // that a worker finding its knowledge base gone can still delete what it indexed.
 func (s *Service) fileJob(kb *domain.KnowledgeBase, fileID string, from int) job {
-	return job{Kind: jobFile, KBID: kb.ID, RunID: kb.RunID, FileID: fileID, From: from, Index: kb.Index, Company: kb.Company}
+	return job{Kind: jobFile, KBID: kb.ID, RunID: kb.RunID, FileID: fileID, From: from, Index: kb.Index, Company: kb.Company, Deadline: kb.RunDeadline}
+}
+
+// startJob is the job that starts kb's run.
+func startJob(kb *domain.KnowledgeBase) job {
+	return job{Kind: jobStart, KBID: kb.ID, RunID: kb.RunID, Company: kb.Company, Deadline: kb.RunDeadline}
 }
 
 // errNoQueue is the answer to creating or syncing a knowledge base on a deployment without an

@@ -116,7 +116,7 @@ func (s *Service) CreateKB(ctx context.Context, p domain.Principal, kbIn KBInput
 	if err := s.d.Store.PutKB(ctx, kb); err != nil {
 		return nil, fmt.Errorf("create knowledge base: %w", err)
 	}
-	if err := s.send(ctx, job{Kind: jobStart, KBID: kb.ID, RunID: kb.RunID}); err != nil {
+	if err := s.send(ctx, startJob(kb)); err != nil {
 		// Without its job the knowledge base would stay pending: take it back.
 		if derr := s.d.Store.DeleteKB(ctx, kb.ID); derr != nil {
 			return nil, errors.Join(err, fmt.Errorf("take back knowledge base %s: %w", kb.ID, derr))
@@ -294,12 +294,16 @@ func (s *Service) SyncKB(ctx context.Context, p domain.Principal, id string) (*K
 			return nil, err
 		}
 	}
-	if err := s.send(ctx, job{Kind: jobStart, KBID: kb.ID, RunID: kb.RunID}); err != nil {
-		// The run cannot start: say so in the record instead of leaving it running.
+	if err := s.send(ctx, startJob(kb)); err != nil {
+		// The run cannot start: say so in the record (and to the company's webhooks) instead of
+		// leaving it running.
 		now := s.now()
 		failed := *kb
 		failed.Status, failed.Error, failed.RunDeadline, failed.StatusChanged, failed.UpdatedAt = domain.KBFailed, "the sync could not be queued; run sync again", nil, now, now
-		if uerr := s.d.Store.UpdateKB(ctx, &failed, kb.RunID); uerr != nil && !errors.Is(uerr, domain.ErrConflict) {
+		uerr := s.d.Store.UpdateKB(ctx, &failed, kb.RunID)
+		if uerr == nil {
+			s.publish(ctx, &failed)
+		} else if !errors.Is(uerr, domain.ErrConflict) {
 			return nil, errors.Join(err, uerr)
 		}
 		return nil, err
@@ -366,8 +370,9 @@ func (s *Service) DeleteKB(ctx context.Context, p domain.Principal, id string) e
 }
 
 // settle ends a run that passed its deadline (every redelivery of every job is long over: the
-// workers died or their messages were lost) as failed, on whatever read finds it. The new run
-// id makes any late worker's write conflict. It returns the record as it is now.
+// workers died or their messages were lost) as failed, on whatever read finds it, and tells the
+// company's webhooks (naming the run that ended; only the read whose write settled it does).
+// The new run id makes any late worker's write conflict. It returns the record as it is now.
 func (s *Service) settle(ctx context.Context, kb *domain.KnowledgeBase) (*domain.KnowledgeBase, error) {
 	for attempt := 0; ; attempt++ {
 		now := s.now()
@@ -380,6 +385,9 @@ func (s *Service) settle(ctx context.Context, kb *domain.KnowledgeBase) (*domain
 		next.SourcesRun = next.RunID
 		err := s.d.Store.UpdateKB(ctx, &next, kb.RunID)
 		if err == nil {
+			ended := next
+			ended.RunID = kb.RunID
+			s.publish(ctx, &ended)
 			return &next, nil
 		}
 		if errors.Is(err, domain.ErrConflict) && attempt >= 4 {

@@ -2,9 +2,11 @@ package knowledge_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -141,4 +143,143 @@ func TestIngestionPublishesFailed(t *testing.T) {
 			t.Errorf("published (-want +got):\n%s", d)
 		}
 	})
+}
+
+// TestRequestEndedRunsPublish: a run that ends in a request rather than in the ingestion
+// functions publishes too, once: a read that settles an overdue run (failed, naming the run that
+// ended), a sync whose start job cannot be queued (failed), and a file delete that removes the
+// run's last open datasource (completed with the files left).
+func TestRequestEndedRunsPublish(t *testing.T) {
+	t.Run("settled after the deadline", func(t *testing.T) {
+		ev := &webhookEvents{}
+		k := newKBService(t, withEvents(ev))
+		f := k.addFile(t, alice, "a.txt", returnsText)
+		kb := k.createKB(t, alice, "KB", map[string]any{"selected_datasources": idList(f)})
+		run := k.record(t, kb.ID).RunID
+		k.Queue.Take() // the start job is lost
+		k.Clock.Advance(61 * time.Minute)
+		k.get(t, alice, kb.ID)
+		k.get(t, alice, kb.ID) // a second read finds the run settled
+		if _, _, err := k.Svc.ListKBs(kbCtx(t), alice, knowledge.KBFilter{}); err != nil {
+			t.Fatal(err)
+		}
+		want := []domain.WebhookEvent{{Type: domain.EventIngestionFailed, Company: "acme",
+			Data: map[string]string{"knowledge_base_id": kb.ID, "run_id": run, "status": domain.KBFailed}}}
+		if d := cmp.Diff(want, ev.got); d != "" {
+			t.Errorf("published (-want +got):\n%s", d)
+		}
+	})
+	t.Run("sync not queued", func(t *testing.T) {
+		ev := &webhookEvents{}
+		k := newKBService(t, withEvents(ev))
+		f := k.addFile(t, alice, "a.txt", returnsText)
+		kb := k.createKB(t, alice, "KB", map[string]any{"selected_datasources": idList(f)})
+		k.drain(t)
+		want := []domain.WebhookEvent{ingestionEvent(domain.EventIngestionCompleted, k.record(t, kb.ID))}
+		k.Queue.SendErr = errBusy
+		if _, err := k.Svc.SyncKB(kbCtx(t), alice, kb.ID); err == nil {
+			t.Fatal("the sync succeeded without its start job")
+		}
+		got := k.record(t, kb.ID)
+		if got.Status != domain.KBFailed {
+			t.Fatalf("status %s, want failed", got.Status)
+		}
+		want = append(want, ingestionEvent(domain.EventIngestionFailed, got))
+		if d := cmp.Diff(want, ev.got); d != "" {
+			t.Errorf("published (-want +got):\n%s", d)
+		}
+	})
+	t.Run("file delete ends the run", func(t *testing.T) {
+		ev := &webhookEvents{}
+		k := newKBService(t, withEvents(ev))
+		r := k.addFile(t, alice, "returns.txt", returnsText)
+		s := k.addFile(t, alice, "shipping.txt", shippingText)
+		kb := k.createKB(t, alice, "KB", map[string]any{"selected_datasources": idList(r, s)})
+		k.step(t) // the start job queues one job per file
+		var rest []string
+		for _, m := range k.Queue.Take() {
+			if strings.Contains(m, s.ID) {
+				rest = append(rest, m) // s's job waits
+				continue
+			}
+			if err := k.Svc.ProcessJob(kbCtx(t), m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(ev.got) != 0 || len(rest) != 1 {
+			t.Fatalf("before the delete: published %v, %d jobs of the deleted file", ev.got, len(rest))
+		}
+		if err := k.Svc.DeleteFile(kbCtx(t), alice, s.ID); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range rest { // the deleted file's late job ends nothing more
+			if err := k.Svc.ProcessJob(kbCtx(t), m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := k.record(t, kb.ID)
+		if got.Status != domain.KBCompleted {
+			t.Fatalf("status %s, want completed", got.Status)
+		}
+		want := []domain.WebhookEvent{ingestionEvent(domain.EventIngestionCompleted, got)}
+		if d := cmp.Diff(want, ev.got); d != "" {
+			t.Errorf("published (-want +got):\n%s", d)
+		}
+	})
+}
+
+// unreadableKBs fails every read of a knowledge base while on.
+type unreadableKBs struct {
+	knowledge.Store
+	on *bool
+}
+
+func (u unreadableKBs) GetKB(ctx context.Context, id string) (*domain.KnowledgeBase, error) {
+	if *u.on {
+		return nil, errors.New("the record does not decode")
+	}
+	return u.Store.GetKB(ctx, id)
+}
+
+// TestDeadLetterUnreadablePublishes: a dead-lettered job whose knowledge base cannot be read is
+// tried again until the run's deadline, publishing nothing; past it, the dead-letter processor
+// publishes the run failed from the job alone (company, knowledge base, run), once, and the
+// message is done. A start job and a file job alike.
+func TestDeadLetterUnreadablePublishes(t *testing.T) {
+	for _, kind := range []string{"start", "file"} {
+		t.Run(kind, func(t *testing.T) {
+			var broken bool
+			ev := &webhookEvents{}
+			k := newKBService(t, withEvents(ev), func(d *knowledge.Deps, _ *knowledge.Limits) {
+				d.Store = unreadableKBs{Store: d.Store, on: &broken}
+			})
+			f := k.addFile(t, alice, "a.txt", returnsText)
+			kb := k.createKB(t, alice, "KB", map[string]any{"selected_datasources": idList(f)})
+			run := k.record(t, kb.ID).RunID
+			if kind == "file" {
+				k.step(t)
+			}
+			msgs := k.Queue.Take()
+			if len(msgs) != 1 || !strings.Contains(msgs[0], `"kind":"`+kind+`"`) {
+				t.Fatalf("queued %v, want one %s job", msgs, kind)
+			}
+			broken = true
+			k.Clock.Advance(30 * time.Minute)
+			if err := k.Svc.HandleDeadLetter(kbCtx(t), msgs[0]); err == nil || !domain.KindOf(err).Retryable() {
+				t.Fatalf("before the deadline: %v, want a retryable error", err)
+			}
+			if len(ev.got) != 0 {
+				t.Fatalf("published before the deadline: %v", ev.got)
+			}
+			k.Clock.Advance(31 * time.Minute)
+			if err := k.Svc.HandleDeadLetter(kbCtx(t), msgs[0]); err != nil {
+				t.Fatalf("past the deadline: %v", err)
+			}
+			want := []domain.WebhookEvent{{Type: domain.EventIngestionFailed, Company: "acme",
+				Data: map[string]string{"knowledge_base_id": kb.ID, "run_id": run, "status": domain.KBFailed}}}
+			if d := cmp.Diff(want, ev.got); d != "" {
+				t.Errorf("published (-want +got):\n%s", d)
+			}
+		})
+	}
 }

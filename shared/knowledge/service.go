@@ -25,8 +25,9 @@ type Deps struct {
 	// whose field errors name the fields without prefix (chunk_size, chunk_overlap, …).
 	NewSplitter func(domain.Chunking) (Splitter, error)
 	Now         func() time.Time // time.Now when nil
-	// Events tells the company's webhooks when an ingestion run completes or fails; nil tells
-	// none (only the ingestion functions may send to the webhooks' queue).
+	// Events tells the company's webhooks when an ingestion run completes or fails, wherever it
+	// ends: in the ingestion functions, or in a request (a read settling an overdue run, a sync
+	// that cannot be queued, a file delete removing a run's last open datasource); nil tells none.
 	Events Events
 }
 

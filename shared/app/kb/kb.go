@@ -28,19 +28,12 @@ type serviceKey struct{}
 
 // Service is the knowledge feature of the application. It is built on first use (no network
 // call: the clients connect when used), and every use gets the same service or the same error,
-// a configuration the adapters refuse.
+// a configuration the adapters refuse. Where WebhookQueue is configured, a run that ends in any
+// of the feature's functions tells the company's webhooks (one SQS send: the ingestion
+// functions end runs, the knowledge function settles overdue ones and fails syncs it cannot
+// queue, the files and collections functions finalise runs whose last open file they delete).
 func Service(a *core.App) (*knowledge.Service, error) {
-	return core.Shared(a, serviceKey{}, func() (*knowledge.Service, error) { return build(a, nil) })
-}
-
-// ingestKey keeps the knowledge service of the functions that end ingestion runs (core.Shared).
-type ingestKey struct{}
-
-// ingestService is Service with the webhooks' publisher: a run that ends in the ingestion or
-// the dead-letter function tells the company's webhooks (one SQS send to WebhookQueue, which
-// only those two functions of the knowledge feature may send to).
-func ingestService(a *core.App) (*knowledge.Service, error) {
-	return core.Shared(a, ingestKey{}, func() (*knowledge.Service, error) {
+	return core.Shared(a, serviceKey{}, func() (*knowledge.Service, error) {
 		var ev knowledge.Events
 		if a.Config.WebhookQueueURL != "" {
 			ev = hooks.Deliverer(a)
@@ -135,7 +128,7 @@ func Knowledge(a *core.App) (*api.Group, error) {
 // Ingest builds the ingestion function's processor: one knowledge-base ingestion job per message;
 // a run it ends publishes knowledge_base.ingestion.completed or .failed.
 func Ingest(a *core.App) (func(ctx context.Context, body string) error, error) {
-	k, err := ingestService(a)
+	k, err := Service(a)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +139,7 @@ func Ingest(a *core.App) (func(ctx context.Context, body string) error, error) {
 // deliveries is recorded as a failed datasource with its reason; a run it ends publishes
 // knowledge_base.ingestion.completed or .failed.
 func IngestFailed(a *core.App) (func(ctx context.Context, body string) error, error) {
-	k, err := ingestService(a)
+	k, err := Service(a)
 	if err != nil {
 		return nil, err
 	}
