@@ -49,12 +49,14 @@ func (st *Store) sessionItem(s *domain.Session) (map[string]types.AttributeValue
 // maxLeaseID bounds the lease ids AcquireSession takes (the runtime's are UUIDs).
 const maxLeaseID = 64
 
-// leaseRoom is what AcquireSession's UpdateItem adds to a session item: lease_id (up to
-// maxLeaseID bytes) and lease_until (milliseconds: at most 19 digits and a sign, 12 bytes by
-// numberSize). Session items are stored with that room free, so that taking the lease can
-// never push one past DynamoDB's limit; the lease's other writes only remove it (ReleaseSession)
-// or replace the whole item (Commit).
-const leaseRoom = len("lease_id") + maxLeaseID + len("lease_until") + 12
+// leaseRoom is what the lease's UpdateItems add to a session item: lease_id (up to
+// maxLeaseID bytes), lease_until (milliseconds: at most 19 digits and a sign, 12 bytes by
+// numberSize), and a run's lease_exec and cancel_exec (execution ids, up to maxLeaseID bytes;
+// runs.go). Session items are stored with that room free, so that taking the lease can never
+// push one past DynamoDB's limit; the lease's other writes only remove it (ReleaseSession) or
+// replace the whole item (Commit).
+const leaseRoom = len("lease_id") + maxLeaseID + len("lease_until") + 12 +
+	len(attrLeaseExec) + maxLeaseID + len(attrCancelExec) + maxLeaseID
 
 // CreateSession stores a new session.
 func (st *Store) CreateSession(ctx context.Context, sess *domain.Session) error {
@@ -122,17 +124,29 @@ func (st *Store) DeleteSession(ctx context.Context, id string) error {
 // checkpoint in the same request (one UpdateItem). A missing session is domain.ErrNotFound, one
 // of another caller domain.ErrPermission, one leased by another execution a KindConflict error.
 func (st *Store) AcquireSession(ctx context.Context, p domain.Principal, id, leaseID string, until, now time.Time) (*domain.Session, error) {
+	return st.acquire(ctx, p, id, leaseID, "", until, now)
+}
+
+// acquire takes the lease (AcquireSession), recording execID as its execution when not empty
+// (AcquireRun); a lease without one removes what an earlier holder's run left.
+func (st *Store) acquire(ctx context.Context, p domain.Principal, id, leaseID, execID string, until, now time.Time) (*domain.Session, error) {
 	if len(leaseID) > maxLeaseID {
 		return nil, fmt.Errorf("lease id of %d bytes, more than %d", len(leaseID), maxLeaseID)
 	}
+	values := map[string]types.AttributeValue{":l": stringAttr(leaseID), ":u": numberAttr(until.UnixMilli()), ":now": numberAttr(now.UnixMilli()),
+		":c": stringAttr(p.Company), ":o": stringAttr(p.Owner)}
+	update := "SET lease_id = :l, lease_until = :u REMOVE " + attrCancelExec + ", " + attrLeaseExec
+	if execID != "" {
+		update = "SET lease_id = :l, lease_until = :u, " + attrLeaseExec + " = :x REMOVE " + attrCancelExec
+		values[":x"] = stringAttr(execID)
+	}
 	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(st.table),
-		Key:                      itemKey(sessionPK(id), sessionSK),
-		UpdateExpression:         aws.String("SET lease_id = :l, lease_until = :u"),
-		ConditionExpression:      aws.String("attribute_exists(pk) AND company = :c AND #o = :o AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
-		ExpressionAttributeNames: map[string]string{"#o": "owner"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":l": stringAttr(leaseID), ":u": numberAttr(until.UnixMilli()), ":now": numberAttr(now.UnixMilli()),
-			":c": stringAttr(p.Company), ":o": stringAttr(p.Owner)},
+		TableName:                           aws.String(st.table),
+		Key:                                 itemKey(sessionPK(id), sessionSK),
+		UpdateExpression:                    aws.String(update),
+		ConditionExpression:                 aws.String("attribute_exists(pk) AND company = :c AND #o = :o AND (attribute_not_exists(lease_until) OR lease_until < :now)"),
+		ExpressionAttributeNames:            map[string]string{"#o": "owner"},
+		ExpressionAttributeValues:           values,
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -162,7 +176,7 @@ func (st *Store) ReleaseSession(ctx context.Context, id, leaseID string) error {
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(st.table),
 		Key:                       itemKey(sessionPK(id), sessionSK),
-		UpdateExpression:          aws.String("REMOVE lease_id, lease_until"),
+		UpdateExpression:          aws.String("REMOVE lease_id, lease_until, " + attrLeaseExec + ", " + attrCancelExec),
 		ConditionExpression:       aws.String("lease_id = :l"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":l": stringAttr(leaseID)},
 	})
@@ -403,5 +417,12 @@ func feedbackItem(f *domain.Feedback) (map[string]types.AttributeValue, error) {
 }
 
 func executionItem(sessionID string, e *domain.Execution) (map[string]types.AttributeValue, error) {
-	return rawItem(sessionPK(sessionID), execPrefix+e.ID, newExecutionRecord(e))
+	it, err := rawItem(sessionPK(sessionID), execPrefix+e.ID, newExecutionRecord(e))
+	if err != nil {
+		return nil, err
+	}
+	// The status also outside the data, for the writes conditional on it (CancelQueued);
+	// records from before it was kept lack it.
+	it[attrStatus] = stringAttr(e.Status)
+	return it, nil
 }

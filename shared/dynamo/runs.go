@@ -1,0 +1,129 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/agentorch/agentorch/shared/domain"
+)
+
+// Attributes of a session item that a run's lease adds besides lease_id and lease_until (all
+// of them are outside the data attribute, and all go when the lease is released or the run
+// commits, since Commit replaces the whole item):
+//
+//   - lease_exec: the execution the lease runs. AcquireRun sets it in the UpdateItem that takes
+//     the lease, so a cancel request (and the watchdog, which looks for leases whose
+//     lease_until has passed) can name the run without another write.
+//   - cancel_exec: the execution a cancel request asked to stop (RequestCancel). The run's
+//     supervisor reads it (CancelRequested) and cancels the run's context.
+//
+// lease_until keeps one meaning throughout: once now is past it, the holder is dead (a
+// supervised run moves it forward with ExtendLease while it runs).
+const (
+	attrLeaseExec  = "lease_exec"
+	attrCancelExec = "cancel_exec"
+)
+
+// AcquireRun is AcquireSession for a run of execution execID: the same UpdateItem records
+// execID as the lease's execution (lease_exec) and drops a cancel mark an earlier holder that
+// died may have left.
+func (st *Store) AcquireRun(ctx context.Context, p domain.Principal, id, leaseID, execID string, until, now time.Time) (*domain.Session, error) {
+	if len(execID) > maxLeaseID {
+		return nil, fmt.Errorf("execution id of %d bytes, more than %d", len(execID), maxLeaseID)
+	}
+	return st.acquire(ctx, p, id, leaseID, execID, until, now)
+}
+
+// ExtendLease moves the lease's end to until (a supervised run's heartbeat) and, when execID
+// is not empty, records it as the lease's execution (a resumed run learns its execution only
+// from the session it acquired). It is a KindConflict error when leaseID no longer holds the
+// session (the lease expired and was taken, or the session is gone).
+func (st *Store) ExtendLease(ctx context.Context, id, leaseID, execID string, until time.Time) error {
+	if len(execID) > maxLeaseID {
+		return fmt.Errorf("execution id of %d bytes, more than %d", len(execID), maxLeaseID)
+	}
+	update := "SET lease_until = :u"
+	values := map[string]types.AttributeValue{":l": stringAttr(leaseID), ":u": numberAttr(until.UnixMilli())}
+	if execID != "" {
+		update += ", " + attrLeaseExec + " = :x"
+		values[":x"] = stringAttr(execID)
+	}
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(st.table),
+		Key:                       itemKey(sessionPK(id), sessionSK),
+		UpdateExpression:          aws.String(update),
+		ConditionExpression:       aws.String("lease_id = :l"),
+		ExpressionAttributeValues: values,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return &domain.Error{Kind: domain.KindConflict, Message: "The session's lease was lost", Err: err}
+	}
+	return translate(err)
+}
+
+// RequestCancel marks the session's run of execID to be cancelled (one conditional
+// UpdateItem): only while a live lease runs execID. Otherwise (no run of execID holds the
+// session, or its holder died) it is domain.ErrNotFound and nothing is written.
+func (st *Store) RequestCancel(ctx context.Context, id, execID string, now time.Time) error {
+	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(st.table),
+		Key:                      itemKey(sessionPK(id), sessionSK),
+		UpdateExpression:         aws.String("SET #c = :x"),
+		ConditionExpression:      aws.String("#e = :x AND lease_until > :now"),
+		ExpressionAttributeNames: map[string]string{"#c": attrCancelExec, "#e": attrLeaseExec},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":x": stringAttr(execID),
+			":now": numberAttr(now.UnixMilli())},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return domain.ErrNotFound
+	}
+	return translate(err)
+}
+
+// CancelRequested reports whether a cancel of execID is marked on the session: one eventually
+// consistent GetItem of the one attribute (half a read unit), made by a run's supervisor once a
+// second. A mark written just before may be missed once; the next read sees it.
+func (st *Store) CancelRequested(ctx context.Context, id, execID string) (bool, error) {
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:                aws.String(st.table),
+		Key:                      itemKey(sessionPK(id), sessionSK),
+		ProjectionExpression:     aws.String("#c"),
+		ExpressionAttributeNames: map[string]string{"#c": attrCancelExec},
+	})
+	if err != nil {
+		return false, translate(err)
+	}
+	v, ok := out.Item[attrCancelExec].(*types.AttributeValueMemberS)
+	return ok && v.Value == execID, nil
+}
+
+// CancelQueued records e (status cancelled) only if its stored record is still queued (a
+// conditional PutItem); a record the worker took meanwhile (running) or that finished is a
+// KindConflict error and is left as it is.
+func (st *Store) CancelQueued(ctx context.Context, e *domain.Execution) error {
+	it, err := executionItem(e.SessionID, e)
+	if err != nil {
+		return err
+	}
+	err = st.put(ctx, &dynamodb.PutItemInput{Item: it,
+		// A record from before the status attribute was kept is read in its data, whose JSON
+		// holds "status":"queued" when queued (or, in such an old record alone, when its
+		// request's inputs hold that pair).
+		ConditionExpression:       aws.String("#s = :q OR (attribute_not_exists(#s) AND contains(#d, :qj))"),
+		ExpressionAttributeNames:  map[string]string{"#s": attrStatus, "#d": attrData},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":q": stringAttr(domain.ExecQueued), ":qj": stringAttr(`"status":"queued"`)},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return &domain.Error{Kind: domain.KindConflict, Message: fmt.Sprintf("Execution %s is no longer queued", e.ID), Err: err}
+	}
+	return translate(err)
+}
