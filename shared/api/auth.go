@@ -62,6 +62,7 @@ type keyJSON struct {
 	ParentID  *string    `json:"parent_id"`
 	Scopes    []string   `json:"scopes"`
 	RateLimit int        `json:"rate_limit"`
+	Limits    limitsJSON `json:"limits"`
 	ExpiresAt time.Time  `json:"expires_at"`
 	RevokedAt *time.Time `json:"revoked_at"`
 	CreatedAt time.Time  `json:"created_at"`
@@ -74,7 +75,7 @@ func KeyView(k *domain.APIKey) any { return viewKey(k, "") }
 
 func viewKey(k *domain.APIKey, secret string) keyJSON {
 	return keyJSON{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Owner: k.Owner, Company: k.Company, ParentID: k.ParentID,
-		Scopes: k.Scopes, RateLimit: k.RateLimit, ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt, Key: secret}
+		Scopes: k.Scopes, RateLimit: k.RateLimit, Limits: viewLimits(k.RateLimit, k.Budget), ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt, Key: secret}
 }
 
 type createKeyRequest struct {
@@ -85,6 +86,11 @@ type createKeyRequest struct {
 	ExpiresAt *string  `json:"expires_at"`
 	Scopes    []string `json:"scopes"`
 	RateLimit *int     `json:"rate_limit"`
+	Limits    *struct {
+		RequestsPerMinute *int     `json:"requests_per_minute"`
+		MonthlyTokens     *int64   `json:"monthly_tokens"`
+		MonthlyCostUSD    *float64 `json:"monthly_cost_usd"`
+	} `json:"limits"`
 }
 
 // refusedKeys: a key's company is never chosen by the client.
@@ -104,6 +110,19 @@ func (h *authHandlers) createKey(w http.ResponseWriter, r *http.Request) error {
 	in := auth.NewKey{Name: req.Name, Owner: req.Owner, Scopes: req.Scopes, RateLimit: p.RateLimit}
 	if req.RateLimit != nil {
 		in.RateLimit = *req.RateLimit
+	}
+	if l := req.Limits; l != nil {
+		// limits.requests_per_minute is rate_limit by another name: one limit, stored once.
+		in.Budget = domain.Budget{MonthlyTokens: l.MonthlyTokens, MonthlyCostUSD: l.MonthlyCostUSD}
+		if errs := domain.ValidateLimits("limits.", l.RequestsPerMinute, in.Budget); len(errs) > 0 {
+			return domain.Invalid(errs)
+		}
+		if rpm := l.RequestsPerMinute; rpm != nil {
+			if req.RateLimit != nil && *req.RateLimit != *rpm {
+				return domain.Invalid([]domain.FieldError{{Field: "limits.requests_per_minute", Message: fmt.Sprintf("must equal rate_limit (%d) when both are given: they are the same limit", *req.RateLimit)}})
+			}
+			in.RateLimit = *rpm
+		}
 	}
 	switch {
 	case req.ExpiresIn != nil && req.ExpiresAt != nil:

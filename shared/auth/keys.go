@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,6 +41,8 @@ type NewKey struct {
 	ExpiresAt time.Time
 	Scopes    []string
 	RateLimit int
+	// Budget is the key's monthly budget (limits.monthly_tokens, limits.monthly_cost_usd).
+	Budget domain.Budget
 }
 
 // CreateKey stores a new operator key (from scripts/apikey or the dev server, which hold the
@@ -83,6 +86,7 @@ func (s *Service) CreateKeyAs(ctx context.Context, p domain.Principal, in NewKey
 	if p.RateLimit > 0 && (in.RateLimit < 1 || in.RateLimit > p.RateLimit) {
 		errs = append(errs, domain.FieldError{Field: "rate_limit", Message: fmt.Sprintf("must be between 1 and %d requests per minute, the limit of the key creating it", p.RateLimit)})
 	}
+	in.Budget, errs = boundBudget(p.Budget, in.Budget, errs)
 	if limit := p.ExpiresAt.UTC().Truncate(time.Second); expires.After(limit) {
 		switch explicit {
 		case "":
@@ -107,6 +111,29 @@ func (s *Service) CreateKeyAs(ctx context.Context, p domain.Principal, in NewKey
 		return nil, "", err
 	}
 	return k, secret, nil
+}
+
+// boundBudget holds a new key's budget to its creator's, as its rate limit is: a creator with a
+// budget makes keys with one no larger (its own when none is given). Each key's budget counts its
+// own usage; a cap shared by keys is the company's (PUT /api/v1/limits/).
+func boundBudget(creator, in domain.Budget, errs []domain.FieldError) (domain.Budget, []domain.FieldError) {
+	if c := creator.MonthlyTokens; c != nil {
+		switch {
+		case in.MonthlyTokens == nil:
+			in.MonthlyTokens = c
+		case *in.MonthlyTokens > *c:
+			errs = append(errs, domain.FieldError{Field: "limits.monthly_tokens", Message: fmt.Sprintf("must be at most %d, the monthly token budget of the key creating it", *c)})
+		}
+	}
+	if c := creator.MonthlyCostUSD; c != nil {
+		switch {
+		case in.MonthlyCostUSD == nil:
+			in.MonthlyCostUSD = c
+		case *in.MonthlyCostUSD > *c:
+			errs = append(errs, domain.FieldError{Field: "limits.monthly_cost_usd", Message: fmt.Sprintf("must be at most %s, the monthly cost budget in US dollars of the key creating it", strconv.FormatFloat(*c, 'f', -1, 64))})
+		}
+	}
+	return in, errs
 }
 
 // errNoAudit refuses an audited action of a service built without its recorder.
@@ -142,6 +169,7 @@ func validateNewKey(in NewKey, now time.Time) (expires time.Time, explicit strin
 			errs = append(errs, domain.FieldError{Field: fmt.Sprintf("scopes.%d", i), Message: fmt.Sprintf("unknown scope %q; known: %s", sc, strings.Join(domain.KnownScopes, ", "))})
 		}
 	}
+	errs = append(errs, domain.ValidateLimits("limits.", nil, in.Budget)...)
 	if in.RateLimit < 0 || in.RateLimit > MaxRateLimit {
 		errs = append(errs, domain.FieldError{Field: "rate_limit", Message: fmt.Sprintf("must be between 0 (no limit) and %d requests per minute", MaxRateLimit)})
 	}
@@ -160,7 +188,7 @@ func (s *Service) store(ctx context.Context, in NewKey, expires time.Time, ances
 	k := &domain.APIKey{
 		ID: uuid.NewString(), Name: in.Name, Prefix: secret[:10], Hash: HashKey(secret),
 		Owner: in.Owner, Company: in.Company, Scopes: slices.Clone(in.Scopes), RateLimit: in.RateLimit,
-		ExpiresAt: expires, CreatedAt: now, Ancestors: ancestors,
+		Budget: in.Budget, ExpiresAt: expires, CreatedAt: now, Ancestors: ancestors,
 	}
 	if len(ancestors) > 0 {
 		k.ParentID = &ancestors[0]

@@ -71,6 +71,9 @@ type APIKey struct {
 	Ancestors []string
 	Scopes    []string
 	RateLimit int
+	// Budget is the key's own monthly budget, counted from its own usage (its children's is
+	// theirs).
+	Budget    Budget
 	ExpiresAt time.Time
 	RevokedAt *time.Time
 	CreatedAt time.Time
@@ -82,7 +85,8 @@ type Principal struct {
 	Owner     string
 	Company   string
 	Scopes    []string
-	RateLimit int // requests per minute; 0 means unlimited
+	RateLimit int    // requests per minute; 0 means unlimited
+	Budget    Budget // the key's monthly budget
 	ExpiresAt time.Time
 	Ancestors []string // of the key, parent first
 	ViaToken  bool     // authenticated by a bearer token rather than the key itself
@@ -124,6 +128,6 @@ func (p Principal) IsAdmin() bool { return p.Can(ScopeAdmin) }
 
 // Principal is the caller a valid key authenticates.
 func (k *APIKey) Principal() Principal {
-	return Principal{KeyID: k.ID, Owner: k.Owner, Company: k.Company, Scopes: k.Scopes, RateLimit: k.RateLimit,
+	return Principal{KeyID: k.ID, Owner: k.Owner, Company: k.Company, Scopes: k.Scopes, RateLimit: k.RateLimit, Budget: k.Budget,
 		ExpiresAt: k.ExpiresAt, Ancestors: k.Ancestors}
 }

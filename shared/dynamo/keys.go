@@ -16,19 +16,22 @@ import (
 
 // keyRecord is a key as stored: what the API shows plus what it never shows.
 type keyRecord struct {
-	ID        string     `json:"id"`
-	Name      string     `json:"name"`
-	Prefix    string     `json:"prefix"`
-	Owner     string     `json:"owner"`
-	Company   string     `json:"company"`
-	ParentID  *string    `json:"parent_id"`
-	Scopes    []string   `json:"scopes"`
-	RateLimit int        `json:"rate_limit"`
-	ExpiresAt time.Time  `json:"expires_at"`
-	RevokedAt *time.Time `json:"revoked_at"`
-	CreatedAt time.Time  `json:"created_at"`
-	Hash      string     `json:"hash"`
-	Ancestors []string   `json:"ancestors,omitempty"`
+	ID        string   `json:"id"`
+	Name      string   `json:"name"`
+	Prefix    string   `json:"prefix"`
+	Owner     string   `json:"owner"`
+	Company   string   `json:"company"`
+	ParentID  *string  `json:"parent_id"`
+	Scopes    []string `json:"scopes"`
+	RateLimit int      `json:"rate_limit"`
+	// The key's monthly budget; absent in records of keys made without one.
+	MonthlyTokens  *int64     `json:"monthly_tokens,omitempty"`
+	MonthlyCostUSD *float64   `json:"monthly_cost_usd,omitempty"`
+	ExpiresAt      time.Time  `json:"expires_at"`
+	RevokedAt      *time.Time `json:"revoked_at"`
+	CreatedAt      time.Time  `json:"created_at"`
+	Hash           string     `json:"hash"`
+	Ancestors      []string   `json:"ancestors,omitempty"`
 }
 
 func keyPK(hash string) string          { return "APIKEY#" + hash }
@@ -38,6 +41,7 @@ func rateKey(id string, w int64) string { return fmt.Sprintf("RATE#%s#%d", id, w
 func keyItem(k *domain.APIKey) (map[string]types.AttributeValue, error) {
 	it, err := item(keyPK(k.Hash), "K", keyRecord{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Owner: k.Owner,
 		Company: k.Company, ParentID: k.ParentID, Scopes: k.Scopes, RateLimit: k.RateLimit, ExpiresAt: k.ExpiresAt,
+		MonthlyTokens: k.Budget.MonthlyTokens, MonthlyCostUSD: k.Budget.MonthlyCostUSD,
 		RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt, Hash: k.Hash, Ancestors: k.Ancestors})
 	if err != nil {
 		return nil, err
@@ -54,6 +58,7 @@ func decodeKey(it map[string]types.AttributeValue) (*domain.APIKey, error) {
 	}
 	return &domain.APIKey{ID: r.ID, Name: r.Name, Prefix: r.Prefix, Hash: r.Hash, Owner: r.Owner, Company: r.Company,
 		ParentID: r.ParentID, Ancestors: r.Ancestors, Scopes: r.Scopes, RateLimit: r.RateLimit, ExpiresAt: r.ExpiresAt,
+		Budget:    domain.Budget{MonthlyTokens: r.MonthlyTokens, MonthlyCostUSD: r.MonthlyCostUSD},
 		RevokedAt: r.RevokedAt, CreatedAt: r.CreatedAt}, nil
 }
 

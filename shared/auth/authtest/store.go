@@ -106,6 +106,19 @@ func (s *Store) RevokeKey(_ context.Context, k *domain.APIKey, at time.Time) (*d
 	return clone(c), nil
 }
 
+// CloneBudget is b with its own copies of its values.
+func CloneBudget(b domain.Budget) domain.Budget {
+	if b.MonthlyTokens != nil {
+		v := *b.MonthlyTokens
+		b.MonthlyTokens = &v
+	}
+	if b.MonthlyCostUSD != nil {
+		v := *b.MonthlyCostUSD
+		b.MonthlyCostUSD = &v
+	}
+	return b
+}
+
 func clone(k *domain.APIKey) *domain.APIKey {
 	c := *k
 	c.Scopes = slices.Clone(k.Scopes)
@@ -121,5 +134,6 @@ func clone(k *domain.APIKey) *domain.APIKey {
 		r := *k.RevokedAt
 		c.RevokedAt = &r
 	}
+	c.Budget = CloneBudget(k.Budget)
 	return &c
 }

@@ -67,6 +67,9 @@ func putReadsBack(t *testing.T, st KeyStore) {
 	child.ParentID, child.Ancestors, child.Scopes = &parent.ID, []string{parent.ID, uuid.NewString()}, []string{}
 	bare := newKey(co, t0.Add(2*time.Second))
 	bare.Scopes, bare.Ancestors, bare.RateLimit = nil, []string{}, 0
+	tokens, dollars, free := int64(1_000_000), 12.5, 0.0
+	parent.Budget = domain.Budget{MonthlyTokens: &tokens, MonthlyCostUSD: &dollars}
+	child.Budget = domain.Budget{MonthlyCostUSD: &free} // a zero budget is a budget, not none
 	for _, k := range []*domain.APIKey{parent, child, bare} {
 		want := copyKey(k)
 		if len(k.Ancestors) == 0 {
