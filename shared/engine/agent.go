@@ -31,6 +31,7 @@ type outcome struct {
 // resume, when set, is the node's state from a paused run, continued with ans.
 func (e *Engine) runNode(ctx context.Context, p domain.Principal, query string, n *Node, system string, turns []domain.Turn, em *emitter, bind ToolBinder, resume *nodeState, ans *Answers) (o *outcome, err error) {
 	start := time.Now()
+	ctx, span := e.startNode(ctx, n)
 	if resume == nil {
 		em.send(Event{Type: EventNodeStarted, Node: n.Name, Data: map[string]any{"agent_type": n.AgentType}})
 	}
@@ -39,6 +40,7 @@ func (e *Engine) runNode(ctx context.Context, p domain.Principal, query string, 
 		if r := recover(); r != nil {
 			err = fmt.Errorf("agent %q: panic: %v", n.Name, r)
 		}
+		endNode(span, o, err)
 		if err != nil || o.paused != nil {
 			return
 		}
@@ -360,20 +362,26 @@ func (c *call) converse(ctx context.Context, o *outcome, iteration int) (*domain
 		return nil, err
 	}
 	start := time.Now()
+	ctx, span := c.startChat(ctx)
 	resp, err := c.model.Converse(ctx, c.req)
 	if err == nil && resp == nil {
 		err = errors.New("model returned no response")
 	}
+	c.endChat(span, resp, err)
 	if err != nil {
 		return nil, err
 	}
 	o.usage.Add(resp.Usage)
-	c.em.send(Event{Type: EventModelCall, Node: c.node.Name, Data: map[string]any{
+	data := map[string]any{
 		"provider": c.node.Provider, "model": c.node.Model,
 		"input_tokens": resp.Usage.InputTokens, "output_tokens": resp.Usage.OutputTokens,
 		"stop_reason": resp.StopReason, "duration_ms": time.Since(start).Milliseconds(),
-		"iteration": iteration,
-	}})
+		"iteration": iteration, "output": domain.Clip(resp.Text(), maxEventOutput),
+	}
+	if c.e.tracing.CaptureContent {
+		data["prompt"] = promptData(c.req)
+	}
+	c.em.send(Event{Type: EventModelCall, Node: c.node.Name, Data: data})
 	return resp, nil
 }
 
@@ -403,7 +411,9 @@ func (c *call) runTools(ctx context.Context, st *nodeState, uses []*domain.ToolU
 			var err error
 			select {
 			case sem <- struct{}{}:
-				out, err = c.callTool(ctx, u)
+				tctx, span := c.startTool(ctx, u)
+				out, err = c.callTool(tctx, u)
+				c.endTool(span, out, err)
 				<-sem
 			case <-ctx.Done():
 				err = ctx.Err()

@@ -9,8 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentorch/agentorch/shared/domain"
 )
 
 // Message is a stored conversation message; Role is RoleUser or RoleAssistant, Node the agent
@@ -52,6 +54,8 @@ type Run struct {
 	// Tools, when set, binds tools for this run only, after the engine's own binder: tools
 	// that hold per-run state (a company's MCP servers, read once, with their connections).
 	Tools ToolBinder
+	// Trace names the run's invoke_agent span (the session, the agent, the execution).
+	Trace TraceInfo
 }
 
 // Result is what an execution produced.
@@ -108,6 +112,8 @@ type Engine struct {
 	tools     ToolBinder
 	retriever Retriever // nil: knowledge_bases are ignored
 	limits    Limits
+	tracing   Tracing
+	tracer    trace.Tracer // nil: a no-op tracer
 }
 
 // NewEngine returns an engine that resolves providers with models and binds each node's tools for
@@ -164,10 +170,14 @@ func (e *Engine) Resume(ctx context.Context, run Run, checkpoint []byte, ans Ans
 	return e.run(ctx, run, cp, &ans)
 }
 
-func (e *Engine) run(ctx context.Context, run Run, cp *checkpoint, ans *Answers) (*Result, error) {
+func (e *Engine) run(ctx context.Context, run Run, cp *checkpoint, ans *Answers) (res *Result, err error) {
+	ctx, span := e.startRun(ctx, run)
 	em := &emitter{emit: run.Emit, onText: run.OnText}
-	res := &Result{StopReason: domain.StopEndTurn}
-	defer func() { res.Events = em.count() }()
+	res = &Result{StopReason: domain.StopEndTurn}
+	defer func() {
+		res.Events = em.count()
+		e.endRun(ctx, span, res, err)
+	}()
 	g := run.Graph
 	if g == nil {
 		return res, errors.New("run: no graph")

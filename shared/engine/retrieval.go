@@ -239,6 +239,8 @@ func (c *call) search(ctx context.Context, query string, refs []domain.Knowledge
 		return nil, RetrievalDenied
 	}
 	start := time.Now()
+	ids := domain.KnowledgeBaseIDs(refs)
+	ctx, span := c.startRetrieval(ctx, query, ids, topK)
 	res, err := c.e.retriever.SearchKnowledge(ctx, c.company, query, refs, topK)
 	if err == nil && res == nil {
 		err = errors.New("retriever returned no result")
@@ -249,9 +251,9 @@ func (c *call) search(ctx context.Context, query string, refs []domain.Knowledge
 	} else {
 		c.retr.markSearched()
 	}
-	ids := domain.KnowledgeBaseIDs(refs)
+	c.endRetrieval(span, ps, err)
 	data := map[string]any{"query": clipChars(query, maxEventQuery), "knowledge_bases": ids, "hits": len(ps),
-		"duration_ms": time.Since(start).Milliseconds()}
+		"duration_ms": time.Since(start).Milliseconds(), "chunks": chunkData(ps)}
 	for k, v := range extra {
 		data[k] = v
 	}

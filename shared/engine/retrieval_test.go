@@ -89,7 +89,12 @@ func TestLLMRetrievalPrompt(t *testing.T) {
 		t.Errorf("retrieval event %+v: want node bot and a duration_ms", ev)
 	}
 	delete(ev.Data, "duration_ms")
-	wantData := map[string]any{"query": "Can I return\nthings?", "knowledge_bases": []string{"k1", "k2"}, "hits": 3, "source": "prompt"}
+	wantData := map[string]any{"query": "Can I return\nthings?", "knowledge_bases": []string{"k1", "k2"}, "hits": 3, "source": "prompt",
+		"chunks": []map[string]any{
+			{"index": 1, "id": "k1/manual/3", "knowledge_base_id": "k1", "file_id": "manual", "chunk_index": 3, "score": 0.91},
+			{"index": 2, "id": "k2/faq/0", "knowledge_base_id": "k2", "file_id": "faq", "chunk_index": 0, "score": 0.77},
+			{"index": 3, "id": "k1/manual/4", "knowledge_base_id": "k1", "file_id": "manual", "chunk_index": 4, "score": 0.52},
+		}}
 	if diff := cmp.Diff(wantData, ev.Data); diff != "" {
 		t.Errorf("retrieval event data (-want +got):\n%s", diff)
 	}
