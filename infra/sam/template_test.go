@@ -179,7 +179,8 @@ func TestTemplateFunctionSettings(t *testing.T) {
 	deadExecutions := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"ExecutionDeadLetterQueue", "QueueName"}}}
 	sendIngest := map[string]any{"SQSSendMessagePolicy": ingestQueue}
 	webhookQueue := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"WebhookQueue", "QueueName"}}}
-	// The mcpservers function seals MCP servers' headers; the runs open them.
+	// The mcpservers function seals MCP servers' headers; the runs open them. The webhooks
+	// function seals webhooks' signing secrets; the delivery function opens them.
 	credentials := map[string]any{"AWSSecretsManagerGetSecretValuePolicy": map[string]any{"SecretArn": ref("CredentialsKey")}}
 	type settings struct {
 		memory, timeout int
@@ -192,9 +193,11 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		// Seals and opens MCP servers' headers.
 		"MCPServersFunction": {256, 29, []any{crud, secret, credentials}},
 		"AuthFunction":       {256, 29, []any{crud, secret}},
-		"WebhooksFunction":   {256, 29, []any{crud, secret, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
-		// Fans events out and makes the attempts: the table and its own queue.
-		"WebhookDeliveryFunction": {256, 60, []any{crud, map[string]any{"SQSPollerPolicy": webhookQueue}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
+		// Seals the webhooks' signing secrets (and opens them to rotate).
+		"WebhooksFunction": {256, 29, []any{crud, secret, credentials, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
+		// Fans events out and makes the attempts: the table, its own queue, and the credentials
+		// key that opens the signing secrets.
+		"WebhookDeliveryFunction": {256, 60, []any{crud, credentials, map[string]any{"SQSPollerPolicy": webhookQueue}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 		"SessionsFunction":        {256, 29, []any{crud, secret}},
 		// Stores uploads and serves them; no model, no queue.
 		"ImagesFunction": {256, 29, []any{crud, secret, readWriteImages}},

@@ -36,8 +36,9 @@ type Function struct {
 	Dir  string
 	HTTP core.Builder
 	SQS  core.SQSBuilder
-	// Secrets: the function verifies bearer tokens or unseals MCP servers' headers, so its main
-	// passes secrets.Manager (the dev server and the tests' App reads through it too).
+	// Secrets: the function verifies bearer tokens or unseals MCP servers' headers or webhooks'
+	// signing secrets, so its main passes secrets.Manager (the dev server and the tests' App
+	// reads through it too).
 	Secrets bool
 	// MCP: the function connects to MCP servers, so its main passes core.WithMCP(mcp.ForPolicy).
 	MCP bool
@@ -68,7 +69,7 @@ var Functions = []Function{
 	{Dir: "executionfailed", SQS: hooks.ExecutionFailed},
 	{Dir: "ingest", SQS: kb.Ingest},
 	{Dir: "ingestfailed", SQS: kb.IngestFailed},
-	{Dir: "webhookdelivery", SQS: hooks.Delivery},
+	{Dir: "webhookdelivery", SQS: hooks.Delivery, Secrets: true},
 }
 
 // Lookup returns the function of a directory.

@@ -66,7 +66,7 @@ var (
 	runFns       = []string{"runtime", "stream", "worker"}
 	mcpFns       = []string{"mcpservers", "runtime", "stream", "worker"}
 	toolFns      = []string{"agents", "sessions", "runtime", "stream", "worker"}
-	secretFns    = []string{"agents", "mcpservers", "webhooks", "auth", "sessions", "runtime", "stream", "images", "files", "collections", "knowledge", "worker"}
+	secretFns    = []string{"agents", "mcpservers", "webhooks", "auth", "sessions", "runtime", "stream", "images", "files", "collections", "knowledge", "worker", "webhookdelivery"}
 	linkLists    = []struct {
 		pkg  string
 		code bool // counted by linked code (imported everywhere through api)

@@ -26,7 +26,9 @@ const (
 	webhookCountSK = "COUNT"
 )
 
-// webhookRecord is the stored form of a webhook.
+// webhookRecord is the stored form of a webhook. Its secrets are stored as the store is given
+// them: sealed ("sealed:<base64>", webhooks.Sealed) by the functions, whsec_… in the clear in
+// records written before sealing.
 type webhookRecord struct {
 	ID             string    `json:"id"`
 	Company        string    `json:"company"`

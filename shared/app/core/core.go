@@ -7,6 +7,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/agentorch/agentorch/shared/dynamo"
 	"github.com/agentorch/agentorch/shared/netguard"
 	"github.com/agentorch/agentorch/shared/platform"
+	"github.com/agentorch/agentorch/shared/seal"
 )
 
 // App holds what every function shares: one store, one authenticator (and its key cache), and
@@ -114,6 +116,22 @@ func (a *App) Secret(ctx context.Context, arn string) ([]byte, error) {
 		return nil, fmt.Errorf("read secret %s: this function reads no secrets", arn)
 	}
 	return a.secrets(ctx, arn)
+}
+
+// CredentialsKey is the source of the secret the key that seals stored credentials (MCP
+// servers' headers, webhooks' signing secrets) is derived from, read on first use:
+// CREDENTIALS_KEY locally, the CREDENTIALS_KEY_ARN secret on AWS (through the reader UseSecrets
+// gave).
+func (a *App) CredentialsKey() seal.KeySource {
+	switch cfg := a.Config; {
+	case cfg.CredentialsKey != "":
+		return seal.Static(cfg.CredentialsKey)
+	case cfg.CredentialsKeyARN != "":
+		return func(ctx context.Context) ([]byte, error) { return a.Secret(ctx, cfg.CredentialsKeyARN) }
+	}
+	return func(context.Context) ([]byte, error) {
+		return nil, errors.New("config: CREDENTIALS_KEY or CREDENTIALS_KEY_ARN must be set to store MCP servers' headers and webhooks' secrets")
+	}
 }
 
 // MCPConnect makes the MCP client adapter for an address guard (shared/mcp's ForPolicy).

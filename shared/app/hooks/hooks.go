@@ -12,6 +12,7 @@ import (
 	"github.com/agentorch/agentorch/shared/app/core"
 	"github.com/agentorch/agentorch/shared/netguard"
 	"github.com/agentorch/agentorch/shared/platform"
+	"github.com/agentorch/agentorch/shared/seal"
 	"github.com/agentorch/agentorch/shared/sqs"
 	"github.com/agentorch/agentorch/shared/webhooks"
 )
@@ -25,7 +26,20 @@ func Guard(a *core.App) netguard.Policy { return netguard.Policy{AllowHosts: a.C
 // network call.
 func Service(a *core.App) *webhooks.Service {
 	s, _ := core.Shared(a, serviceKey{}, func() (*webhooks.Service, error) {
-		return webhooks.New(a.Store, Guard(a)).WithAudit(a.Audit), nil
+		return webhooks.New(store(a), Guard(a)).WithAudit(a.Audit), nil
+	})
+	return s
+}
+
+type storeKey struct{}
+
+// store is the application's store of webhooks, their signing secrets sealed under the
+// credentials key (read on the first read or write of a webhook that carries a secret: the
+// webhooks and delivery functions pass secrets.Manager; the functions that only publish never
+// read it).
+func store(a *core.App) webhooks.Store {
+	s, _ := core.Shared(a, storeKey{}, func() (webhooks.Store, error) {
+		return webhooks.Sealed(a.Store, seal.New(a.CredentialsKey())), nil
 	})
 	return s
 }
@@ -47,7 +61,7 @@ func Deliverer(a *core.App) *webhooks.Deliverer {
 		if a.Config.WebhookQueueURL != "" {
 			q = sqs.NewQueue(sqs.NewClient(a.AWS, a.Config.SQSEndpoint), a.Config.WebhookQueueURL)
 		}
-		return webhooks.NewDeliverer(a.Store, a.Store, q, webhooks.Client(Guard(a))), nil
+		return webhooks.NewDeliverer(store(a), a.Store, q, webhooks.Client(Guard(a))), nil
 	})
 	return d
 }

@@ -1,8 +1,8 @@
 // Package secrets reads the application's secrets from Secrets Manager: the token-signing secret
-// (TOKEN_SECRET_ARN) where TOKEN_SECRET is not set, and the MCP credentials key
-// (CREDENTIALS_KEY_ARN). The mains of the functions that verify bearer tokens or unseal MCP
-// headers pass Manager; the others (meta, the dead-letter and ingestion functions) do not link
-// the client.
+// (TOKEN_SECRET_ARN) where TOKEN_SECRET is not set, and the credentials key (CREDENTIALS_KEY_ARN)
+// MCP servers' headers and webhooks' signing secrets are sealed under. The mains of the
+// functions that verify bearer tokens or unseal those pass Manager; the others (meta, the
+// dead-letter and ingestion functions) do not link the client.
 package secrets
 
 import (

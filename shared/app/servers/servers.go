@@ -6,9 +6,6 @@
 package servers
 
 import (
-	"context"
-	"errors"
-
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/app/core"
 	"github.com/agentorch/agentorch/shared/mcpservers"
@@ -23,22 +20,9 @@ type serviceKey struct{}
 // no network call.
 func Service(a *core.App) *mcpservers.Service {
 	s, _ := core.Shared(a, serviceKey{}, func() (*mcpservers.Service, error) {
-		return mcpservers.New(a.Store, a.MCPConnector(), seal.New(credentialsKey(a))).WithAudit(a.Audit), nil
+		return mcpservers.New(a.Store, a.MCPConnector(), seal.New(a.CredentialsKey())).WithAudit(a.Audit), nil
 	})
 	return s
-}
-
-// credentialsKey is the source of the secret the credentials sealing key is derived from.
-func credentialsKey(a *core.App) seal.KeySource {
-	switch cfg := a.Config; {
-	case cfg.CredentialsKey != "":
-		return seal.Static(cfg.CredentialsKey)
-	case cfg.CredentialsKeyARN != "":
-		return func(ctx context.Context) ([]byte, error) { return a.Secret(ctx, cfg.CredentialsKeyARN) }
-	}
-	return func(context.Context) ([]byte, error) {
-		return nil, errors.New("config: CREDENTIALS_KEY or CREDENTIALS_KEY_ARN must be set to store MCP servers' headers")
-	}
 }
 
 // Group builds the mcp-servers group: register, read, update and delete the company's servers,
