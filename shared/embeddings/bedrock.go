@@ -54,22 +54,30 @@ func (e *bedrockEmbedder) Name() string           { return e.model.slug }
 // returns the vectors in the order of texts. The first text that fails for good cancels the
 // calls still running, and its error is returned.
 func (e *bedrockEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out, _, err := e.EmbedCounted(ctx, texts)
+	return out, err
+}
+
+// EmbedCounted is Embed that also says how many tokens Titan counted (the inputTextTokenCount
+// of each answer, summed): the tokens billed.
+func (e *bedrockEmbedder) EmbedCounted(ctx context.Context, texts []string) ([][]float32, int, error) {
 	for i, t := range texts {
 		if t == "" {
-			return nil, errEmpty(i)
+			return nil, 0, errEmpty(i)
 		}
 	}
 	out := make([][]float32, len(texts))
 	if len(texts) == 0 {
-		return out, nil
+		return out, 0, nil
 	}
 	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
-		next  atomic.Int64
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
+		next   atomic.Int64
+		tokens atomic.Int64
+		wg     sync.WaitGroup
+		once   sync.Once
+		first  error
 	)
 	for range min(e.opts.Concurrency, len(texts)) {
 		wg.Go(func() {
@@ -78,37 +86,39 @@ func (e *bedrockEmbedder) Embed(ctx context.Context, texts []string) ([][]float3
 				if i >= len(texts) {
 					return
 				}
-				v, err := e.embedOne(callCtx, texts[i])
+				v, n, err := e.embedOne(callCtx, texts[i])
 				if err != nil {
 					once.Do(func() { first = wrapf(err, "text %d", i) })
 					cancel()
 					return
 				}
 				out[i] = v
+				tokens.Add(int64(n))
 			}
 		})
 	}
 	wg.Wait()
 	if first != nil {
-		return nil, first
+		return nil, int(tokens.Load()), first
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, wrapf(err, "bedrock embeddings %s", e.model.id)
+		return nil, int(tokens.Load()), wrapf(err, "bedrock embeddings %s", e.model.id)
 	}
-	return out, nil
+	return out, int(tokens.Load()), nil
 }
 
 // embedOne makes one InvokeModel call, retrying throttling and server errors with backoff while
-// the deadline allows. The adapter owns retries: the SDK's retryer is off for its calls, since
+// the deadline allows, and returns the vector and the tokens Titan counted (estimated when the
+// answer does not say). The adapter owns retries: the SDK's retryer is off for its calls, since
 // it would sleep into the deadline.
-func (e *bedrockEmbedder) embedOne(ctx context.Context, text string) ([]float32, error) {
+func (e *bedrockEmbedder) embedOne(ctx context.Context, text string) ([]float32, int, error) {
 	req := titanRequest{InputText: text}
 	if e.model.id == ModelTitanV2 {
 		req.Dimensions, req.Normalize = e.dims, true
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return nil, wrapf(err, "bedrock embeddings: encode request")
+		return nil, 0, wrapf(err, "bedrock embeddings: encode request")
 	}
 	in := &bedrockruntime.InvokeModelInput{
 		ModelId:     aws.String(e.model.id),
@@ -140,25 +150,29 @@ func (e *bedrockEmbedder) embedOne(ctx context.Context, text string) ([]float32,
 	if err != nil {
 		switch {
 		case canceled(ctx):
-			return nil, wrapf(ctx.Err(), "bedrock embeddings %s", e.model.id)
+			return nil, 0, wrapf(ctx.Err(), "bedrock embeddings %s", e.model.id)
 		case errors.Is(err, backoff.ErrDeadline):
-			return nil, overloaded(err) // even when the last answer was a server error
+			return nil, 0, overloaded(err) // even when the last answer was a server error
 		}
-		return nil, err
+		return nil, 0, err
 	}
-	return e.parse(out.Body)
+	v, n, err := e.parse(out.Body)
+	if err == nil && n <= 0 {
+		n = estimateTokens(text)
+	}
+	return v, n, err
 }
 
-func (e *bedrockEmbedder) parse(body []byte) ([]float32, error) {
+func (e *bedrockEmbedder) parse(body []byte) ([]float32, int, error) {
 	var resp titanResponse
 	if err := json.Unmarshal(body, &resp); err != nil {
-		return nil, wrapf(err, "bedrock embeddings %s: decode response", e.model.id)
+		return nil, 0, wrapf(err, "bedrock embeddings %s: decode response", e.model.id)
 	}
 	if len(resp.Embedding) != e.dims {
-		return nil, fmt.Errorf("bedrock embeddings %s: got %d dimensions, want %d", e.model.id, len(resp.Embedding), e.dims)
+		return nil, 0, fmt.Errorf("bedrock embeddings %s: got %d dimensions, want %d", e.model.id, len(resp.Embedding), e.dims)
 	}
 	normalize(resp.Embedding)
-	return resp.Embedding, nil
+	return resp.Embedding, resp.InputTextTokenCount, nil
 }
 
 // bedrockRetryable reports whether a later attempt may succeed (retry) and whether the failure

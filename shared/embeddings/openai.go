@@ -46,6 +46,9 @@ type embeddingsResponse struct {
 		Index     int       `json:"index"`
 		Embedding []float32 `json:"embedding"`
 	} `json:"data"`
+	Usage struct {
+		PromptTokens int `json:"prompt_tokens"`
+	} `json:"usage"`
 }
 
 func (e *openaiEmbedder) Dimensions() int        { return e.dims }
@@ -58,22 +61,31 @@ func (e *openaiEmbedder) Name() string           { return e.model.slug }
 // configured dimensions is an invalid-request error naming both; vectors that are not of unit
 // length are normalised.
 func (e *openaiEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out, _, err := e.EmbedCounted(ctx, texts)
+	return out, err
+}
+
+// EmbedCounted is Embed that also says how many tokens the server counted (usage.prompt_tokens
+// of each batch, summed; estimated for a batch whose answer does not say): the tokens billed.
+func (e *openaiEmbedder) EmbedCounted(ctx context.Context, texts []string) ([][]float32, int, error) {
 	for i, t := range texts {
 		if t == "" {
-			return nil, errEmpty(i)
+			return nil, 0, errEmpty(i)
 		}
 	}
 	out := make([][]float32, len(texts))
+	tokens := 0
 	for start := 0; start < len(texts); {
 		end := e.batchEnd(texts, start)
-		vecs, err := e.embedBatch(ctx, texts[start:end])
+		vecs, n, err := e.embedBatch(ctx, texts[start:end])
 		if err != nil {
-			return nil, err
+			return nil, tokens, err
 		}
 		copy(out[start:end], vecs)
+		tokens += n
 		start = end
 	}
-	return out, nil
+	return out, tokens, nil
 }
 
 // batchEnd returns the end of the batch that starts at texts[start]: as many texts as fit all
@@ -93,18 +105,20 @@ func (e *openaiEmbedder) batchEnd(texts []string, start int) int {
 }
 
 // embedBatch makes one request, retrying rate limits (429) and server errors (5xx) with backoff,
-// honouring Retry-After, while the deadline allows.
-func (e *openaiEmbedder) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
+// honouring Retry-After, while the deadline allows; it returns the vectors and the tokens the
+// server counted (estimated when its answer has no usage).
+func (e *openaiEmbedder) embedBatch(ctx context.Context, texts []string) ([][]float32, int, error) {
 	req := embeddingsRequest{Model: e.model.id, Input: texts, EncodingFormat: "float"}
 	if strings.HasPrefix(e.model.id, "text-embedding-3-") {
 		req.Dimensions = e.dims // the only models that take the parameter; others reject it
 	}
 	payload, err := json.Marshal(req)
 	if err != nil {
-		return nil, wrapf(err, "openai embeddings: encode request")
+		return nil, 0, wrapf(err, "openai embeddings: encode request")
 	}
 	var (
 		vecs      [][]float32
+		tokens    int
 		throttled error // the last failed answer, for a deadline that ends a later attempt
 	)
 	err = backoff.Retry(ctx, e.opts.policy(), func(int) (time.Duration, bool, error) {
@@ -113,7 +127,7 @@ func (e *openaiEmbedder) embedBatch(ctx context.Context, texts []string) ([][]fl
 			return 0, false, deadlineError(ctx, throttled, err, "openai embeddings "+e.model.id)
 		}
 		if status == http.StatusOK {
-			vecs, err = e.parse(body, len(texts))
+			vecs, tokens, err = e.parse(body, len(texts))
 			return 0, false, err
 		}
 		throttled = e.failure(status, body)
@@ -122,11 +136,16 @@ func (e *openaiEmbedder) embedBatch(ctx context.Context, texts []string) ([][]fl
 	})
 	if err != nil {
 		if canceled(ctx) {
-			return nil, wrapf(ctx.Err(), "openai embeddings %s", e.model.id)
+			return nil, 0, wrapf(ctx.Err(), "openai embeddings %s", e.model.id)
 		}
-		return nil, err
+		return nil, 0, err
 	}
-	return vecs, nil
+	if tokens <= 0 {
+		for _, t := range texts {
+			tokens += estimateTokens(t)
+		}
+	}
+	return vecs, tokens, nil
 }
 
 // post sends one embeddings request and reads the response, bounded in size.
@@ -134,27 +153,27 @@ func (e *openaiEmbedder) post(ctx context.Context, payload []byte) (int, http.He
 	return openai.Post(ctx, e.opts.OpenAI.HTTPClient, e.opts.OpenAI.BaseURL+"/embeddings", e.opts.OpenAI.APIKey, payload, maxResponseBody)
 }
 
-// parse reads n vectors and puts each at its index.
-func (e *openaiEmbedder) parse(body []byte, n int) ([][]float32, error) {
+// parse reads n vectors, putting each at its index, and the tokens the answer's usage counts.
+func (e *openaiEmbedder) parse(body []byte, n int) ([][]float32, int, error) {
 	var resp embeddingsResponse
 	if err := json.Unmarshal(body, &resp); err != nil {
-		return nil, wrapf(err, "openai embeddings %s: decode response", e.model.id)
+		return nil, 0, wrapf(err, "openai embeddings %s: decode response", e.model.id)
 	}
 	if len(resp.Data) != n {
-		return nil, fmt.Errorf("openai embeddings %s: %d vectors for %d inputs", e.model.id, len(resp.Data), n)
+		return nil, 0, fmt.Errorf("openai embeddings %s: %d vectors for %d inputs", e.model.id, len(resp.Data), n)
 	}
 	out := make([][]float32, n)
 	for _, d := range resp.Data {
 		if d.Index < 0 || d.Index >= n || out[d.Index] != nil {
-			return nil, fmt.Errorf("openai embeddings %s: index %d out of range or repeated", e.model.id, d.Index)
+			return nil, 0, fmt.Errorf("openai embeddings %s: index %d out of range or repeated", e.model.id, d.Index)
 		}
 		if len(d.Embedding) != e.dims {
-			return nil, mismatch(e.model.id, len(d.Embedding), e.dims)
+			return nil, 0, mismatch(e.model.id, len(d.Embedding), e.dims)
 		}
 		normalize(d.Embedding)
 		out[d.Index] = d.Embedding
 	}
-	return out, nil
+	return out, resp.Usage.PromptTokens, nil
 }
 
 // failure translates an error answer into a domain error. Clients see at most a bounded,

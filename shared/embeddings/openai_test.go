@@ -25,6 +25,9 @@ type fakeOpenAI struct {
 	native int
 	scale  float32
 	reply  func(call int, w http.ResponseWriter) bool // true: answered
+	// noUsage leaves usage out of the answers (some compatible servers do); otherwise
+	// prompt_tokens counts the inputs' words.
+	noUsage bool
 
 	mu    sync.Mutex
 	reqs  []map[string]any
@@ -65,9 +68,17 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		data = append(data, item{"embedding", i, v})
 	}
+	words := 0
+	for _, in := range inputs {
+		words += len(strings.Fields(in.(string)))
+	}
+	answer := map[string]any{"object": "list", "data": data, "model": raw["model"],
+		"usage": map[string]int{"prompt_tokens": words, "total_tokens": words}}
+	if f.noUsage {
+		delete(answer, "usage")
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": raw["model"],
-		"usage": map[string]int{"prompt_tokens": 1, "total_tokens": 1}})
+	_ = json.NewEncoder(w).Encode(answer)
 }
 
 func (f *fakeOpenAI) requests() []map[string]any {

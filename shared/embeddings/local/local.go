@@ -32,14 +32,25 @@ func Loader(dir string) embeddings.LocalLoader {
 type embedder struct{ model *localembed.Model }
 
 func (e embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out, _, err := e.EmbedCounted(ctx, texts)
+	return out, err
+}
+
+// EmbedCounted is Embed that also says how many tokens the model read: its tokenizer's count of
+// each text, at most MaxTokens (what follows is not embedded).
+func (e embedder) EmbedCounted(ctx context.Context, texts []string) ([][]float32, int, error) {
 	if len(texts) == 0 {
-		return [][]float32{}, nil
+		return [][]float32{}, 0, nil
 	}
 	v, err := e.model.Embed(ctx, texts)
 	if err != nil {
-		return nil, fmt.Errorf("local embeddings: %w", err)
+		return nil, 0, fmt.Errorf("local embeddings: %w", err)
 	}
-	return v, nil
+	tokens := 0
+	for _, t := range texts {
+		tokens += min(len(e.model.Tokenize(t)), e.model.MaxTokens())
+	}
+	return v, tokens, nil
 }
 
 func (e embedder) Dimensions() int        { return e.model.Dimensions() }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,5 +144,36 @@ func TestLocalLoadFailureIsNotRemembered(t *testing.T) {
 	}
 	if _, err := fresh.Embedder(ctx, domain.Embedding{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Embedder with a cancelled context: %v, want context.Canceled", err)
+	}
+}
+
+// TestLocalCountsTheTokensItReads: the local provider counts what its tokenizer reads of each
+// text, at most MaxTokens (a longer text's tail is not embedded, so not counted).
+func TestLocalCountsTheTokensItReads(t *testing.T) {
+	p, err := embeddings.New(embeddings.Options{Local: local.Loader(modelCache(t))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := p.Embedder(context.Background(), domain.Embedding{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("refunds are accepted within thirty days ", 60)
+	in := []string{"Hello world.\nNew line\tTab", long}
+	c, ok := e.(interface {
+		EmbedCounted(context.Context, []string) ([][]float32, int, error)
+	})
+	if !ok {
+		t.Fatalf("%T does not count tokens", e)
+	}
+	vecs, n, err := c.EmbedCounted(context.Background(), in)
+	if err != nil || len(vecs) != 2 {
+		t.Fatalf("%d vectors, %v", len(vecs), err)
+	}
+	if e.Tokens(long) <= e.MaxTokens() {
+		t.Fatalf("the long text has %d tokens, not more than %d", e.Tokens(long), e.MaxTokens())
+	}
+	if want := 10 + e.MaxTokens(); n != want {
+		t.Errorf("tokens = %d, want %d (10, and the long text's first %d)", n, want, e.MaxTokens())
 	}
 }
