@@ -59,6 +59,9 @@ const (
 type RetrievalResult struct {
 	Hits     []Hit
 	Problems []RetrievalProblem
+	// EmbeddingTokens is what embedding the query took (the provider's count): the execute
+	// counts it into the company's usage.
+	EmbeddingTokens int
 }
 
 // RetrievalProblem is one knowledge base a retrieval left out, and why (a message for the

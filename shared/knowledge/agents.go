@@ -15,7 +15,8 @@ import (
 // knowledge bases of refs within company, each with its own retrieval_config (topK > 0
 // overrides every top_k: the knowledge_base_search tool's argument). Entries with the same
 // options share their searches: one embedding of the query per embedding model and one index
-// search per (index, options) group, so at most one of each per knowledge base. The hits are
+// search per (index, options) group, so at most one of each per knowledge base (the tokens of
+// the query's embeddings are in the result, for the caller's usage count). The hits are
 // merged best first: by score when every entry uses the same strategy, else by rank (the best of
 // each group, then the second best …), because BM25 and cosine scores are not comparable.
 //
@@ -81,15 +82,16 @@ func (s *Service) SearchKnowledge(ctx context.Context, company, query string, re
 	if err != nil {
 		return nil, err
 	}
-	vectors := map[domain.Embedding][]float32{}
+	qe := &queryEmbeddings{}
 	ranked := make([][]domain.Hit, len(groups))
 	mixed := false
 	for i, g := range groups {
 		mixed = mixed || g.opts.Strategy != groups[0].opts.Strategy
-		if ranked[i], err = s.searchWith(ctx, company, g.kbs, files, query, g.opts, vectors); err != nil {
+		if ranked[i], err = s.searchWith(ctx, company, g.kbs, files, query, g.opts, qe); err != nil {
 			return nil, err
 		}
 	}
+	res.EmbeddingTokens = qe.tokens
 	if !mixed {
 		for _, hs := range ranked {
 			res.Hits = append(res.Hits, hs...)

@@ -282,7 +282,9 @@ func (s *Service) ingestFile(ctx context.Context, j job) error {
 			}
 		}
 	}
-	if err := s.embedAndIndex(ctx, emb, kb, f, texts, from, to, j.RunID); err != nil && !errors.Is(err, errSuperseded) {
+	tokens, err := s.embedAndIndex(ctx, emb, kb, f, texts, from, to, j.RunID)
+	s.countEmbedding(ctx, kb.Company, "", tokens) // billed, whatever became of them
+	if err != nil && !errors.Is(err, errSuperseded) {
 		return s.failOrRetry(ctx, j, kb, &d, err, true)
 	}
 	// The file may have been deleted (its datasource marked removed, its chunks deleted) or
@@ -436,8 +438,9 @@ var errSuperseded = errors.New("superseded")
 // Put) while the next batch is embedded. While each batch after the first is embedded, the
 // knowledge base is read again: a job whose knowledge base was deleted or synced, or whose file
 // left it, stops after that batch (errSuperseded) instead of embedding the rest of its range.
-// Neither the Puts nor the reads hold up the embedder.
-func (s *Service) embedAndIndex(ctx context.Context, emb Embedder, kb *domain.KnowledgeBase, f *domain.File, texts []string, from, to int, runID string) error {
+// Neither the Puts nor the reads hold up the embedder. It returns the tokens it embedded (the
+// provider's count), an error or not.
+func (s *Service) embedAndIndex(ctx context.Context, emb Embedder, kb *domain.KnowledgeBase, f *domain.File, texts []string, from, to int, runID string) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan []domain.Chunk, (to-from)/s.l.EmbedBatch+1) // never blocks the embedder
@@ -468,7 +471,7 @@ func (s *Service) embedAndIndex(ctx context.Context, emb Embedder, kb *domain.Kn
 		}
 	}()
 	var embedErr error
-	superseded := false
+	superseded, tokens := false, 0
 	for i := from; i < to; i += s.l.EmbedBatch {
 		end := min(i+s.l.EmbedBatch, to)
 		var stale chan bool
@@ -476,7 +479,8 @@ func (s *Service) embedAndIndex(ctx context.Context, emb Embedder, kb *domain.Kn
 			stale = make(chan bool, 1)
 			go func() { stale <- s.stale(ctx, kb.ID, runID, f.ID) }()
 		}
-		vecs, err := emb.Embed(ctx, texts[i:end])
+		vecs, n, err := embed(ctx, emb, texts[i:end])
+		tokens += n
 		if stale != nil && <-stale {
 			superseded = true
 			break
@@ -502,11 +506,11 @@ func (s *Service) embedAndIndex(ctx context.Context, emb Embedder, kb *domain.Kn
 	<-done
 	switch {
 	case superseded:
-		return errSuperseded
+		return tokens, errSuperseded
 	case putErr != nil:
-		return stageErr("indexing failed", putErr)
+		return tokens, stageErr("indexing failed", putErr)
 	}
-	return embedErr
+	return tokens, embedErr
 }
 
 // stale reports whether a job's work has become useless: its knowledge base is gone or in

@@ -58,3 +58,38 @@ type Embedders interface {
 	Resolve(cfg domain.Embedding) (domain.Embedding, []domain.FieldError)
 	Embedder(ctx context.Context, cfg domain.Embedding) (Embedder, error)
 }
+
+// UsageCounter adds to the company's usage counters (shared/usage's report reads them): the
+// embedding tokens of each ingestion job and of each search through the API, one UpdateItem ADD
+// each.
+type UsageCounter interface {
+	CountUsage(ctx context.Context, e domain.UsageEntry) error
+}
+
+// countedEmbedder is an embedder that says how many tokens the provider counted (the
+// shared/embeddings providers); another is counted with its Tokens.
+type countedEmbedder interface {
+	EmbedCounted(ctx context.Context, texts []string) ([][]float32, int, error)
+}
+
+// embed embeds texts and says how many tokens that took: the provider's count where it gives
+// one, else the embedder's Tokens of each text up to what it reads. Tokens embedded before an
+// error still count (they were billed).
+func embed(ctx context.Context, emb Embedder, texts []string) ([][]float32, int, error) {
+	if c, ok := emb.(countedEmbedder); ok {
+		return c.EmbedCounted(ctx, texts)
+	}
+	vecs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		return nil, 0, err
+	}
+	n := 0
+	for _, t := range texts {
+		k := emb.Tokens(t)
+		if m := emb.MaxTokens(); m > 0 {
+			k = min(k, m)
+		}
+		n += k
+	}
+	return vecs, n, nil
+}

@@ -154,7 +154,10 @@ func (s *Service) Search(ctx context.Context, p domain.Principal, id string, in 
 	if err != nil {
 		return nil, err
 	}
-	return s.search(ctx, p.Company, []*domain.KnowledgeBase{kb}, files, query, opts)
+	qe := &queryEmbeddings{}
+	hits, err := s.searchWith(ctx, p.Company, []*domain.KnowledgeBase{kb}, files, query, opts, qe)
+	s.countEmbedding(ctx, p.Company, p.KeyID, qe.tokens)
+	return hits, err
 }
 
 // neverCompleted is the 409 of a search before the first completed ingestion.
@@ -167,15 +170,20 @@ func neverCompleted(kb *domain.KnowledgeBase) error {
 	}
 }
 
-// search runs one query over knowledge bases of one company: one embedding per embedding
-// configuration, one index search per index.
-func (s *Service) search(ctx context.Context, company string, kbs []*domain.KnowledgeBase, files map[string]*domain.File, query string, opts domain.RetrievalConfig) ([]domain.Hit, error) {
-	return s.searchWith(ctx, company, kbs, files, query, opts, nil)
+// queryEmbeddings are a search's query vectors by embedding configuration (one embedding per
+// configuration, shared by the search's groups) and the tokens embedding them took.
+type queryEmbeddings struct {
+	vectors map[domain.Embedding][]float32
+	tokens  int
 }
 
-// searchWith is search reusing the query's embeddings in vectors (by embedding configuration;
-// nil keeps none), and adding those it makes.
-func (s *Service) searchWith(ctx context.Context, company string, kbs []*domain.KnowledgeBase, files map[string]*domain.File, query string, opts domain.RetrievalConfig, vectors map[domain.Embedding][]float32) ([]domain.Hit, error) {
+// searchWith runs one query over knowledge bases of one company (one embedding per embedding
+// configuration, one index search per index), reusing the query's embeddings in qe and adding
+// those it makes, and their tokens.
+func (s *Service) searchWith(ctx context.Context, company string, kbs []*domain.KnowledgeBase, files map[string]*domain.File, query string, opts domain.RetrievalConfig, qe *queryEmbeddings) ([]domain.Hit, error) {
+	if qe.vectors == nil {
+		qe.vectors = map[domain.Embedding][]float32{}
+	}
 	if opts.TopK <= 0 {
 		opts.TopK = DefaultTopK
 	}
@@ -212,19 +220,20 @@ func (s *Service) searchWith(ctx context.Context, company string, kbs []*domain.
 	for _, g := range groups {
 		q := domain.VectorQuery{KBIDs: g.kbs, Company: company, Text: query, TopK: opts.TopK, Strategy: opts.Strategy,
 			MinScore: opts.ScoreThreshold, FileIDs: opts.FileIDs, Tags: opts.Tags, ExcludeFileIDs: excluded}
-		if v, ok := vectors[g.emb]; ok && opts.Strategy != domain.StrategyBM25 {
+		if v, ok := qe.vectors[g.emb]; ok && opts.Strategy != domain.StrategyBM25 {
 			q.Vector = v
 		} else if opts.Strategy != domain.StrategyBM25 {
 			emb, err := s.d.Embedders.Embedder(ctx, g.emb)
 			if err != nil {
 				return nil, fmt.Errorf("embedder of %s/%s: %w", g.emb.Provider, g.emb.Model, err)
 			}
-			if q.Vector, err = embedQuery(ctx, emb, query); err != nil {
+			var n int
+			q.Vector, n, err = embedQuery(ctx, emb, query)
+			qe.tokens += n
+			if err != nil {
 				return nil, err
 			}
-			if vectors != nil {
-				vectors[g.emb] = q.Vector
-			}
+			qe.vectors[g.emb] = q.Vector
 		}
 		found, err := s.d.Index.Search(ctx, g.index, q)
 		if err != nil {
@@ -247,20 +256,20 @@ func (s *Service) searchWith(ctx context.Context, company string, kbs []*domain.
 	return hits, nil
 }
 
-// embedQuery embeds a query with a knowledge base's embedder. A query longer than the model
-// reads is embedded in pieces that fit (at word boundaries) and their vectors averaged, so that
-// no part of it is ignored.
-func embedQuery(ctx context.Context, emb Embedder, query string) ([]float32, error) {
+// embedQuery embeds a query with a knowledge base's embedder and says how many tokens that took.
+// A query longer than the model reads is embedded in pieces that fit (at word boundaries) and
+// their vectors averaged, so that no part of it is ignored.
+func embedQuery(ctx context.Context, emb Embedder, query string) ([]float32, int, error) {
 	pieces := fitTokens(emb, []string{query})
-	vecs, err := emb.Embed(ctx, pieces)
+	vecs, tokens, err := embed(ctx, emb, pieces)
 	if err != nil {
-		return nil, fmt.Errorf("embed the query: %w", err)
+		return nil, tokens, fmt.Errorf("embed the query: %w", err)
 	}
 	if len(vecs) != len(pieces) || len(vecs) == 0 {
-		return nil, fmt.Errorf("embed the query: %d vectors for %d texts", len(vecs), len(pieces))
+		return nil, tokens, fmt.Errorf("embed the query: %d vectors for %d texts", len(vecs), len(pieces))
 	}
 	if len(vecs) == 1 {
-		return vecs[0], nil
+		return vecs[0], tokens, nil
 	}
 	sum := make([]float64, len(vecs[0]))
 	for _, v := range vecs {
@@ -279,7 +288,7 @@ func embedQuery(ctx context.Context, emb Embedder, query string) ([]float32, err
 			out[i] = float32(x / norm)
 		}
 	}
-	return out, nil
+	return out, tokens, nil
 }
 
 // checkSearch validates a search: the options as an agent's retrieval_config, then the query

@@ -29,6 +29,10 @@ type Deps struct {
 	// ends: in the ingestion functions, or in a request (a read settling an overdue run, a sync
 	// that cannot be queued, a file delete removing a run's last open datasource); nil tells none.
 	Events Events
+	// Usage counts the embedding tokens of ingestion and of searches through the API into the
+	// company's usage counters; nil counts none. (An agent's retrieval reports its tokens in
+	// RetrievalResult, and the execute counts them in its own write.)
+	Usage UsageCounter
 }
 
 // Limits bound the feature's work; zero values mean the documented defaults.
@@ -127,4 +131,15 @@ func (s *Service) kb(ctx context.Context, p domain.Principal, id string) (*domai
 		return nil, notFound("Knowledge base")
 	}
 	return kb, err
+}
+
+// countEmbedding adds tokens embedding tokens to the company's usage counter of today, under
+// keyID (empty for ingestion, which no key runs) and no agent: one UpdateItem. Its failure is
+// not the caller's (what it counted was done): the report then counts short.
+func (s *Service) countEmbedding(ctx context.Context, company, keyID string, tokens int) {
+	if s.d.Usage == nil || tokens <= 0 || company == "" {
+		return
+	}
+	_ = s.d.Usage.CountUsage(context.WithoutCancel(ctx), domain.UsageEntry{Company: company, Day: s.now().Truncate(24 * time.Hour),
+		KeyID: keyID, UsageCount: domain.UsageCount{EmbeddingTokens: int64(tokens)}})
 }

@@ -69,6 +69,7 @@ func build(a *core.App, events knowledge.Events) (*knowledge.Service, error) {
 		Embedders:   emb,
 		NewSplitter: newSplitter,
 		Events:      events,
+		Usage:       a.Store,
 	}
 	if cfg.IngestQueueURL != "" {
 		d.Queue = sqs.NewQueue(sqs.NewClient(a.AWS, cfg.SQSEndpoint), cfg.IngestQueueURL)
