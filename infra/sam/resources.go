@@ -36,6 +36,8 @@ type Function struct {
 	Fallbacks []Route  // events named Fallback… or with Method ANY
 	Queues    []string // logical ids of the SQS queues it consumes
 	SQSEvents []SQSEvent
+	// Schedules are the expressions of its Schedule events ("rate(1 minute)"), in event-name order.
+	Schedules []string
 	Timeout   int // seconds, Globals merged; 0 when unset (Lambda then uses 3)
 	// URL is the function's FunctionUrlConfig, nil without one: a function behind its own
 	// function URL rather than the HTTP API.
@@ -189,6 +191,12 @@ func (t *Template) Functions() []Function {
 					f.Fallbacks = append(f.Fallbacks, r)
 				} else {
 					f.Routes = append(f.Routes, r)
+				}
+			case "Schedule", "ScheduleV2":
+				if expr, ok := props["Schedule"].(string); ok {
+					f.Schedules = append(f.Schedules, expr)
+				} else if expr, ok := props["ScheduleExpression"].(string); ok {
+					f.Schedules = append(f.Schedules, expr)
 				}
 			case "SQS":
 				if q := refID(props["Queue"]); q != "" {

@@ -102,6 +102,7 @@ func TestFunctionsInline(t *testing.T) {
 				{Name: "Jobs", Queue: "Jobs", BatchSize: 10, MaxBatchingWindow: 2, ReportBatchItemFailures: true, MaximumConcurrency: 3},
 				{Name: "Paused", Queue: "Dead", Disabled: true},
 			},
+			Schedules: []string{"rate(1 day)"},
 		},
 	}
 	if diff := cmp.Diff(want, parseInline(t).Functions()); diff != "" {
