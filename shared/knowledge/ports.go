@@ -60,8 +60,7 @@ type Embedders interface {
 }
 
 // UsageCounter adds to the company's usage counters (shared/usage's report reads them): the
-// embedding tokens of each ingestion job and of each search through the API, one UpdateItem ADD
-// each.
+// embedding tokens of each ingestion job and of each search through the API, one call each.
 type UsageCounter interface {
 	CountUsage(ctx context.Context, e domain.UsageEntry) error
 }

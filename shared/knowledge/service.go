@@ -134,7 +134,7 @@ func (s *Service) kb(ctx context.Context, p domain.Principal, id string) (*domai
 }
 
 // countEmbedding adds tokens embedding tokens to the company's usage counter of today, under
-// keyID (empty for ingestion, which no key runs) and no agent: one UpdateItem. Its failure is
+// keyID (empty for ingestion, which no key runs) and no agent: one call. Its failure is
 // not the caller's (what it counted was done): the report then counts short.
 func (s *Service) countEmbedding(ctx context.Context, company, keyID string, tokens int) {
 	if s.d.Usage == nil || tokens <= 0 || company == "" {
