@@ -29,6 +29,9 @@ const (
 	KindRequestTimeout
 	// KindHeadersTooLarge is a request line and headers over API Gateway's limit (dev server).
 	KindHeadersTooLarge
+	// KindUnprocessable is a request that reads well but cannot be served as sent: an
+	// Idempotency-Key used before with another request (draft-ietf-httpapi-idempotency-key-header).
+	KindUnprocessable
 )
 
 // kindInfo is the single table from kind to HTTP status and error.type.
@@ -49,6 +52,7 @@ var kindInfo = map[Kind]struct {
 	KindOverloaded:       {http.StatusServiceUnavailable, "overloaded_error"},
 	KindRequestTimeout:   {http.StatusRequestTimeout, "invalid_request_error"},
 	KindHeadersTooLarge:  {http.StatusRequestHeaderFieldsTooLarge, "request_too_large"},
+	KindUnprocessable:    {http.StatusUnprocessableEntity, "invalid_request_error"},
 }
 
 // Status is the HTTP status code of the kind.
