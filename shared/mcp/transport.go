@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/agentorch/agentorch/shared/netguard"
 )
 
@@ -49,6 +51,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header.Set(name, value)
 		}
 	}
+	// The run's trace goes on to the server: W3C traceparent and tracestate of the span the
+	// request's context carries (the tool call's, or the caller's when tracing is off).
+	propagation.TraceContext{}.Inject(req.Context(), propagation.HeaderCarrier(req.Header))
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		pr.failed(err)
