@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/netguard"
@@ -81,12 +82,34 @@ type eventJob struct {
 	Company   string            `json:"company"`
 	CreatedAt time.Time         `json:"created_at"`
 	Data      map[string]string `json:"data"`
+	// Trace is the W3C trace context (traceparent, tracestate) the event was published under,
+	// passed on to each delivery's POST; absent when there was none.
+	Trace map[string]string `json:"trace,omitempty"`
 }
 
 type deliveryJob struct {
-	Company   string `json:"company"`
-	WebhookID string `json:"webhook_id"`
-	ID        string `json:"id"`
+	Company   string            `json:"company"`
+	WebhookID string            `json:"webhook_id"`
+	ID        string            `json:"id"`
+	Trace     map[string]string `json:"trace,omitempty"`
+}
+
+// traceOf is the W3C trace context of ctx, nil when it carries none.
+func traceOf(ctx context.Context) map[string]string {
+	c := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, c)
+	if len(c) == 0 {
+		return nil
+	}
+	return c
+}
+
+// withTrace is ctx carrying the trace context t (traceOf's) as its remote parent.
+func withTrace(ctx context.Context, t map[string]string) context.Context {
+	if len(t) == 0 {
+		return ctx
+	}
+	return propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier(t))
 }
 
 // payload is the body of every attempt: {id, type, created_at, data}.
@@ -122,7 +145,7 @@ func (d *Deliverer) Publish(ctx context.Context, ev domain.WebhookEvent) error {
 	if ev.CreatedAt.IsZero() {
 		ev.CreatedAt = d.now().UTC()
 	}
-	b, err := json.Marshal(job{Event: &eventJob{ID: ev.ID, Type: ev.Type, Company: ev.Company, CreatedAt: ev.CreatedAt, Data: ev.Data}})
+	b, err := json.Marshal(job{Event: &eventJob{ID: ev.ID, Type: ev.Type, Company: ev.Company, CreatedAt: ev.CreatedAt, Data: ev.Data, Trace: traceOf(ctx)}})
 	if err != nil {
 		return err
 	}
@@ -141,9 +164,9 @@ func (d *Deliverer) Process(ctx context.Context, body string) error {
 	}
 	switch {
 	case j.Event != nil:
-		return d.fan(ctx, j.Event)
+		return d.fan(withTrace(ctx, j.Event.Trace), j.Event)
 	case j.Delivery != nil:
-		return d.attempt(ctx, j.Delivery)
+		return d.attempt(withTrace(ctx, j.Delivery.Trace), j.Delivery)
 	}
 	return errors.New("webhook job: neither an event nor a delivery")
 }
@@ -185,7 +208,7 @@ func messageID(eventID string, at time.Time, webhookID string) string {
 }
 
 func (d *Deliverer) enqueue(ctx context.Context, del *domain.WebhookDelivery) error {
-	b, _ := json.Marshal(job{Delivery: &deliveryJob{Company: del.Company, WebhookID: del.WebhookID, ID: del.ID}})
+	b, _ := json.Marshal(job{Delivery: &deliveryJob{Company: del.Company, WebhookID: del.WebhookID, ID: del.ID, Trace: traceOf(ctx)}})
 	if err := d.queue.Send(ctx, string(b), ""); err != nil {
 		return fmt.Errorf("queue delivery %s: %w", del.ID, err)
 	}
@@ -247,6 +270,7 @@ func (d *Deliverer) post(ctx context.Context, w *domain.Webhook, del *domain.Web
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "agentorch-webhooks/1")
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header)) // the run's trace, when it had one
 	if err := SetHeaders(req.Header, w.Secrets(start), del.ID, start, del.Payload); err != nil {
 		a.Error = "the webhook's secret cannot sign"
 		return a, 0
