@@ -85,6 +85,13 @@ var (
 		{mod + "shared/knowledge", true, slices.Concat(knowledgeFns, runFns)},
 		{mod + "shared/extract", true, []string{"files", "ingest"}}, // uploads are checked, ingestion extracts
 		{mod + "shared/engine", true, runFns},
+		// The OpenTelemetry SDK and its exporter where agents run (docs/observability.md); gRPC,
+		// which the SDK's own OTLP exporters link, and the collector of the tests nowhere.
+		{"go.opentelemetry.io/otel/sdk", false, runFns},
+		{mod + "shared/telemetry", false, runFns},
+		{"google.golang.org/grpc", false, nil},
+		{"go.opentelemetry.io/collector", false, nil},
+		{"google.golang.org/protobuf/proto", false, nil},
 		// current_time's zone database (0.4 MB) where tools run, not where names are only checked.
 		{"time/tzdata", false, runFns},
 		// Every function but meta reads the store; meta builds no App (app.Function.Bare).

@@ -6,6 +6,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 	// The zone database of current_time is embedded where tools run: provided.al2023 has no
 	// /usr/share/zoneinfo. The functions that only check tool names (agents, sessions) leave
@@ -29,6 +30,7 @@ import (
 	"github.com/agentorch/agentorch/shared/pricing"
 	"github.com/agentorch/agentorch/shared/sessions"
 	"github.com/agentorch/agentorch/shared/sqs"
+	"github.com/agentorch/agentorch/shared/telemetry"
 	"github.com/agentorch/agentorch/shared/tools"
 )
 
@@ -39,7 +41,7 @@ type sessionsKey struct{}
 func Sessions(a *core.App) *sessions.Service {
 	s, _ := core.Shared(a, sessionsKey{}, func() (*sessions.Service, error) {
 		reg := tooling.Registry(a)
-		eng := engine.NewEngine(models(a.AWS, a.Config), reg, engine.Limits{}).WithRetriever(retriever{a})
+		eng := engine.NewEngine(models(a.AWS, a.Config), reg, engine.Limits{}).WithRetriever(retriever{a}).WithTracing(tracing(a))
 		d := sessions.Deps{Store: a.Store, Agents: tooling.AgentsService(a), Engine: eng, Tools: reg,
 			Fetch: tools.NewURLFetcher(tools.Options{}), Images: core.ImageStore(a), KnowledgeBases: a.Store, MCP: tooling.MCP(a),
 			Prices: prices(a.Config), Usage: a.Store}
@@ -52,6 +54,23 @@ func Sessions(a *core.App) *sessions.Service {
 		return sessions.New(d, sessions.Limits{}), nil
 	})
 	return s
+}
+
+// tracing is the engine's OpenTelemetry tracing from the OTEL_* variables (docs/observability.md):
+// off, and costing nothing, when they name no endpoint. A configuration it cannot use is logged
+// and leaves tracing off rather than the function down.
+func tracing(a *core.App) engine.Tracing {
+	cfg, err := telemetry.FromEnv(os.Getenv)
+	if err == nil && cfg.Enabled() {
+		var tr *telemetry.Tracing
+		if tr, err = telemetry.Start(context.Background(), cfg); err == nil {
+			return engine.Tracing{Provider: tr.Provider(), CaptureContent: cfg.CaptureContent, Flush: tr.Flush}
+		}
+	}
+	if err != nil {
+		a.Log.Warn("tracing off", "err", err)
+	}
+	return engine.Tracing{CaptureContent: cfg.CaptureContent}
 }
 
 // retriever is the engine's retrieval through the knowledge feature, built on the first
