@@ -55,14 +55,10 @@ func (e *Engine) WithTracing(t Tracing) *Engine {
 	return &cp
 }
 
-// tracerOf is e's tracer, a no-op one when none was given. A no-op span still carries the
-// caller's span context, so a traceparent received goes on to MCP servers.
-func (e *Engine) tracerOf() trace.Tracer {
-	if e.tracer == nil {
-		return noop.NewTracerProvider().Tracer(tracerName)
-	}
-	return e.tracer
-}
+// off is the span of an engine that does not trace: ctx is left as it is, so the caller's span
+// context (a traceparent received) still goes on to MCP servers, and nothing is built for the
+// span (an execute pays nothing for tracing off; BenchmarkEngineOverhead).
+func off(ctx context.Context) (context.Context, trace.Span) { return ctx, noop.Span{} }
 
 // GenAI semantic-convention attribute keys.
 const (
@@ -241,6 +237,9 @@ func promptData(req domain.ModelRequest) map[string]any {
 // startRun starts a run's invoke_agent span, a child of the span ctx carries (a traceparent
 // the caller sent, or the worker's job's).
 func (e *Engine) startRun(ctx context.Context, run Run) (context.Context, trace.Span) {
+	if e.tracer == nil {
+		return off(ctx)
+	}
 	ti := run.Trace
 	name := ti.AgentName
 	if name == "" && run.Graph != nil && len(run.Graph.Order) == 1 {
@@ -252,12 +251,15 @@ func (e *Engine) startRun(ctx context.Context, run Run) (context.Context, trace.
 			attrs = append(attrs, attribute.String(kv[0], kv[1]))
 		}
 	}
-	return e.tracerOf().Start(ctx, strings.TrimSpace("invoke_agent "+name),
+	return e.tracer.Start(ctx, strings.TrimSpace("invoke_agent "+name),
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 }
 
 // endRun ends the run's span with its usage and outcome, then flushes the spans.
 func (e *Engine) endRun(ctx context.Context, span trace.Span, res *Result, err error) {
+	if !span.IsRecording() {
+		return
+	}
 	span.SetAttributes(attribute.Int(attrInputTokens, res.Usage.InputTokens), attribute.Int(attrOutputTokens, res.Usage.OutputTokens),
 		attribute.StringSlice(attrFinishReasons, []string{res.StopReason}))
 	endSpan(span, err)
@@ -268,6 +270,9 @@ func (e *Engine) endRun(ctx context.Context, span trace.Span, res *Result, err e
 
 // startNode starts a node run's invoke_agent span.
 func (e *Engine) startNode(ctx context.Context, n *Node) (context.Context, trace.Span) {
+	if e.tracer == nil {
+		return off(ctx)
+	}
 	attrs := []attribute.KeyValue{attribute.String(attrOperation, "invoke_agent"), attribute.String(attrAgentName, n.Name),
 		attribute.String(attrNode, n.Name)}
 	if p := e.resolvedProvider(n.Provider); p != "" {
@@ -276,11 +281,14 @@ func (e *Engine) startNode(ctx context.Context, n *Node) (context.Context, trace
 	if n.Model != "" {
 		attrs = append(attrs, attribute.String(attrRequestModel, n.Model))
 	}
-	return e.tracerOf().Start(ctx, "invoke_agent "+n.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	return e.tracer.Start(ctx, "invoke_agent "+n.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 }
 
 // endNode ends a node run's span with its usage and stop reason.
 func endNode(span trace.Span, o *outcome, err error) {
+	if !span.IsRecording() {
+		return
+	}
 	if o != nil {
 		span.SetAttributes(attribute.Int(attrInputTokens, o.usage.InputTokens), attribute.Int(attrOutputTokens, o.usage.OutputTokens))
 		if o.stopReason != "" {
@@ -292,6 +300,9 @@ func endNode(span trace.Span, o *outcome, err error) {
 
 // startChat starts a model call's chat {model} span.
 func (c *call) startChat(ctx context.Context) (context.Context, trace.Span) {
+	if c.e.tracer == nil {
+		return off(ctx)
+	}
 	provider := providerName(c.e.resolvedProvider(c.req.Provider))
 	model := c.req.Model
 	if model == "" {
@@ -314,11 +325,14 @@ func (c *call) startChat(ctx context.Context) (context.Context, trace.Span) {
 		}
 		attrs = append(attrs, jsonAttr(attrInputMessages, semconvMessages(c.req.Turns)))
 	}
-	return c.e.tracerOf().Start(ctx, strings.TrimSpace("chat "+model), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	return c.e.tracer.Start(ctx, strings.TrimSpace("chat "+model), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 }
 
 // endChat ends a model call's span with its usage, stop reason and (opted in) output.
 func (c *call) endChat(span trace.Span, resp *domain.ModelResponse, err error) {
+	if !span.IsRecording() {
+		return
+	}
 	if resp != nil {
 		span.SetAttributes(attribute.Int(attrInputTokens, resp.Usage.InputTokens), attribute.Int(attrOutputTokens, resp.Usage.OutputTokens),
 			attribute.StringSlice(attrFinishReasons, []string{resp.StopReason}))
@@ -333,6 +347,9 @@ func (c *call) endChat(span trace.Span, resp *domain.ModelResponse, err error) {
 
 // startTool starts a tool call's execute_tool {tool} span.
 func (c *call) startTool(ctx context.Context, u *domain.ToolUse) (context.Context, trace.Span) {
+	if c.e.tracer == nil {
+		return off(ctx)
+	}
 	meta := c.meta(u.Name)
 	attrs := []attribute.KeyValue{attribute.String(attrOperation, "execute_tool"), attribute.String(attrToolName, u.Name),
 		attribute.String(attrToolCallID, u.ID), attribute.String(attrToolType, toolType(meta.Kind))}
@@ -342,11 +359,14 @@ func (c *call) startTool(ctx context.Context, u *domain.ToolUse) (context.Contex
 	if c.e.tracing.CaptureContent {
 		attrs = append(attrs, jsonAttr(attrToolArgs, u.Input))
 	}
-	return c.e.tracerOf().Start(ctx, "execute_tool "+u.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	return c.e.tracer.Start(ctx, "execute_tool "+u.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 }
 
 // endTool ends a tool call's span with (opted in) its result.
 func (c *call) endTool(span trace.Span, out string, err error) {
+	if !span.IsRecording() {
+		return
+	}
 	if err == nil && c.e.tracing.CaptureContent {
 		span.SetAttributes(attribute.String(attrToolResult, domain.Clip(out, maxSpanContent)))
 	}
@@ -378,6 +398,9 @@ func chunkData(ps []passage) []map[string]any {
 
 // startRetrieval starts a search's retrieval span; the query is content (opt-in only).
 func (c *call) startRetrieval(ctx context.Context, query string, kbs []string, topK int) (context.Context, trace.Span) {
+	if c.e.tracer == nil {
+		return off(ctx)
+	}
 	source := strings.Join(kbs, ",")
 	attrs := []attribute.KeyValue{attribute.String(attrOperation, "retrieval"), attribute.String(attrDataSource, source),
 		attribute.String(attrAgentName, c.node.Name)}
@@ -387,7 +410,7 @@ func (c *call) startRetrieval(ctx context.Context, query string, kbs []string, t
 	if c.e.tracing.CaptureContent {
 		attrs = append(attrs, attribute.String(attrRetrievalQuery, domain.Clip(query, maxSpanContent)))
 	}
-	return c.e.tracerOf().Start(ctx, "retrieval "+source, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	return c.e.tracer.Start(ctx, "retrieval "+source, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 }
 
 // retrievedDoc is a passage as gen_ai.retrieval.documents lists it: id and score, and its text
@@ -400,6 +423,9 @@ type retrievedDoc struct {
 
 // endRetrieval ends a search's span with the chunks it gave the model.
 func (c *call) endRetrieval(span trace.Span, ps []passage, err error) {
+	if !span.IsRecording() {
+		return
+	}
 	if err == nil {
 		docs := make([]retrievedDoc, len(ps))
 		for i, p := range ps {
