@@ -208,6 +208,24 @@ func (s *fakeSessions) GetExecution(_ context.Context, p domain.Principal, sid, 
 	return sess, e, msgs, nil
 }
 
+func (s *fakeSessions) Cancel(_ context.Context, p domain.Principal, sid, execID string) (*domain.Execution, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.find(p, sid); err != nil {
+		return nil, false, err
+	}
+	e, ok := s.execs[execID]
+	switch {
+	case !ok || e.SessionID != sid:
+		return nil, false, domain.ErrNotFound
+	case e.Status == domain.ExecCompleted || e.Status == domain.ExecFailed || e.Status == domain.ExecCancelled:
+		return nil, false, &domain.Error{Kind: domain.KindConflict, Message: "Execution " + execID + " has already finished"}
+	}
+	now := time.Now().UTC()
+	e.Status, e.StopReason, e.CompletedAt = domain.ExecCancelled, sessions.StopCancelled, &now
+	return e, true, nil
+}
+
 func (s *fakeSessions) Messages(_ context.Context, p domain.Principal, sid string, limit, offset int) ([]domain.Message, int, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -28,6 +28,8 @@ type RuntimeService interface {
 	GetExecution(ctx context.Context, p domain.Principal, sessionID, execID string) (*domain.Session, *domain.Execution, []domain.Message, error)
 	Messages(ctx context.Context, p domain.Principal, sessionID string, limit, offset int) ([]domain.Message, int, bool, error)
 	Events(ctx context.Context, p domain.Principal, sessionID, correlationID, executionID string, offset, limit int) (sessions.EventsPage, error)
+	// Cancel stops an execution; stopped is false when it was asked to stop but had not yet.
+	Cancel(ctx context.Context, p domain.Principal, sessionID, execID string) (e *domain.Execution, stopped bool, err error)
 }
 
 // NewRuntime is the handler of the runtime endpoint group.
@@ -38,6 +40,7 @@ func NewRuntime(svc RuntimeService, opts Options) *Group {
 	g.handle(http.MethodGet, "/api/v1/runtime/{session_id}/messages/", false, h.messages)
 	g.handle(http.MethodGet, "/api/v1/runtime/{session_id}/events/", false, h.events)
 	g.handle(http.MethodGet, "/api/v1/runtime/{session_id}/executions/{execution_id}/", false, h.execution)
+	g.handle(http.MethodPost, "/api/v1/runtime/{session_id}/executions/{execution_id}/cancel/", false, h.cancel)
 	return g
 }
 
@@ -127,7 +130,7 @@ func resultView(res *sessions.Result, format string) any {
 		}
 		v := executeMessageJSON{Success: true, MessageID: id, CorrelationID: corr, RequiredAction: action,
 			Response: messageResponseJSON{Content: content, ToolCalls: calls, Citations: citationViews(cites)}}
-		if action != nil {
+		if action != nil || e.Status == domain.ExecCancelled {
 			v.Status = e.Status
 		}
 		return v
@@ -186,6 +189,26 @@ func (h *runtimeHandlers) execution(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	writeJSON(w, http.StatusOK, executionView(e, sess, msgs))
+	return nil
+}
+
+// cancel stops an execution (sessions.Service.Cancel): 200 with the cancelled execution, or 202
+// with it as it stands when its run was asked to stop but had not yet committed (poll it); 409
+// for a finished one. It needs the scope of executing.
+func (h *runtimeHandlers) cancel(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeSessionsWrite); err != nil {
+		return err
+	}
+	e, stopped, err := h.svc.Cancel(r.Context(), principal(r), r.PathValue("session_id"), r.PathValue("execution_id"))
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if !stopped {
+		status = http.StatusAccepted
+		w.Header().Set("Location", "/api/v1/runtime/"+e.SessionID+"/executions/"+e.ID+"/")
+	}
+	writeJSON(w, status, executionView(e, nil, nil))
 	return nil
 }
 

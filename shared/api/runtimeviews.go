@@ -71,7 +71,7 @@ type executeMessageJSON struct {
 	MessageID      string              `json:"message_id"`
 	RequiredAction *requiredActionJSON `json:"required_action,omitempty"`
 	Response       messageResponseJSON `json:"response"`
-	Status         string              `json:"status,omitempty"` // only when the run paused
+	Status         string              `json:"status,omitempty"` // only when the run paused or was cancelled
 	Success        bool                `json:"success"`
 }
 
@@ -200,6 +200,8 @@ type runtimeEventJSON struct {
 	Node string         `json:"node,omitempty"`
 	Time time.Time      `json:"timestamp"`
 	Data map[string]any `json:"data,omitempty"`
+	// ExecutionID is the run's execution, known from its start: the id a cancel names.
+	ExecutionID string `json:"execution_id,omitempty"`
 }
 
 // textDeltaJSON is text as the model writes it, as a stream sends it.

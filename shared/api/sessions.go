@@ -51,6 +51,8 @@ type sessionView struct {
 	UpdatedAt    time.Time      `json:"updated_at"`
 	// RequiredAction is what a paused execution of the session waits for.
 	RequiredAction *requiredActionJSON `json:"required_action,omitempty"`
+	// ActiveExecutionID is the execution running now (a cancel names it); absent when none.
+	ActiveExecutionID string `json:"active_execution_id,omitempty"`
 }
 
 func viewSession(s *domain.Session) sessionView {
@@ -63,6 +65,7 @@ func viewSession(s *domain.Session) sessionView {
 		v.Variables = map[string]any{}
 	}
 	v.RequiredAction = viewRequiredAction(s.Pending)
+	v.ActiveExecutionID = s.ActiveExecutionID
 	return v
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentorch/agentorch/shared/engine"
@@ -30,8 +31,9 @@ const (
 // the client gets our answer instead of API Gateway's bare timeout.
 const deadlineMargin = 2 * time.Second
 
-// stream answers with server-sent events: each runtime event as it happens ("event: <type>"),
-// text as produced ("event: text"), then "event: result" with the execute result, or
+// stream answers with server-sent events: each runtime event as it happens ("event: <type>",
+// each carrying the run's execution_id, which a cancel names), text as produced ("event: text"),
+// then "event: result" with the execute result (status cancelled when a cancel stopped it), or
 // "event: failed" with the error envelope. A failure before the first event is an ordinary
 // error response.
 //
@@ -44,10 +46,13 @@ func (h *runtimeHandlers) stream(w http.ResponseWriter, r *http.Request, sid str
 	ctx, cancel := detach(r.Context())
 	defer cancel()
 	q := &sseQueue{ready: make(chan struct{}, 1)}
+	var execID atomic.Value // set once, before the run's first event
 	obs := sessions.Observer{
+		OnStart: func(id string) { execID.Store(id) },
 		OnEvent: func(e engine.Event) {
 			if e.Type != engine.EventRequiresAction { // the stream ends with it, carrying the result
-				q.push(e.Type, runtimeEventJSON{Type: e.Type, Node: e.Node, Time: e.Time, Data: e.Data})
+				id, _ := execID.Load().(string)
+				q.push(e.Type, runtimeEventJSON{Type: e.Type, Node: e.Node, Time: e.Time, Data: e.Data, ExecutionID: id})
 			}
 		},
 		OnText: func(node, delta string) { q.push("text", textDeltaJSON{Node: node, Delta: delta}) },

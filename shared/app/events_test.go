@@ -367,6 +367,9 @@ func (r *replayer) fill(t *testing.T, raw []byte, secret string, route sam.Route
 			vars[placeholderMessage], vars[placeholderExecution] = r.execute(t, secret, vars[placeholderSession])
 		}
 	}
+	if has(placeholderPaused) {
+		vars[placeholderSession], vars[placeholderPaused] = r.pausedExecution(t, secret)
+	}
 	return vars
 }
 

@@ -21,6 +21,9 @@ type Session struct {
 	UpdatedAt    time.Time
 	// Pending is what a paused execution waits for; nil when the session is not waiting.
 	Pending *PendingAction
+	// ActiveExecutionID is the execution running in the session (holding its live lease),
+	// as read with the session; empty when none runs.
+	ActiveExecutionID string
 }
 
 // Kinds of PendingAction.

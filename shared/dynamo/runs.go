@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -126,4 +127,21 @@ func (st *Store) CancelQueued(ctx context.Context, e *domain.Execution) error {
 		return &domain.Error{Kind: domain.KindConflict, Message: fmt.Sprintf("Execution %s is no longer queued", e.ID), Err: err}
 	}
 	return translate(err)
+}
+
+// activeExecution is the execution a session item's lease runs, when the lease is live at now.
+func activeExecution(it map[string]types.AttributeValue, now time.Time) string {
+	x, ok := it[attrLeaseExec].(*types.AttributeValueMemberS)
+	if !ok {
+		return ""
+	}
+	n, ok := it["lease_until"].(*types.AttributeValueMemberN)
+	if !ok {
+		return ""
+	}
+	until, err := strconv.ParseInt(n.Value, 10, 64)
+	if err != nil || until < now.UnixMilli() {
+		return ""
+	}
+	return x.Value
 }

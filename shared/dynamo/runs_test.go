@@ -44,6 +44,9 @@ func TestRunLeaseCancelMark(t *testing.T) {
 	if got, err := st.CancelRequested(ctx, sess.ID, exec); err != nil || got {
 		t.Errorf("before any cancel: %v, %v; want false", got, err)
 	}
+	if got, err := st.GetSession(ctx, sess.ID); err != nil || got.ActiveExecutionID != exec {
+		t.Errorf("session while the run holds it: active %q, %v; want %s", got.ActiveExecutionID, err, exec)
+	}
 	if err := st.RequestCancel(ctx, sess.ID, exec, now); err != nil {
 		t.Fatalf("cancel of the live run: %v", err)
 	}
@@ -73,6 +76,9 @@ func TestRunLeaseCancelMark(t *testing.T) {
 	}
 	if got, err := st.CancelRequested(ctx, sess.ID, other); err != nil || got {
 		t.Errorf("after release: %v, %v; want no mark left", got, err)
+	}
+	if got, err := st.GetSession(ctx, sess.ID); err != nil || got.ActiveExecutionID != "" {
+		t.Errorf("session after release: active %q, %v; want none", got.ActiveExecutionID, err)
 	}
 	if err := st.RequestCancel(ctx, sess.ID, other, now); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("cancel after release: %v, want not found", err)

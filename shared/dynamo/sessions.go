@@ -67,13 +67,23 @@ func (st *Store) CreateSession(ctx context.Context, sess *domain.Session) error 
 	return translate(st.put(ctx, &dynamodb.PutItemInput{Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}))
 }
 
-// GetSession reads a session record (one GetItem).
+// GetSession reads a session record (one GetItem), with the execution that runs in it when a
+// live lease names one (runs.go).
 func (st *Store) GetSession(ctx context.Context, id string) (*domain.Session, error) {
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: itemKey(sessionPK(id), sessionSK)})
+	if err != nil {
+		return nil, translate(err)
+	}
+	if out.Item == nil {
+		return nil, domain.ErrNotFound
+	}
 	var r sessionRecord
-	if err := st.get(ctx, sessionPK(id), sessionSK, &r); err != nil {
+	if err := decode(out.Item, &r); err != nil {
 		return nil, err
 	}
-	return r.session(), nil
+	s := r.session()
+	s.ActiveExecutionID = activeExecution(out.Item, time.Now())
+	return s, nil
 }
 
 // ListSessions returns up to limit of an owner's sessions, newest first, after skipping

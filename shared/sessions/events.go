@@ -18,6 +18,7 @@ var execEvents = map[string]string{
 	domain.ExecCompleted:      domain.EventExecutionCompleted,
 	domain.ExecFailed:         domain.EventExecutionFailed,
 	domain.ExecRequiresAction: domain.EventExecutionRequiresAction,
+	domain.ExecCancelled:      domain.EventExecutionCancelled,
 }
 
 // publish tells the company's webhooks of e's status: ids and the status, never content. Its

@@ -34,6 +34,9 @@ type ExecuteRequest struct {
 // goroutines call it one call at a time, in the order things happened, and wait for each call:
 // a consumer that writes to a client should queue rather than block the run.
 type Observer struct {
+	// OnStart is told the execution's id once the run holds the session, before its first
+	// event: the id a cancel request names.
+	OnStart func(executionID string)
 	OnEvent func(engine.Event)
 	OnText  func(node, delta string)
 }
@@ -58,7 +61,9 @@ type Result struct {
 }
 
 // Execute runs one user message in a session: take the session's lease together with its
-// checkpoint (one UpdateItem), read recent history (one Query), run the engine, then write the
+// checkpoint (one UpdateItem, which also records the new execution's id on the lease), read
+// recent history (one Query), run the engine under a supervisor (supervise: no call in its
+// first second, then a cheap read a second and a heartbeat every 10 s), then write the
 // messages, the execution record and the new checkpoint, releasing the lease (one transaction).
 func (s *Service) Execute(ctx context.Context, p domain.Principal, sessionID string, req ExecuteRequest, obs Observer) (*Result, error) {
 	return s.execute(ctx, p, sessionID, "", req, obs)
@@ -82,20 +87,27 @@ func (s *Service) execute(ctx context.Context, p domain.Principal, sessionID, ex
 		return nil, err
 	}
 	leaseID := uuid.NewString()
+	// The run's execution id is known before it starts, so that it can be cancelled: a new
+	// message's is made now, a queued run's and a queued answer's were given. A synchronous
+	// answer's is the paused execution's, which only the acquired session tells (resume).
+	async, runID := execID != "", execID
+	if runID == "" && req.Answer == nil {
+		runID = newExecutionID()
+	}
 	// An answer does not wait for the lease: a second answer racing the first is a conflict,
 	// never a second run.
-	sess, err := s.acquire(ctx, p, sessionID, leaseID, req.Answer == nil)
+	sess, err := s.acquireRun(ctx, p, sessionID, leaseID, runID, req.Answer == nil)
 	if err != nil {
 		return nil, err
 	}
 	var res *Result
 	switch {
 	case req.Answer != nil:
-		res, err = s.resume(ctx, p, sess, leaseID, req, obs)
+		res, err = s.resume(ctx, p, sess, leaseID, runID, req, obs)
 	case sess.Pending != nil:
 		err = pendingConflict(sess.Pending)
 	default:
-		res, err = s.run(ctx, p, sess, leaseID, execID, parts, userText, req, obs)
+		res, err = s.run(ctx, p, sess, leaseID, runID, async, parts, userText, req, obs)
 	}
 	if err != nil {
 		// The lease is released on every failure so the session stays usable.
@@ -113,19 +125,29 @@ func (s *Service) release(ctx context.Context, sessionID, leaseID string) {
 	_ = s.store.ReleaseSession(rctx, sessionID, leaseID)
 }
 
-// acquire takes the lease, waiting up to LeaseWait for a running execution to finish.
+// acquire takes the lease for a brief hold (no run, no heartbeat), waiting up to LeaseWait for
+// a running execution to finish.
 func (s *Service) acquire(ctx context.Context, p domain.Principal, id, leaseID string, wait bool) (*domain.Session, error) {
+	return s.acquireRun(ctx, p, id, leaseID, "", wait)
+}
+
+// acquireRun takes the lease for the run of execID (none when empty), waiting up to LeaseWait
+// for a running execution to finish. A run's lease lasts RunLease and its supervisor extends
+// it; a brief hold's outlives it: to the context's deadline (the Lambda's) and a margin, or
+// LeaseTTL when there is none.
+func (s *Service) acquireRun(ctx context.Context, p domain.Principal, id, leaseID, execID string, wait bool) (*domain.Session, error) {
 	deadline := s.now().Add(s.limits.LeaseWait)
 	delay := 50 * time.Millisecond
 	for {
 		now := s.now()
-		// The lease outlives the run: to the context's deadline (the Lambda's) and a margin, or
-		// LeaseTTL when there is none.
 		until := now.Add(s.limits.LeaseTTL)
 		if dl, ok := ctx.Deadline(); ok {
 			until = dl.Add(30 * time.Second)
 		}
-		sess, err := s.store.AcquireSession(ctx, p, id, leaseID, until, now)
+		if execID != "" {
+			until = now.Add(s.limits.RunLease)
+		}
+		sess, err := s.store.AcquireRun(ctx, p, id, leaseID, execID, until, now)
 		switch {
 		case err == nil:
 			return sess, nil
@@ -145,7 +167,7 @@ func (s *Service) acquire(ctx context.Context, p domain.Principal, id, leaseID s
 
 // run runs the engine for p: the session's tenant, with p's scopes (a key without
 // knowledge:read retrieves nothing).
-func (s *Service) run(ctx context.Context, p domain.Principal, sess *domain.Session, leaseID, execID string, parts []domain.Part, userText string, req ExecuteRequest, obs Observer) (*Result, error) {
+func (s *Service) run(ctx context.Context, p domain.Principal, sess *domain.Session, leaseID, execID string, async bool, parts []domain.Part, userText string, req ExecuteRequest, obs Observer) (*Result, error) {
 	g, err := s.parsed(sess)
 	if err != nil {
 		return nil, err
@@ -175,10 +197,6 @@ func (s *Service) run(ctx context.Context, p domain.Principal, sess *domain.Sess
 		return nil, domain.Invalid(fields)
 	}
 
-	async := execID != ""
-	if !async {
-		execID = newExecutionID()
-	}
 	t := &turn{sess: sess, g: g, leaseID: leaseID, vars: vars, req: req, start: s.now().UTC(), prices: s.prices,
 		exec: &domain.Execution{ID: execID, SessionID: sess.ID, CorrelationID: req.CorrelationID, CreatedAt: s.now().UTC()},
 		user: &domain.Message{ID: uuid.NewString(), Role: domain.RoleUser, Content: userText, Visible: true, ExecutionID: execID}, async: async}
@@ -189,12 +207,37 @@ func (s *Service) run(ctx context.Context, p domain.Principal, sess *domain.Sess
 		run.Tools = tools
 		defer func() { _ = tools.Close() }()
 	}
-	out, err := s.engine.Run(ctx, run)
-	if err != nil {
+	if obs.OnStart != nil {
+		obs.OnStart(execID)
+	}
+	sv := s.supervise(ctx, sess.ID, leaseID, execID)
+	out, err := s.engine.Run(sv.ctx, run)
+	return s.settle(ctx, t, sv, out, err)
+}
+
+// settle ends a supervised run: a cancelled one is committed as such with what it produced, one
+// that lost its lease commits nothing, a failed one is its error, and a finished one (even if
+// a cancel came too late to stop it) is committed as usual.
+func (s *Service) settle(ctx context.Context, t *turn, sv *supervisor, out *engine.Result, err error) (*Result, error) {
+	switch cause := sv.stop(); {
+	case errors.Is(cause, errCancelRequested):
+		if out == nil {
+			out = &engine.Result{}
+		}
+		// The run's context is cancelled and ctx may be near its end: the commit gets its own.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+		defer cancel()
+		return s.finish(cctx, t, out, true)
+	case err != nil && cause != nil:
+		return nil, leaseLost(err)
+	case err != nil:
 		return nil, engineError(err)
 	}
-	return s.finish(ctx, t, out)
+	return s.finish(ctx, t, out, false)
 }
+
+// commitTimeout bounds the commit of a cancelled run, made on a context of its own.
+const commitTimeout = 10 * time.Second
 
 // turn is one part of an execution: a new message's run up to its end or its first pause, or
 // the run from a pause to the next.
@@ -280,8 +323,9 @@ func (t *turn) engineRun(p domain.Principal, history []engine.Message, parts []d
 
 // finish commits what the engine produced: the new messages, the execution record and the
 // session's checkpoint, in one transaction that releases the lease. A paused run also stores
-// the assistant's tool-call turns and what it waits for.
-func (s *Service) finish(ctx context.Context, t *turn, out *engine.Result) (*Result, error) {
+// the assistant's tool-call turns and what it waits for; a cancelled one (cancelled) is
+// recorded as such with the messages of the nodes that finished, and waits for nothing.
+func (s *Service) finish(ctx context.Context, t *turn, out *engine.Result, cancelled bool) (*Result, error) {
 	done := s.now().UTC()
 	g, sess, exec := t.g, t.sess, t.exec
 	var msgs []domain.Message
@@ -297,7 +341,7 @@ func (s *Service) finish(ctx context.Context, t *turn, out *engine.Result) (*Res
 		msgs = append(msgs, dm)
 	}
 	var pending *domain.PendingAction
-	if p := out.Pending; p != nil {
+	if p := out.Pending; p != nil && !cancelled {
 		input := ""
 		if t.user != nil {
 			input = t.user.Content
@@ -337,6 +381,9 @@ func (s *Service) finish(ctx context.Context, t *turn, out *engine.Result) (*Res
 		exec.Status, exec.StopReason, exec.CompletedAt = domain.ExecRequiresAction, "", nil
 		exec.Pending, exec.Checkpoint = pending, out.Pending.Checkpoint
 	}
+	if cancelled {
+		exec.Status, exec.StopReason = domain.ExecCancelled, StopCancelled
+	}
 	// A paused execution's checkpoint shares its item with the events.
 	exec.Events = capEvents(t.events, MaxEventsBytes-len(exec.Checkpoint))
 	exec.Request, exec.Scopes = nil, nil
@@ -364,9 +411,9 @@ func (s *Service) finish(ctx context.Context, t *turn, out *engine.Result) (*Res
 			}
 		}
 		commit.Messages, commit.Execution = msgs, exec
-	case t.async || pending != nil || t.user == nil:
-		// Nothing of the conversation is kept, but the poller must learn that the run finished,
-		// and a paused run must find its checkpoint.
+	case t.async || pending != nil || t.user == nil || cancelled:
+		// Nothing of the conversation is kept, but the poller (and a cancel request) must
+		// learn that the run finished, and a paused run must find its checkpoint.
 		bare := *exec
 		bare.Events, bare.MessageIDs = []map[string]any{}, nil
 		commit.Execution = &bare

@@ -219,7 +219,7 @@ func pendingConflict(p *domain.PendingAction) error {
 }
 
 // resume continues the session's paused execution with the answer.
-func (s *Service) resume(ctx context.Context, p domain.Principal, sess *domain.Session, leaseID string, req ExecuteRequest, obs Observer) (*Result, error) {
+func (s *Service) resume(ctx context.Context, p domain.Principal, sess *domain.Session, leaseID, runID string, req ExecuteRequest, obs Observer) (*Result, error) {
 	if err := req.Answer.permit(p); err != nil {
 		return nil, err
 	}
@@ -240,6 +240,13 @@ func (s *Service) resume(ctx context.Context, p domain.Principal, sess *domain.S
 	}
 	if len(exec.Checkpoint) == 0 {
 		return nil, fmt.Errorf("paused execution %s has no checkpoint", exec.ID)
+	}
+	if runID == "" {
+		// A synchronous answer learnt its execution from the session: the lease names it now
+		// (one UpdateItem), so that a cancel finds the run.
+		if err := s.store.ExtendLease(ctx, sess.ID, leaseID, exec.ID, s.now().Add(s.limits.RunLease)); err != nil {
+			return nil, fmt.Errorf("lease of paused execution %s: %w", exec.ID, err)
+		}
 	}
 	vars := map[string]any{}
 	var history []engine.Message
@@ -262,11 +269,12 @@ func (s *Service) resume(ctx context.Context, p domain.Principal, sess *domain.S
 		run.Tools = tools
 		defer func() { _ = tools.Close() }()
 	}
-	out, err := s.engine.Resume(ctx, run, exec.Checkpoint, req.Answer.engineAnswers())
-	if err != nil {
-		return nil, engineError(err)
+	if obs.OnStart != nil {
+		obs.OnStart(exec.ID)
 	}
-	return s.finish(ctx, t, out)
+	sv := s.supervise(ctx, sess.ID, leaseID, exec.ID)
+	out, err := s.engine.Resume(sv.ctx, run, exec.Checkpoint, req.Answer.engineAnswers())
+	return s.settle(ctx, t, sv, out, err)
 }
 
 func answerField(a *Answer) string {

@@ -24,7 +24,11 @@ type Store interface {
 	ListSessions(ctx context.Context, company, owner string, offset, limit int) ([]*domain.Session, bool, error)
 	DeleteSession(ctx context.Context, id string) error
 	AcquireSession(ctx context.Context, p domain.Principal, id, leaseID string, until, now time.Time) (*domain.Session, error)
+	// AcquireRun is AcquireSession for a run of execution execID, recorded on the lease in
+	// the same write (a cancel names the run by it).
+	AcquireRun(ctx context.Context, p domain.Principal, id, leaseID, execID string, until, now time.Time) (*domain.Session, error)
 	ReleaseSession(ctx context.Context, id, leaseID string) error
+	RunLeases
 	History(ctx context.Context, id string, take func(domain.Message) bool) ([]domain.Message, error)
 	Commit(ctx context.Context, c domain.Commit) error
 	PutExecution(ctx context.Context, e *domain.Execution) error
@@ -57,8 +61,13 @@ type Queue interface {
 // Limits of the session engine. The history an execution gives the models is bounded by the
 // models' token budget (engine.HistoryBudget), not by a count of messages.
 type Limits struct {
-	LeaseTTL  time.Duration // how long an execution holds its session (default 5 min)
+	LeaseTTL  time.Duration // how long a brief hold of the session lasts (default 5 min); runs heartbeat instead
 	LeaseWait time.Duration // how long a second execute waits for the lease before 409 (default 2 s)
+	// Supervision of a run (supervise): how often it looks for a cancel (default 1 s), and
+	// how often it extends its lease (default 10 s) by how much (default 30 s).
+	CancelPoll time.Duration
+	Heartbeat  time.Duration
+	RunLease   time.Duration
 }
 
 // Service implements the session use cases.
@@ -120,6 +129,15 @@ func New(d Deps, limits Limits) *Service {
 	}
 	if limits.LeaseWait <= 0 {
 		limits.LeaseWait = 2 * time.Second
+	}
+	if limits.CancelPoll <= 0 {
+		limits.CancelPoll = time.Second
+	}
+	if limits.Heartbeat <= 0 {
+		limits.Heartbeat = 10 * time.Second
+	}
+	if limits.RunLease <= 0 {
+		limits.RunLease = 3 * limits.Heartbeat
 	}
 	return &Service{store: d.Store, agents: d.Agents, engine: d.Engine, tools: d.Tools, fetch: d.Fetch, queue: d.Queue,
 		images: d.Images, kbs: d.KnowledgeBases, mcp: d.MCP, prices: d.Prices, usage: d.Usage, events: d.Events, limits: limits, now: time.Now}

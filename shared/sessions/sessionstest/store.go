@@ -36,8 +36,10 @@ type Store struct {
 }
 
 type lease struct {
-	id    string
-	until int64 // Unix milliseconds, as the adapter stores it
+	id     string
+	until  int64  // Unix milliseconds, as the adapter stores it
+	exec   string // the execution the lease runs (AcquireRun, ExtendLease)
+	cancel string // the execution a cancel was requested for (RequestCancel)
 }
 
 var _ sessions.Store = (*Store)(nil)
@@ -74,7 +76,11 @@ func (s *Store) GetSession(_ context.Context, id string) (*domain.Session, error
 	if !ok {
 		return nil, domain.ErrNotFound
 	}
-	return copyOf(sess), nil
+	c := copyOf(sess)
+	if l, held := s.leases[id]; held && l.exec != "" && l.until >= time.Now().UnixMilli() {
+		c.ActiveExecutionID = l.exec
+	}
+	return c, nil
 }
 
 // ListSessions implements sessions.Store: newest first by CreatedAt, then by id (descending),
@@ -122,8 +128,13 @@ func (s *Store) DeleteSession(_ context.Context, id string) error {
 	return nil
 }
 
-// AcquireSession implements sessions.Store.
-func (s *Store) AcquireSession(_ context.Context, p domain.Principal, id, leaseID string, until, now time.Time) (*domain.Session, error) {
+// AcquireSession takes the lease as the adapter's does.
+func (s *Store) AcquireSession(ctx context.Context, p domain.Principal, id, leaseID string, until, now time.Time) (*domain.Session, error) {
+	return s.AcquireRun(ctx, p, id, leaseID, "", until, now)
+}
+
+// AcquireRun implements sessions.Store.
+func (s *Store) AcquireRun(_ context.Context, p domain.Principal, id, leaseID, execID string, until, now time.Time) (*domain.Session, error) {
 	if len(leaseID) > maxLeaseID {
 		return nil, fmt.Errorf("lease id of %d bytes, more than %d", len(leaseID), maxLeaseID)
 	}
@@ -139,7 +150,7 @@ func (s *Store) AcquireSession(_ context.Context, p domain.Principal, id, leaseI
 	case held && l.until >= now.UnixMilli():
 		return nil, &domain.Error{Kind: domain.KindConflict, Message: "Another execution is running in this session; retry when it has finished"}
 	}
-	s.leases[id] = lease{id: leaseID, until: until.UnixMilli()}
+	s.leases[id] = lease{id: leaseID, until: until.UnixMilli(), exec: execID}
 	return copyOf(sess), nil
 }
 
