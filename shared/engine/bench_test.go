@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/localmodel"
@@ -37,7 +38,8 @@ func benchHistory(n int) []Message {
 //	  /tmp/engine.test -test.run '^$' -test.bench 'EngineOverhead/engine$' -test.benchtime 5001x -test.cpu 1
 //
 // less the same with -test.benchtime 1x, divided by 5000 (54.6k per execute, hand-written 46.5k;
-// 103k before the engine ran a one-node step on the caller's goroutine).
+// 103k before the engine ran a one-node step on the caller's goroutine). "engine traced" records
+// the run's spans (invoke_agent twice, chat) as tracing on does, before any export.
 func BenchmarkEngineOverhead(b *testing.B) {
 	ctx := context.Background()
 	model := localmodel.Model{}
@@ -56,6 +58,19 @@ func BenchmarkEngineOverhead(b *testing.B) {
 				Emit: func(ev Event) { events = append(events, ev) }})
 			if err != nil || len(res.Messages) != 1 || len(events) != 3 {
 				b.Fatalf("%+v, %d events, %v", res, len(events), err)
+			}
+		}
+	})
+	// As "engine", recording its spans (an SDK provider with no exporter): what tracing on adds
+	// before any export.
+	b.Run("engine traced", func(b *testing.B) {
+		tp := sdktrace.NewTracerProvider()
+		e := NewEngine(ModelSet{Default: "local", ByName: map[string]domain.Model{"local": model}}, nil, Limits{}).
+			WithTracing(Tracing{Provider: tp})
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := e.Run(ctx, Run{Graph: g, History: history, Input: input, Emit: func(Event) {}}); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})
