@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/sessions"
 )
@@ -53,6 +55,8 @@ func (h *runtimeHandlers) execute(w http.ResponseWriter, r *http.Request) error 
 	if err := require(r, domain.ScopeSessionsWrite); err != nil {
 		return err
 	}
+	// A W3C traceparent sent is the run's parent, plain, streamed or queued (docs/observability.md).
+	r = r.WithContext(propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
 	b, req, err := readExecute(w, r, max(h.g.opts.MaxBodyBytes, ExecuteMaxBodyBytes))
 	if err != nil {
 		return err
