@@ -243,6 +243,7 @@ type fakeRetriever struct {
 	corpus map[string][]domain.Hit
 	fail   error
 	calls  []searchCall
+	tokens int // the embedding tokens each search reports
 }
 
 // SearchKnowledge returns the hits of the searched knowledge bases best first, at most top_k
@@ -259,7 +260,7 @@ func (r *fakeRetriever) SearchKnowledge(_ context.Context, company, query string
 	if r.fail != nil {
 		return nil, r.fail
 	}
-	res := &domain.RetrievalResult{}
+	res := &domain.RetrievalResult{EmbeddingTokens: r.tokens}
 	for _, ref := range refs {
 		hits, ok := r.corpus[ref.ID]
 		if !ok {

@@ -254,6 +254,9 @@ func (c *call) search(ctx context.Context, query string, refs []domain.Knowledge
 	c.endRetrieval(span, ps, err)
 	data := map[string]any{"query": clipChars(query, maxEventQuery), "knowledge_bases": ids, "hits": len(ps),
 		"duration_ms": time.Since(start).Milliseconds(), "chunks": chunkData(ps)}
+	if err == nil && res.EmbeddingTokens > 0 {
+		data["embedding_tokens"] = res.EmbeddingTokens // counted into the execute's usage
+	}
 	for k, v := range extra {
 		data[k] = v
 	}

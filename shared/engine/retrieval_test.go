@@ -739,3 +739,20 @@ func TestRetrievalNeedsKnowledgeRead(t *testing.T) {
 		}
 	}
 }
+
+// TestRetrievalEventCountsEmbeddingTokens: the tokens the retriever reports for embedding the
+// query are in the retrieval event (the execute counts them into the company's usage), and a
+// search that embedded nothing carries none.
+func TestRetrievalEventCountsEmbeddingTokens(t *testing.T) {
+	for _, tokens := range []int{7, 0} {
+		r := &fakeRetriever{corpus: shopCorpus(), tokens: tokens}
+		model := &fakeModel{reply: func(context.Context, domain.ModelRequest, int) (*domain.ModelResponse, error) {
+			return text("Within 30 days."), nil
+		}}
+		_, rec := runKB(t, mustGraph(t, kbAgent("llm_agent", ""), nil), model, r, userInput("Can I return things?"))
+		got, ok := rec.eventsOf(EventRetrieval)[0].Data["embedding_tokens"]
+		if tokens > 0 && got != tokens || tokens == 0 && ok {
+			t.Errorf("reported %d: the event's embedding_tokens is %v (present %v)", tokens, got, ok)
+		}
+	}
+}

@@ -59,7 +59,8 @@ const (
 	EventToolResult   = "tool_result"
 	EventError        = "error"
 	// EventRetrieval is one search of a node's knowledge bases: query, knowledge_bases (ids),
-	// hits (passages given to the model), duration_ms and source ("prompt" or "tool").
+	// hits (passages given to the model), duration_ms, source ("prompt" or "tool") and, when
+	// the query was embedded, embedding_tokens (the provider's count).
 	EventRetrieval = "retrieval"
 )
 

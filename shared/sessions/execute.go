@@ -257,6 +257,7 @@ type turn struct {
 	cost    pricing.Meter // of this part's model calls
 	prices  Prices
 	keyID   string // of the caller's API key; empty for a queued run (the worker has none)
+	embed   int64  // embedding tokens of this part's retrievals (their events' embedding_tokens)
 }
 
 // price is the cost of the model call a model_call event's data records.
@@ -276,7 +277,7 @@ func (t *turn) price(data map[string]any) (float64, bool) {
 func (t *turn) count(at time.Time, usage domain.Usage) domain.UsageEntry {
 	c := domain.UsageEntry{Company: t.sess.Company, Day: at.UTC().Truncate(24 * time.Hour), KeyID: t.keyID, AgentID: t.sess.AgentID,
 		UsageCount: domain.UsageCount{Requests: 1, InputTokens: int64(usage.InputTokens - t.exec.InputTokens),
-			OutputTokens: int64(usage.OutputTokens - t.exec.OutputTokens)}}
+			OutputTokens: int64(usage.OutputTokens - t.exec.OutputTokens), EmbeddingTokens: t.embed}}
 	if t.user != nil {
 		c.Executions = 1
 	}
@@ -303,7 +304,7 @@ func priorCost(e *domain.Execution) pricing.Meter {
 // engineRun is the engine's run of t, recording events and tool calls as they happen.
 func (t *turn) engineRun(p domain.Principal, history []engine.Message, parts []domain.Part, obs Observer) engine.Run {
 	t.events = t.exec.Events
-	t.cost, t.keyID = pricing.Meter{}, p.KeyID
+	t.cost, t.keyID, t.embed = pricing.Meter{}, p.KeyID, 0
 	return engine.Run{
 		Graph: t.g, Principal: domain.Principal{Company: t.sess.Company, Owner: t.sess.Owner, Scopes: p.Scopes},
 		History: history, Input: parts, Variables: t.vars,
@@ -312,6 +313,9 @@ func (t *turn) engineRun(p domain.Principal, history []engine.Message, parts []d
 			t.calls = collectToolCall(t.calls, e)
 			if e.Type == engine.EventModelCall {
 				t.cost.Add(t.price(e.Data))
+			}
+			if n, ok := e.Data["embedding_tokens"].(int); ok && e.Type == engine.EventRetrieval {
+				t.embed += int64(n)
 			}
 			if obs.OnEvent != nil {
 				obs.OnEvent(e)
