@@ -14,26 +14,27 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-// Attributes of a session item that a run's lease adds besides lease_id and lease_until (all
-// of them are outside the data attribute, and all go when the lease is released or the run
-// commits, since Commit replaces the whole item):
+// A run's lease adds lease_exec to its session item besides lease_id and lease_until (outside
+// the data attribute; it goes when the lease is released or the run commits, since Commit
+// replaces the whole item): the execution the lease runs. AcquireRun sets it in the UpdateItem
+// that takes the lease, so a cancel request (and the watchdog, which looks for leases whose
+// lease_until has passed) can name the run without another write. lease_until keeps one
+// meaning throughout: once now is past it, the holder is dead (a supervised run moves it
+// forward with ExtendLease while it runs).
 //
-//   - lease_exec: the execution the lease runs. AcquireRun sets it in the UpdateItem that takes
-//     the lease, so a cancel request (and the watchdog, which looks for leases whose
-//     lease_until has passed) can name the run without another write.
-//   - cancel_exec: the execution a cancel request asked to stop (RequestCancel). The run's
-//     supervisor reads it (CancelRequested) and cancels the run's context.
-//
-// lease_until keeps one meaning throughout: once now is past it, the holder is dead (a
-// supervised run moves it forward with ExtendLease while it runs).
+// A cancel request is a small item of its own in the session's partition, keyed by the lease it
+// stops (sk "C#<lease id>"): the supervisor's look for it is a GetItem of that item alone, half a
+// read unit however large the session item is, and a lease id is never taken twice, so a mark
+// cannot stop a later run (a paused execution resumed under a new lease, say). It expires by the
+// table's TTL after a day and goes with the session's partition.
 const (
-	attrLeaseExec  = "lease_exec"
-	attrCancelExec = "cancel_exec"
+	attrLeaseExec = "lease_exec"
+	cancelPrefix  = "C#"
+	cancelTTL     = 24 * time.Hour
 )
 
 // AcquireRun is AcquireSession for a run of execution execID: the same UpdateItem records
-// execID as the lease's execution (lease_exec) and drops a cancel mark an earlier holder that
-// died may have left.
+// execID as the lease's execution (lease_exec).
 func (st *Store) AcquireRun(ctx context.Context, p domain.Principal, id, leaseID, execID string, until, now time.Time) (*domain.Session, error) {
 	if len(execID) > maxLeaseID {
 		return nil, fmt.Errorf("execution id of %d bytes, more than %d", len(execID), maxLeaseID)
@@ -69,41 +70,55 @@ func (st *Store) ExtendLease(ctx context.Context, id, leaseID, execID string, un
 	return translate(err)
 }
 
-// RequestCancel marks the session's run of execID to be cancelled (one conditional
-// UpdateItem): only while a live lease runs execID. Otherwise (no run of execID holds the
+// RequestCancel marks the session's run of execID to be cancelled, only while a live lease runs
+// execID: a strongly consistent GetItem of the lease's id, then a transaction that checks the
+// lease is still that one and puts the mark for it. Otherwise (no run of execID holds the
 // session, or its holder died) it is domain.ErrNotFound and nothing is written.
 func (st *Store) RequestCancel(ctx context.Context, id, execID string, now time.Time) error {
-	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(st.table),
-		Key:                      itemKey(sessionPK(id), sessionSK),
-		UpdateExpression:         aws.String("SET #c = :x"),
-		ConditionExpression:      aws.String("#e = :x AND lease_until > :now"),
-		ExpressionAttributeNames: map[string]string{"#c": attrCancelExec, "#e": attrLeaseExec},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":x": stringAttr(execID),
-			":now": numberAttr(now.UnixMilli())},
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(st.table), Key: itemKey(sessionPK(id), sessionSK), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String("lease_id"),
 	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	if err != nil {
+		return translate(err)
+	}
+	lease, ok := out.Item["lease_id"].(*types.AttributeValueMemberS)
+	if !ok {
+		return domain.ErrNotFound
+	}
+	mark := itemKey(sessionPK(id), cancelPrefix+lease.Value)
+	mark[attrLeaseExec] = stringAttr(execID)
+	mark[attrTTL] = numberAttr(now.Add(cancelTTL).Unix())
+	err = st.transact(ctx, []types.TransactWriteItem{
+		{ConditionCheck: &types.ConditionCheck{
+			TableName: aws.String(st.table), Key: itemKey(sessionPK(id), sessionSK),
+			ConditionExpression:      aws.String("lease_id = :l AND #e = :x AND lease_until > :now"),
+			ExpressionAttributeNames: map[string]string{"#e": attrLeaseExec},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":l": lease, ":x": stringAttr(execID),
+				":now": numberAttr(now.UnixMilli())},
+		}},
+		{Put: &types.Put{TableName: aws.String(st.table), Item: mark}},
+	})
+	if cancelledAt(err, 0) {
 		return domain.ErrNotFound
 	}
 	return translate(err)
 }
 
-// CancelRequested reports whether a cancel of execID is marked on the session: one eventually
-// consistent GetItem of the one attribute (half a read unit), made by a run's supervisor once a
-// second. A mark written just before may be missed once; the next read sees it.
-func (st *Store) CancelRequested(ctx context.Context, id, execID string) (bool, error) {
+// CancelRequested reports whether a cancel of the run under leaseID was asked for: one
+// eventually consistent GetItem of its mark's small item (half a read unit), made by a run's
+// supervisor once a second. A mark written just before may be missed once; the next look sees
+// it.
+func (st *Store) CancelRequested(ctx context.Context, id, leaseID string) (bool, error) {
 	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:                aws.String(st.table),
-		Key:                      itemKey(sessionPK(id), sessionSK),
-		ProjectionExpression:     aws.String("#c"),
-		ExpressionAttributeNames: map[string]string{"#c": attrCancelExec},
+		TableName:            aws.String(st.table),
+		Key:                  itemKey(sessionPK(id), cancelPrefix+leaseID),
+		ProjectionExpression: aws.String(attrPK),
 	})
 	if err != nil {
 		return false, translate(err)
 	}
-	v, ok := out.Item[attrCancelExec].(*types.AttributeValueMemberS)
-	return ok && v.Value == execID, nil
+	return out.Item != nil, nil
 }
 
 // CancelQueued records e (status cancelled) only if its stored record is still queued (a

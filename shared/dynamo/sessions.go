@@ -51,12 +51,11 @@ const maxLeaseID = 64
 
 // leaseRoom is what the lease's UpdateItems add to a session item: lease_id (up to
 // maxLeaseID bytes), lease_until (milliseconds: at most 19 digits and a sign, 12 bytes by
-// numberSize), and a run's lease_exec and cancel_exec (execution ids, up to maxLeaseID bytes;
-// runs.go). Session items are stored with that room free, so that taking the lease can never
-// push one past DynamoDB's limit; the lease's other writes only remove it (ReleaseSession) or
-// replace the whole item (Commit).
-const leaseRoom = len("lease_id") + maxLeaseID + len("lease_until") + 12 +
-	len(attrLeaseExec) + maxLeaseID + len(attrCancelExec) + maxLeaseID
+// numberSize), and a run's lease_exec (an execution id, up to maxLeaseID bytes; runs.go).
+// Session items are stored with that room free, so that taking the lease can never push one
+// past DynamoDB's limit; the lease's other writes only remove it (ReleaseSession) or replace
+// the whole item (Commit).
+const leaseRoom = len("lease_id") + maxLeaseID + len("lease_until") + 12 + len(attrLeaseExec) + maxLeaseID
 
 // CreateSession stores a new session.
 func (st *Store) CreateSession(ctx context.Context, sess *domain.Session) error {
@@ -145,9 +144,9 @@ func (st *Store) acquire(ctx context.Context, p domain.Principal, id, leaseID, e
 	}
 	values := map[string]types.AttributeValue{":l": stringAttr(leaseID), ":u": numberAttr(until.UnixMilli()), ":now": numberAttr(now.UnixMilli()),
 		":c": stringAttr(p.Company), ":o": stringAttr(p.Owner)}
-	update := "SET lease_id = :l, lease_until = :u REMOVE " + attrCancelExec + ", " + attrLeaseExec
+	update := "SET lease_id = :l, lease_until = :u REMOVE " + attrLeaseExec
 	if execID != "" {
-		update = "SET lease_id = :l, lease_until = :u, " + attrLeaseExec + " = :x REMOVE " + attrCancelExec
+		update = "SET lease_id = :l, lease_until = :u, " + attrLeaseExec + " = :x"
 		values[":x"] = stringAttr(execID)
 	}
 	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -186,7 +185,7 @@ func (st *Store) ReleaseSession(ctx context.Context, id, leaseID string) error {
 	_, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(st.table),
 		Key:                       itemKey(sessionPK(id), sessionSK),
-		UpdateExpression:          aws.String("REMOVE lease_id, lease_until, " + attrLeaseExec + ", " + attrCancelExec),
+		UpdateExpression:          aws.String("REMOVE lease_id, lease_until, " + attrLeaseExec),
 		ConditionExpression:       aws.String("lease_id = :l"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":l": stringAttr(leaseID)},
 	})

@@ -48,7 +48,7 @@ func TestItemSize(t *testing.T) {
 			t.Errorf("%s: itemSize = %d, want %d", tc.name, got, tc.want)
 		}
 	}
-	if got, want := numberSize("-9223372036854775808"), 12; got != want || leaseRoom != 8+maxLeaseID+11+want+10+maxLeaseID+11+maxLeaseID {
+	if got, want := numberSize("-9223372036854775808"), 12; got != want || leaseRoom != 8+maxLeaseID+11+want+10+maxLeaseID {
 		t.Errorf("an int64 takes %d bytes by numberSize, want %d (leaseRoom %d counts on it)", got, want, leaseRoom)
 	}
 }

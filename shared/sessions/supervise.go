@@ -17,9 +17,9 @@ type RunLeases interface {
 	// RequestCancel marks the session's run of execID to stop; domain.ErrNotFound when no
 	// live lease runs execID.
 	RequestCancel(ctx context.Context, id, execID string, now time.Time) error
-	// CancelRequested reports whether the session carries a cancel mark for execID (one
+	// CancelRequested reports whether a cancel of the run under leaseID was asked for (one
 	// cheap, eventually consistent read).
-	CancelRequested(ctx context.Context, id, execID string) (bool, error)
+	CancelRequested(ctx context.Context, id, leaseID string) (bool, error)
 	// CancelQueued writes e (cancelled) only over a record still queued; a KindConflict
 	// error otherwise.
 	CancelQueued(ctx context.Context, e *domain.Execution) error
@@ -69,7 +69,7 @@ func (s *Service) supervise(ctx context.Context, sessionID, leaseID, execID stri
 				return // the run's own deadline: nothing left to watch
 			case <-poll.C:
 				// A failed read is tried again at the next tick.
-				if yes, err := s.store.CancelRequested(gctx, sessionID, execID); err == nil && yes {
+				if yes, err := s.store.CancelRequested(gctx, sessionID, leaseID); err == nil && yes {
 					cancel(errCancelRequested)
 					return
 				}

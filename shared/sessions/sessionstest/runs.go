@@ -32,17 +32,17 @@ func (s *Store) RequestCancel(_ context.Context, id, execID string, now time.Tim
 	if !ok || l.exec != execID || l.until <= now.UnixMilli() {
 		return domain.ErrNotFound
 	}
-	l.cancel = execID
+	l.cancel = true
 	s.leases[id] = l
 	return nil
 }
 
-// CancelRequested implements sessions.Store.
-func (s *Store) CancelRequested(_ context.Context, id, execID string) (bool, error) {
+// CancelRequested implements sessions.Store: the mark belongs to the lease it was made for.
+func (s *Store) CancelRequested(_ context.Context, id, leaseID string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l, ok := s.leases[id]
-	return ok && l.cancel == execID, nil
+	return ok && l.id == leaseID && l.cancel, nil
 }
 
 // CancelQueued implements sessions.Store: written only over a queued record.

@@ -39,7 +39,7 @@ type lease struct {
 	id     string
 	until  int64  // Unix milliseconds, as the adapter stores it
 	exec   string // the execution the lease runs (AcquireRun, ExtendLease)
-	cancel string // the execution a cancel was requested for (RequestCancel)
+	cancel bool   // a cancel of the run under this lease was asked for (RequestCancel)
 }
 
 var _ sessions.Store = (*Store)(nil)
