@@ -137,3 +137,31 @@ func TestSealedDeliverySigns(t *testing.T) {
 		t.Errorf("signature %q, want %q (signed with the created secret)", got, want)
 	}
 }
+
+// BenchmarkSealedGet: what opening the sealed secrets adds to a read of a webhook (a delivery
+// attempt makes one), over the in-memory store.
+func BenchmarkSealedGet(b *testing.B) {
+	ctx := context.Background()
+	raw := webhookstest.NewStore()
+	now := time.Now().UTC()
+	w := &domain.Webhook{ID: "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f", Company: "acme", URL: "https://hooks.example.com/in",
+		Events: []string{domain.EventExecutionCompleted}, Enabled: true, Secret: webhooks.NewSecret(), PreviousSecret: webhooks.NewSecret(),
+		CreatedAt: now, UpdatedAt: now}
+	sealed := webhooks.Sealed(raw, testBox())
+	if err := sealed.CreateWebhook(ctx, w, 20); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		st   webhooks.Store
+	}{{"plain", raw}, {"sealed", sealed}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := bc.st.GetWebhook(ctx, "acme", w.ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
