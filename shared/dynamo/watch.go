@@ -172,6 +172,38 @@ func (st *Store) DueExecutions(ctx context.Context, now time.Time, limit int) ([
 	return out, nil
 }
 
+// SessionLease reads a session with its lease (one strongly consistent GetItem): what a worker
+// reads before it takes a queued execution, so that it leaves one whose session is busy queued.
+func (st *Store) SessionLease(ctx context.Context, id string) (*domain.Session, domain.Lease, error) {
+	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: itemKey(sessionPK(id), sessionSK),
+		ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, domain.Lease{}, translate(err)
+	}
+	if out.Item == nil {
+		return nil, domain.Lease{}, domain.ErrNotFound
+	}
+	var r sessionRecord
+	if err := decode(out.Item, &r); err != nil {
+		return nil, domain.Lease{}, err
+	}
+	return r.session(), leaseIn(out.Item), nil
+}
+
+// leaseIn reads the lease attributes of a session item.
+func leaseIn(it map[string]types.AttributeValue) domain.Lease {
+	var l domain.Lease
+	if n, ok := it["lease_until"].(*types.AttributeValueMemberN); ok {
+		if ms, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+			l.Until = time.UnixMilli(ms).UTC()
+		}
+	}
+	if x, ok := it[attrLeaseExec].(*types.AttributeValueMemberS); ok {
+		l.ExecutionID = x.Value
+	}
+	return l
+}
+
 // LeaseOf reads a session's lease (one strongly consistent GetItem of its lease attributes);
 // a session that does not exist is domain.ErrNotFound.
 func (st *Store) LeaseOf(ctx context.Context, sessionID string) (domain.Lease, error) {
@@ -186,14 +218,5 @@ func (st *Store) LeaseOf(ctx context.Context, sessionID string) (domain.Lease, e
 	if out.Item == nil {
 		return domain.Lease{}, domain.ErrNotFound
 	}
-	var l domain.Lease
-	if n, ok := out.Item["lease_until"].(*types.AttributeValueMemberN); ok {
-		if ms, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
-			l.Until = time.UnixMilli(ms).UTC()
-		}
-	}
-	if x, ok := out.Item[attrLeaseExec].(*types.AttributeValueMemberS); ok {
-		l.ExecutionID = x.Value
-	}
-	return l, nil
+	return leaseIn(out.Item), nil
 }

@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/engine"
 )
 
 // MaxAsyncBodyBytes bounds a queued request, which waits in a DynamoDB item (400 KB at most).
@@ -45,7 +48,8 @@ func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID str
 		ID: newExecutionID(), SessionID: sessionID, CorrelationID: req.CorrelationID, Status: domain.ExecQueued,
 		Events: []map[string]any{}, CreatedAt: s.now().UTC(), Request: stored, Scopes: p.Grants(), KeyID: p.KeyID,
 	}
-	if err := s.store.PutExecution(ctx, e); err != nil {
+	// Listed for the watchdog, which ends it if it is still queued after QueuedLimit.
+	if err := s.store.SwapExecution(ctx, e, "", e.CreatedAt.Add(QueuedLimit)); err != nil {
 		return nil, fmt.Errorf("queue execution: %w", err)
 	}
 	if err := s.queue.Send(ctx, encodeJob(sessionID, e.ID), sessionID); err != nil {
@@ -105,7 +109,7 @@ func (s *Service) enqueueAnswer(ctx context.Context, p domain.Principal, session
 	e.Status, e.Request, e.Scopes, e.Pending = domain.ExecQueued, map[string]any{"answer": stored}, p.Grants(), nil
 	e.KeyID = p.KeyID
 	e.Error, e.ErrorType, e.CompletedAt = "", "", nil
-	if err := s.store.PutExecution(ctx, e); err != nil {
+	if err := s.store.SwapExecution(ctx, e, was.Status, s.now().Add(QueuedLimit)); err != nil {
 		return nil, fmt.Errorf("queue the answer of %s: %w", e.ID, err)
 	}
 	// The lease goes before the job: a worker that took the job at once would otherwise find
@@ -161,32 +165,44 @@ func jsonSize(v any) int {
 	return b.Len() - 1 // the encoder's newline
 }
 
-// RunQueued runs a queued execution (called by the dispatcher's worker). Its outcome is written
-// to the execution record: completed with the result, or failed with a client-safe error.
+// RunQueued runs a queued execution (called by the dispatcher's worker) at most once, however
+// often the queue delivers its job. The worker takes the execution with one conditional write
+// (queued → running, listed for the watchdog ClaimGrace later): of two deliveries at once, one
+// takes it and the other has nothing to do. Its outcome is written to the execution record:
+// completed with the result, or failed with a client-safe error. A delivery that finds it
+// running leaves it to its worker while that worker's lease lives, and fails it as lost once the
+// lease has ended (its worker died; it is not run again: what the run did before is unknown); a
+// delivery that finds it finished (or paused, or cancelled) does nothing.
 func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error {
-	e, err := s.store.GetExecution(ctx, sessionID, execID)
+	e, due, err := s.store.WatchedExecution(ctx, sessionID, execID)
 	if err != nil {
 		return fmt.Errorf("load execution %s: %w", execID, err)
 	}
-	// A queue delivers again only when an earlier attempt did not finish (the worker died or
-	// the session was busy), so a running execution is run again; a finished one is left alone.
-	if e.Status != domain.ExecQueued && e.Status != domain.ExecRunning {
+	switch e.Status {
+	case domain.ExecQueued:
+	case domain.ExecRunning:
+		return s.redelivered(ctx, e, due)
+	default:
 		return nil
 	}
-	sess, err := s.store.GetSession(ctx, sessionID)
-	if err != nil {
-		return s.fail(ctx, e, err)
+	sess, lease, err := s.store.SessionLease(ctx, sessionID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil // deleted with its executions
 	}
-	if a := queuedAnswer(e); a != nil {
-		return s.runQueuedAnswer(ctx, sess, e, a)
+	if err != nil {
+		return fmt.Errorf("run execution %s: %w", execID, err)
+	}
+	if lease.Live(s.now()) {
+		// The session is busy: the execution stays queued (a poll shows it so) and the queue
+		// delivers it again soon, without a claim nor a wait for the lease.
+		return &domain.Error{Kind: domain.KindOverloaded, Message: "session busy; retry later"}
 	}
 	e.Status = domain.ExecRunning
-	if err := s.store.PutExecution(ctx, e); err != nil {
+	if err := s.store.SwapExecution(ctx, e, domain.ExecQueued, s.now().Add(ClaimGrace)); err != nil {
+		if domain.KindOf(err) == domain.KindConflict {
+			return nil // another delivery took it, or it was cancelled
+		}
 		return err
-	}
-	req := ExecuteRequest{Content: queuedContent(e), CorrelationID: e.CorrelationID}
-	if in, ok := e.Request["inputs"].(map[string]any); ok {
-		req.Inputs = in
 	}
 	p := domain.Principal{Owner: sess.Owner, Company: sess.Company, Scopes: e.Scopes, KeyID: e.KeyID}
 	if len(p.Scopes) == 0 {
@@ -194,37 +210,63 @@ func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error
 		// needs and nothing more.
 		p.Scopes = []string{domain.ScopeSessionsWrite}
 	}
-	if _, err := s.execute(ctx, p, sessionID, execID, req, Observer{}); err != nil {
-		if domain.KindOf(err) == domain.KindConflict && !errors.Is(err, errPending) {
-			// The session is busy with another execution: leave this one queued and let the
-			// queue deliver it again later.
-			e.Status = domain.ExecQueued
-			_ = s.store.PutExecution(context.WithoutCancel(ctx), e)
-			return &domain.Error{Kind: domain.KindOverloaded, Message: "session busy; retry later", Err: err}
+	req := ExecuteRequest{CorrelationID: e.CorrelationID}
+	if a := queuedAnswer(e); a != nil {
+		req.Answer = a
+	} else {
+		req.Content = queuedContent(e)
+		if in, ok := e.Request["inputs"].(map[string]any); ok {
+			req.Inputs = in
 		}
-		return s.failAndPublish(ctx, sess.Company, e, err)
 	}
-	return nil
+	// Whether the engine began: a run that never began may be given back to the queue.
+	var began atomic.Bool
+	obs := Observer{OnEvent: func(engine.Event) { began.Store(true) }}
+	_, err = s.execute(ctx, p, sessionID, execID, req, obs)
+	switch {
+	case err == nil:
+		return nil
+	case !began.Load() && domain.KindOf(err) == domain.KindConflict && !errors.Is(err, errPending):
+		// The session is busy with another execution: give this one back to the queue, which
+		// delivers it again later (unless the watchdog or a cancel settled it meanwhile).
+		e.Status = domain.ExecQueued
+		if err := s.store.SwapExecution(context.WithoutCancel(ctx), e, domain.ExecRunning, s.now().Add(QueuedLimit)); err != nil {
+			return nil //nolint:nilerr // settled by another writer: nothing left to run
+		}
+		return &domain.Error{Kind: domain.KindOverloaded, Message: "session busy; retry later", Err: err}
+	case req.Answer != nil && errors.Is(err, errNothingPending):
+		// A synchronous answer applied first; its commit wrote the execution.
+		err = domain.Errorf(domain.KindConflict, "The answer was not applied: the session's pending tool calls were answered already")
+	}
+	werr := s.failFrom(ctx, e, domain.ExecRunning, err, "")
+	if werr == err { //nolint:errorlint // identity: failFrom returns cause once recorded
+		s.publish(ctx, sess.Company, e)
+	} else if domain.KindOf(werr) == domain.KindConflict {
+		return nil // settled by another writer (a commit, the watchdog, a cancel)
+	}
+	return werr
 }
 
-// runQueuedAnswer resumes a paused execution with a queued answer. Its record is written only
-// under the session's lease (by the resume itself), never before: a synchronous answer that
-// resumed it meanwhile has already written it. Such a job, and one whose session is busy with the
-// other answer, has nothing left to do.
-func (s *Service) runQueuedAnswer(ctx context.Context, sess *domain.Session, e *domain.Execution, a *Answer) error {
-	p := domain.Principal{Owner: sess.Owner, Company: sess.Company, Scopes: e.Scopes, KeyID: e.KeyID}
-	if len(p.Scopes) == 0 {
-		p.Scopes = []string{domain.ScopeSessionsWrite}
-	}
-	_, err := s.execute(ctx, p, sess.ID, e.ID, ExecuteRequest{CorrelationID: e.CorrelationID, Answer: a}, Observer{})
-	switch {
-	case err == nil, errors.Is(err, errNothingPending):
+// redelivered handles a job whose execution is running: another delivery's worker runs it
+// (it is not yet due on the watchdog's list, or its session's lease lives for it), or that
+// worker died, and the execution is failed as lost now rather than at the watchdog's next sweep.
+func (s *Service) redelivered(ctx context.Context, e *domain.Execution, due time.Time) error {
+	now := s.now()
+	if due.IsZero() || now.Before(due) {
 		return nil
-	case domain.KindOf(err) == domain.KindConflict:
-		// Busy: the other answer runs, or another execution; let the queue deliver it again.
-		return &domain.Error{Kind: domain.KindOverloaded, Message: "session busy; retry later", Err: err}
 	}
-	return s.failAndPublish(ctx, sess.Company, e, err)
+	lease, err := s.store.LeaseOf(ctx, e.SessionID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("lease of execution %s: %w", e.ID, err)
+	}
+	if alive(lease, e.ID, now) {
+		return nil
+	}
+	_, err = s.settleLost(ctx, e.SessionID, e.ID, domain.ExecRunning)
+	return err
 }
 
 // fail records a failed execution with its error as the error envelope would show it: the

@@ -29,6 +29,8 @@ type Store interface {
 	AcquireRun(ctx context.Context, p domain.Principal, id, leaseID, execID string, until, now time.Time) (*domain.Session, error)
 	ReleaseSession(ctx context.Context, id, leaseID string) error
 	RunLeases
+	Watcher
+	Keys
 	History(ctx context.Context, id string, take func(domain.Message) bool) ([]domain.Message, error)
 	Commit(ctx context.Context, c domain.Commit) error
 	PutExecution(ctx context.Context, e *domain.Execution) error

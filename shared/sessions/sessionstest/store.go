@@ -33,6 +33,8 @@ type Store struct {
 	msgIndex map[string]string                       // message id → session id
 	execs    map[string]map[string]*domain.Execution // session id → execution id → execution
 	feedback map[string]map[string]*domain.Feedback  // session id → message id + "#" + user → feedback
+	watch    map[string]watchEntry                   // session id + "/" + execution id → on the watchdog's list (watch.go)
+	keys     map[string]*domain.IdempotencyRecord    // company + "/" + Idempotency-Key (keys.go)
 }
 
 type lease struct {
@@ -47,7 +49,8 @@ var _ sessions.Store = (*Store)(nil)
 // NewStore returns an empty store.
 func NewStore() *Store {
 	return &Store{sessions: map[string]*domain.Session{}, leases: map[string]lease{}, msgs: map[string]map[int]domain.Message{},
-		msgIndex: map[string]string{}, execs: map[string]map[string]*domain.Execution{}, feedback: map[string]map[string]*domain.Feedback{}}
+		msgIndex: map[string]string{}, execs: map[string]map[string]*domain.Execution{}, feedback: map[string]map[string]*domain.Feedback{},
+		watch: map[string]watchEntry{}, keys: map[string]*domain.IdempotencyRecord{}}
 }
 
 // maxLeaseID is the adapter's bound on lease ids.
