@@ -58,6 +58,7 @@ var jsonTypes = []struct {
 	{sessionFromAgentJSON{}, "SessionFromAgent"},
 	{executeResultJSON{}, "ExecuteResult"},
 	{usageReportJSON{}, "UsageReport"},
+	{companyLimitsJSON{}, "CompanyLimits"},
 	{executeMessageJSON{}, "ExecuteMessage"},
 	{toolRunJSON{}, "ToolCall"},         // in an ExecuteMessage's response.tool_calls (a field of type any)
 	{toolCallJSON{}, "PendingToolCall"}, // and the calls a paused run waits on, there as well
@@ -69,6 +70,7 @@ var jsonTypes = []struct {
 	{textDeltaJSON{}, "TextDelta"},
 	// Request bodies.
 	{createKeyRequest{}, "ApiKeyCreate"},
+	{limitsRequest{}, "LimitsChange"},
 	{startUploadRequest{}, "StartUploadRequest"},
 	{feedbackRequest{}, "FeedbackRequest"},
 	{executeBody{}, "ExecuteRequest"},

@@ -75,9 +75,13 @@ func (g *Group) handle(method, path string, public bool, h handlerFunc) {
 	if !strings.Contains(path, "{") {
 		g.literals[trimSlash(path)] = append(g.literals[trimSlash(path)], method)
 	}
+	spends := modelRoutes[Route{Method: method, Path: path}]
 	g.mux.HandleFunc(method+" "+trimSlash(path), func(w http.ResponseWriter, r *http.Request) {
 		if !public {
 			p, err := g.authorize(w, r)
+			if err == nil && spends {
+				err = g.checkBudget(w, r, p)
+			}
 			if err != nil {
 				writeError(w, r, g.opts.Log, err)
 				return
@@ -101,19 +105,57 @@ func (g *Group) authorize(w http.ResponseWriter, r *http.Request) (domain.Princi
 	rate, err := g.opts.Auth.Limit(r.Context(), p)
 	if rate.Limit > 0 {
 		h := w.Header()
+		// X-RateLimit-* tell the policy with the fewest requests left (the key's or the
+		// company's); the IETF fields (draft-ietf-httpapi-ratelimit-headers) list each policy in
+		// force, of the same fixed one-minute window.
 		h.Set("X-RateLimit-Limit", strconv.Itoa(rate.Limit))
 		h.Set("X-RateLimit-Remaining", strconv.Itoa(rate.Remaining))
 		reset := max(int(time.Until(rate.Reset).Seconds()+0.999), 1)
 		h.Set("X-RateLimit-Reset", strconv.Itoa(reset))
-		// The IETF fields (draft-ietf-httpapi-ratelimit-headers) of the same fixed one-minute
-		// window, for clients that read those rather than X-RateLimit-*.
-		h.Set("RateLimit-Policy", `"per-key";q=`+strconv.Itoa(rate.Limit)+";w=60")
-		h.Set("RateLimit", `"per-key";r=`+strconv.Itoa(rate.Remaining)+";t="+strconv.Itoa(reset))
+		quotas := rate.Policies
+		if len(quotas) == 0 {
+			quotas = []auth.Quota{{Name: auth.PolicyKey, Limit: rate.Limit, Remaining: rate.Remaining}}
+		}
+		policies := make([]string, len(quotas))
+		states := make([]string, len(quotas))
+		for i, q := range quotas {
+			policies[i] = `"` + q.Name + `";q=` + strconv.Itoa(q.Limit) + ";w=60"
+			states[i] = `"` + q.Name + `";r=` + strconv.Itoa(q.Remaining) + ";t=" + strconv.Itoa(reset)
+		}
+		h.Set("RateLimit-Policy", strings.Join(policies, ", "))
+		h.Set("RateLimit", strings.Join(states, ", "))
 		if err != nil && domain.KindOf(err) == domain.KindRateLimited {
 			h.Set("Retry-After", strconv.Itoa(reset))
 		}
 	}
 	return p, err
+}
+
+// modelRoutes are the routes that start model calls: the execute, in every mode (synchronous,
+// streamed, queued) and as the answer that resumes a paused execution. A caller whose key or
+// company has spent a monthly budget is refused there, before anything else is read.
+var modelRoutes = map[Route]bool{
+	{Method: http.MethodPost, Path: "/api/v1/runtime/{session_id}/execute/"}: true,
+}
+
+// Budgeter is an Authenticator that also holds monthly budgets (auth.Service): CheckBudget
+// refuses a principal whose key's or company's budget is spent, with when it resets.
+type Budgeter interface {
+	CheckBudget(ctx context.Context, p domain.Principal) (time.Time, error)
+}
+
+// checkBudget asks the authenticator, when it holds budgets, whether p may start a run; a refusal
+// carries Retry-After, the seconds until the budget resets.
+func (g *Group) checkBudget(w http.ResponseWriter, r *http.Request, p domain.Principal) error {
+	b, ok := g.opts.Auth.(Budgeter)
+	if !ok {
+		return nil
+	}
+	reset, err := b.CheckBudget(r.Context(), p)
+	if err != nil && domain.KindOf(err) == domain.KindRateLimited {
+		w.Header().Set("Retry-After", strconv.Itoa(max(int(time.Until(reset).Seconds()+0.999), 1)))
+	}
+	return err
 }
 
 // ServeHTTP routes the request, answering unknown paths with 404 and known paths with the wrong

@@ -149,8 +149,8 @@ func (r *replayer) replayAll(t *testing.T, tpl *sam.Template, files []string, fn
 
 			company := "company-" + name
 			secret := r.newKey(t, company)
-			if route.Path == "/api/v1/audit" {
-				secret = r.newAdminKey(t, company) // the audit log is for admin keys only
+			if route.Path == "/api/v1/audit" || route.Path == "/api/v1/limits" {
+				secret = r.newAdminKey(t, company) // the audit log and the limits are for admin keys only
 			}
 			vars := r.fill(t, raw, secret, route)
 			if bytes.Contains(raw, []byte(placeholderKeyID)) {

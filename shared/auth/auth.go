@@ -1,5 +1,5 @@
-// Package auth authenticates callers by API key or bearer token, enforces per-key rate limits and
-// manages a company's keys.
+// Package auth authenticates callers by API key or bearer token, enforces the keys' and the
+// companies' rate limits and monthly budgets, and manages a company's keys and limits.
 package auth
 
 import (
@@ -27,21 +27,32 @@ type KeyStore interface {
 	RevokeKey(ctx context.Context, k *domain.APIKey, at time.Time) (*domain.APIKey, error)
 }
 
-// Limiter counts a key's requests in fixed windows, shared by every instance.
+// Limiter counts requests in fixed windows, shared by every instance, and keeps what they and
+// the monthly budgets are held to: the companies' limits and the month's usage counters.
 type Limiter interface {
-	// Hit adds one request to the window and reports the new count; over the limit it returns an
-	// error of kind KindRateLimited and leaves the count alone.
-	Hit(ctx context.Context, keyID string, window time.Time, limit int, expires time.Time) (int, error)
+	// Hit adds one request to the window of id (a key's id, or companyRateID) and reports the new
+	// count; over the limit it returns an error of kind KindRateLimited and leaves the count alone.
+	Hit(ctx context.Context, id string, window time.Time, limit int, expires time.Time) (int, error)
+	// CompanyLimits reads a company's limits; a company that set none has the zero Limits.
+	CompanyLimits(ctx context.Context, company string) (domain.Limits, error)
+	// UpdateCompanyLimits applies a change (by keyID, at at) and returns the limits as they are.
+	UpdateCompanyLimits(ctx context.Context, company string, c domain.LimitsChange, keyID string, at time.Time) (domain.Limits, error)
+	// MonthUsage reads the usage counters of month's UTC month: keyID's when it is not empty, the
+	// company's when ofCompany.
+	MonthUsage(ctx context.Context, company, keyID string, ofCompany bool, month time.Time) (key, co domain.UsageCount, err error)
 }
 
 // RateWindow is the length of a rate-limit window: rate_limit is requests per minute.
 const RateWindow = time.Minute
 
-// Rate describes the caller's rate-limit window after this request; Limit 0 means no limit.
+// Rate describes the caller's rate-limit windows after this request: each policy in force (the
+// key's, the company's), and in Limit and Remaining the one with the fewest requests left. Limit
+// 0 means no limit. The windows are the same minutes for every policy, so they reset together.
 type Rate struct {
 	Limit     int
 	Remaining int
 	Reset     time.Time
+	Policies  []Quota
 }
 
 // Service authenticates requests. Key lookups, by secret or by id, are cached per instance for
@@ -57,8 +68,9 @@ type Service struct {
 	now     func() time.Time
 	audit   audit.Recorder // nil: keys cannot be created or revoked over the API (WithAudit)
 
-	mu    sync.Mutex
-	cache map[string]cacheEntry // by hashRef and by idRef: one entry per key under both
+	mu     sync.Mutex
+	cache  map[string]cacheEntry  // by hashRef and by idRef: one entry per key under both
+	limits map[string]limitsEntry // companies' limits, by company
 }
 
 type cacheEntry struct {
@@ -74,7 +86,8 @@ func idRef(company, id string) string { return "i/" + company + "/" + id }
 
 // NewService builds the authenticator.
 func NewService(keys KeyStore, limiter Limiter, tokens *Tokens, cacheTTL time.Duration) *Service {
-	return &Service{keys: keys, limiter: limiter, tokens: tokens, ttl: cacheTTL, now: time.Now, cache: map[string]cacheEntry{}}
+	return &Service{keys: keys, limiter: limiter, tokens: tokens, ttl: cacheTTL, now: time.Now, cache: map[string]cacheEntry{},
+		limits: map[string]limitsEntry{}}
 }
 
 // WithAudit makes s record the keys callers create and revoke over the API. Without it those
@@ -213,23 +226,4 @@ func (s *Service) lookupID(ctx context.Context, company, id string) (*domain.API
 	}
 	s.remember(k.Hash, k, now)
 	return k, nil
-}
-
-// Limit counts the request against the principal's per-minute limit.
-func (s *Service) Limit(ctx context.Context, p domain.Principal) (Rate, error) {
-	if p.RateLimit <= 0 || s.limiter == nil {
-		return Rate{}, nil
-	}
-	now := s.now()
-	window := now.Truncate(RateWindow)
-	r := Rate{Limit: p.RateLimit, Reset: window.Add(RateWindow)}
-	n, err := s.limiter.Hit(ctx, p.KeyID, window, p.RateLimit, r.Reset.Add(RateWindow))
-	if err != nil {
-		if domain.KindOf(err) == domain.KindRateLimited {
-			return r, domain.ErrRateLimited
-		}
-		return r, fmt.Errorf("rate limit: %w", err)
-	}
-	r.Remaining = max(p.RateLimit-n, 0)
-	return r, nil
 }
