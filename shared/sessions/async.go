@@ -52,7 +52,7 @@ func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID str
 	if err := s.store.SwapExecution(ctx, e, "", e.CreatedAt.Add(QueuedLimit)); err != nil {
 		return nil, fmt.Errorf("queue execution: %w", err)
 	}
-	if err := s.queue.Send(ctx, encodeJob(sessionID, e.ID), sessionID); err != nil {
+	if err := s.queue.Send(ctx, encodeJob(ctx, sessionID, e.ID), sessionID); err != nil {
 		// No job will run it: the record must not stay queued.
 		_ = s.fail(ctx, e, err)
 		return nil, fmt.Errorf("dispatch execution %s: %w", e.ID, err)
@@ -117,7 +117,7 @@ func (s *Service) enqueueAnswer(ctx context.Context, p domain.Principal, session
 	// queued, every other answer is refused (409) without the lease.
 	held = false
 	s.release(ctx, sessionID, leaseID)
-	if err := s.queue.Send(ctx, encodeJob(sessionID, e.ID), sessionID); err != nil {
+	if err := s.queue.Send(ctx, encodeJob(ctx, sessionID, e.ID), sessionID); err != nil {
 		// No job will run it: put the execution back as it was, so that it can be answered
 		// again rather than stay queued (no one else writes a queued execution).
 		_ = s.store.PutExecution(context.WithoutCancel(ctx), &was)

@@ -7,23 +7,41 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-// maxJobBytes bounds a job body: two UUIDs and their keys need about 100 bytes.
+// maxJobBytes bounds a job body: two UUIDs and their keys need about 100 bytes, a trace
+// context at most about 400 more (maxJobTraceState).
 const maxJobBytes = 1024
+
+// maxJobTraceState bounds the tracestate a job carries; a longer one is left out (the
+// traceparent alone still joins the trace).
+const maxJobTraceState = 256
 
 // job is the body of an execution-queue message. The sessions feature owns its format: the
 // queue adapter only carries bodies.
 type job struct {
 	SessionID   string `json:"session_id"`
 	ExecutionID string `json:"execution_id"`
+	// Trace is the W3C trace context (traceparent, tracestate) the execute was queued under,
+	// so that the worker's run joins the caller's trace; absent when there was none.
+	Trace map[string]string `json:"trace_context,omitempty"`
 }
 
-// encodeJob is the body of the message that runs a queued execution.
-func encodeJob(sessionID, executionID string) string {
-	b, _ := json.Marshal(job{SessionID: sessionID, ExecutionID: executionID}) // two strings: cannot fail
+// encodeJob is the body of the message that runs a queued execution, with ctx's trace context.
+func encodeJob(ctx context.Context, sessionID, executionID string) string {
+	j := job{SessionID: sessionID, ExecutionID: executionID}
+	c := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, c)
+	if len(c["tracestate"]) > maxJobTraceState {
+		delete(c, "tracestate")
+	}
+	if len(c) > 0 {
+		j.Trace = c
+	}
+	b, _ := json.Marshal(j) // strings: cannot fail
 	return string(b)
 }
 
@@ -31,12 +49,18 @@ func encodeJob(sessionID, executionID string) string {
 // be UUIDs in canonical form; anything else is an invalid_request_error naming the field. Unknown
 // fields are ignored, so a newer sender may add some while older workers drain the queue.
 func ParseJob(body string) (sessionID, executionID string, err error) {
+	j, err := parseJob(body)
+	return j.SessionID, j.ExecutionID, err
+}
+
+// parseJob is ParseJob with the job's trace context.
+func parseJob(body string) (job, error) {
 	if len(body) > maxJobBytes {
-		return "", "", domain.Invalid([]domain.FieldError{{Message: "job body is larger than 1 KiB"}})
+		return job{}, domain.Invalid([]domain.FieldError{{Message: "job body is larger than 1 KiB"}})
 	}
 	var j job
 	if err := json.Unmarshal([]byte(body), &j); err != nil {
-		return "", "", &domain.Error{Kind: domain.KindInvalid, Message: "job body is not a JSON object of strings", Err: err}
+		return job{}, &domain.Error{Kind: domain.KindInvalid, Message: "job body is not a JSON object of strings", Err: err}
 	}
 	var bad []domain.FieldError
 	for _, f := range []struct{ name, v string }{{"session_id", j.SessionID}, {"execution_id", j.ExecutionID}} {
@@ -48,9 +72,9 @@ func ParseJob(body string) (sessionID, executionID string, err error) {
 		}
 	}
 	if bad != nil {
-		return "", "", domain.Invalid(bad)
+		return job{}, domain.Invalid(bad)
 	}
-	return j.SessionID, j.ExecutionID, nil
+	return j, nil
 }
 
 // ProcessJob runs the queued execution an execution-queue message names: the worker function's
@@ -60,11 +84,14 @@ func ParseJob(body string) (sessionID, executionID string, err error) {
 // is not. A body that is not a job is an internal error, so that it ends in the dead-letter
 // queue rather than vanish.
 func (s *Service) ProcessJob(ctx context.Context, body string) error {
-	sessionID, execID, err := ParseJob(body)
+	j, err := parseJob(body)
 	if err != nil {
 		return &domain.Error{Kind: domain.KindInternal, Message: "malformed execution job", Err: err}
 	}
-	return s.RunQueued(ctx, sessionID, execID)
+	if len(j.Trace) > 0 { // the run joins the trace of the execute that queued it
+		ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier(j.Trace))
+	}
+	return s.RunQueued(ctx, j.SessionID, j.ExecutionID)
 }
 
 // Client-facing errors of an execution whose job the queue gave up on.
