@@ -308,6 +308,7 @@ func (t *turn) engineRun(p domain.Principal, history []engine.Message, parts []d
 	return engine.Run{
 		Graph: t.g, Principal: domain.Principal{Company: t.sess.Company, Owner: t.sess.Owner, Scopes: p.Scopes},
 		History: history, Input: parts, Variables: t.vars,
+		Trace: engine.TraceInfo{ConversationID: t.sess.ID, AgentID: t.sess.AgentID, AgentName: t.sess.AgentName, ExecutionID: t.exec.ID},
 		Emit: func(e engine.Event) {
 			t.events = append(t.events, eventRecord(e, t.exec.ID, t.req.CorrelationID, len(t.events)))
 			t.calls = collectToolCall(t.calls, e)
