@@ -69,6 +69,7 @@ func TestTemplateFunctions(t *testing.T) {
 		{LogicalID: "RuntimeFunction", CodeURI: ".", Dir: "runtime", Timeout: 29},
 		{LogicalID: "SessionsFunction", CodeURI: ".", Dir: "sessions", Timeout: 29},
 		{LogicalID: "StreamFunction", CodeURI: ".", Dir: "stream", Timeout: 300, URL: &FunctionURL{AuthType: "NONE", InvokeMode: InvokeModeStream}},
+		{LogicalID: "WatchdogFunction", CodeURI: ".", Dir: "watchdog", Timeout: 60, Schedules: []string{"rate(1 minute)"}},
 		{
 			LogicalID: "WebhookDeliveryFunction", CodeURI: ".", Dir: "webhookdelivery", Timeout: 60, Queues: []string{"WebhookQueue"},
 			SQSEvents: []SQSEvent{{Name: "WebhookJobs", Queue: "WebhookQueue", BatchSize: 1, ReportBatchItemFailures: true}},
@@ -182,6 +183,12 @@ func TestTemplateFunctionSettings(t *testing.T) {
 	// The mcpservers function seals MCP servers' headers; the runs open them. The webhooks
 	// function seals webhooks' signing secrets; the delivery function opens them.
 	credentials := map[string]any{"AWSSecretsManagerGetSecretValuePolicy": map[string]any{"SecretArn": ref("CredentialsKey")}}
+	watchdogTable := map[string]any{"Version": "2012-10-17", "Statement": []any{
+		map[string]any{"Sid": "SettleLostExecutions", "Effect": "Allow", "Action": []any{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"},
+			"Resource": map[string]any{"Fn::GetAtt": []any{"AppTable", "Arn"}}},
+		map[string]any{"Sid": "ReadTheWatchList", "Effect": "Allow", "Action": "dynamodb:Query",
+			"Resource": map[string]any{"Fn::Sub": "${AppTable.Arn}/index/gsi1"}},
+	}}
 	type settings struct {
 		memory, timeout int
 		policies        any
@@ -220,7 +227,10 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		"KnowledgeFunction": {512, 29, []any{crud, secret, vectorIndex, titan, sendIngest, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 		// Extracts, chunks, embeds and indexes for up to Lambda's 15 minutes; no token secret.
 		// Both ingestion functions tell the webhooks that a run ended.
-		"IngestFunction":       {2048, 900, []any{crud, readFiles, vectorIndex, titan, map[string]any{"SQSPollerPolicy": ingestQueue}, sendIngest, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
+		"IngestFunction": {2048, 900, []any{crud, readFiles, vectorIndex, titan, map[string]any{"SQSPollerPolicy": ingestQueue}, sendIngest, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
+		// Fails the executions whose worker or job was lost: reads its list on gsi1, reads and
+		// writes executions and leases, tells the webhooks; nothing else (no Scan, no Delete).
+		"WatchdogFunction":     {256, 60, []any{watchdogTable, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 		"IngestFailedFunction": {256, 60, []any{crud, vectorIndex, map[string]any{"SQSPollerPolicy": deadIngest}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 	}
 	fns := tpl.Functions()

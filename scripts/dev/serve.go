@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -121,6 +122,17 @@ func serve(ctx context.Context, port int, ports localstack.Ports) error {
 	sources := make(chan error, 1)
 	go func() {
 		if err := localstack.RunEventSources(ctx, tmpl, res.Queues, ep.SQSClient(localstack.AWSConfig()), a.Processor, log, eventsource.Options{}); err != nil {
+			sources <- err
+		}
+	}()
+	// Scheduled functions (the watchdog) run on a ticker, as EventBridge would run them
+	// (DEV_SCHEDULE_EVERY, a Go duration such as 10s, runs them more often).
+	every, err := time.ParseDuration(cmp.Or(os.Getenv("DEV_SCHEDULE_EVERY"), "0s"))
+	if err != nil {
+		return fmt.Errorf("DEV_SCHEDULE_EVERY: %w", err)
+	}
+	go func() {
+		if err := localstack.RunSchedules(ctx, tmpl, a.Task, log, every); err != nil && ctx.Err() == nil {
 			sources <- err
 		}
 	}()

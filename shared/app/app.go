@@ -49,6 +49,9 @@ type Function struct {
 	// the group needs no store, authenticator or secret (meta's routes are public), so its binary
 	// links no AWS service client. HTTP builds the same group on the App for the dev server.
 	Bare platform.HandlerBuilder
+	// Schedule builds the task of a function EventBridge runs on a schedule (its template
+	// events are Schedule events); the dev server runs it on a ticker (infra/localstack).
+	Schedule core.ScheduleBuilder
 }
 
 // Functions is the one table of functions.
@@ -70,6 +73,7 @@ var Functions = []Function{
 	{Dir: "ingest", SQS: kb.Ingest},
 	{Dir: "ingestfailed", SQS: kb.IngestFailed},
 	{Dir: "webhookdelivery", SQS: hooks.Delivery, Secrets: true},
+	{Dir: "watchdog", Schedule: hooks.Watchdog},
 }
 
 // Lookup returns the function of a directory.
@@ -124,6 +128,15 @@ func (a *App) Processor(dir string) (func(ctx context.Context, body string) erro
 		return nil, fmt.Errorf("no queue function %q in app.Functions", dir)
 	}
 	return f.SQS(a.App)
+}
+
+// Task builds the task of a scheduled function by its directory name.
+func (a *App) Task(dir string) (func(ctx context.Context) error, error) {
+	f, ok := Lookup(dir)
+	if !ok || f.Schedule == nil {
+		return nil, fmt.Errorf("no scheduled function %q in app.Functions", dir)
+	}
+	return f.Schedule(a.App)
 }
 
 // Sessions is the sessions service the runtime group and the worker run executions with.

@@ -38,9 +38,12 @@ func TestUnbuildableKnowledge(t *testing.T) {
 	for _, f := range app.Functions {
 		var got any
 		var err error
-		if f.HTTP != nil {
+		switch {
+		case f.HTTP != nil:
 			got, err = a.Handler(f.Dir)
-		} else {
+		case f.Schedule != nil:
+			got, err = a.Task(f.Dir)
+		default:
 			got, err = a.Processor(f.Dir)
 		}
 		switch f.Dir {
@@ -74,8 +77,8 @@ var (
 	}{
 		{"github.com/opensearch-project/opensearch-go/v4", false, slices.Concat(knowledgeFns, runFns)},
 		{"github.com/aws/aws-sdk-go-v2/service/bedrockruntime", false, slices.Concat(knowledgeFns, runFns)},
-		// executionfailed sends execution.failed to WebhookQueue.
-		{"github.com/aws/aws-sdk-go-v2/service/sqs", false, slices.Concat(knowledgeFns, runFns, []string{"webhooks", "webhookdelivery", "executionfailed"})},
+		// executionfailed and watchdog send execution.failed to WebhookQueue.
+		{"github.com/aws/aws-sdk-go-v2/service/sqs", false, slices.Concat(knowledgeFns, runFns, []string{"webhooks", "webhookdelivery", "executionfailed", "watchdog"})},
 		{"github.com/aws/aws-sdk-go-v2/service/secretsmanager", false, secretFns},
 		{"github.com/santhosh-tekuri/jsonschema/v6", false, toolFns},
 		{"github.com/modelcontextprotocol/go-sdk/mcp", false, mcpFns},

@@ -198,8 +198,8 @@ func TestEventsQueueShape(t *testing.T) {
 	root := repoRoot(t)
 	have := map[string]bool{}
 	for _, f := range loadTemplate(t).Functions() {
-		if !queueFunction(f) {
-			continue
+		if !queueFunction(f) || len(f.Queues) == 0 {
+			continue // a scheduled function takes no SQS event (TestWatchdogTaskSweeps runs its task)
 		}
 		files, err := filepath.Glob(filepath.Join(root, "events", f.Dir+"-*.json"))
 		if err != nil {
@@ -255,7 +255,7 @@ func TestEventsQueueShape(t *testing.T) {
 		}
 	}
 	for _, f := range loadTemplate(t).Functions() {
-		if queueFunction(f) && !have[f.Dir] {
+		if queueFunction(f) && len(f.Queues) > 0 && !have[f.Dir] {
 			t.Errorf("%s has no sample event events/%s-*.json", f.LogicalID, f.Dir)
 		}
 	}

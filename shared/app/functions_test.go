@@ -44,9 +44,11 @@ func TestOneFunctionTable(t *testing.T) {
 			t.Errorf("%s has routes but app.Functions gives functions/%s no HTTP builder", fn.LogicalID, fn.Dir)
 		case len(fn.SQSEvents) > 0 && f.SQS == nil:
 			t.Errorf("%s consumes a queue but app.Functions gives functions/%s no SQS builder", fn.LogicalID, fn.Dir)
+		case (len(fn.Schedules) > 0) != (f.Schedule != nil):
+			t.Errorf("%s has schedules %v, but app.Functions gives functions/%s schedule builder %v", fn.LogicalID, fn.Schedules, fn.Dir, f.Schedule != nil)
 		}
 	}
-	call := regexp.MustCompile(`core\.Main(HTTPStream|HTTP|SQS)\((\w+)\.(\w+)(, secrets\.Manager)?(, core\.WithMCP\(mcp\.ForPolicy\))?\)`)
+	call := regexp.MustCompile(`core\.Main(HTTPStream|HTTP|SQS|Schedule)\((\w+)\.(\w+)(, secrets\.Manager)?(, core\.WithMCP\(mcp\.ForPolicy\))?\)`)
 	streams := map[string]bool{}
 	for _, fn := range tmpl.Functions() {
 		streams[fn.Dir] = fn.Streams()
@@ -66,7 +68,7 @@ func TestOneFunctionTable(t *testing.T) {
 		}
 		m := call.FindStringSubmatch(string(src))
 		if m == nil {
-			t.Errorf("functions/%s/main.go calls none of core.MainHTTP, core.MainHTTPStream and core.MainSQS with a builder", f.Dir)
+			t.Errorf("functions/%s/main.go calls none of core.MainHTTP, core.MainHTTPStream, core.MainSQS and core.MainSchedule with a builder", f.Dir)
 			continue
 		}
 		if withSecrets := m[4] != ""; withSecrets != f.Secrets {
@@ -80,8 +82,11 @@ func TestOneFunctionTable(t *testing.T) {
 			t.Errorf("functions/%s/main.go uses core.Main%s; app.Functions says Stream %v, template.yaml streams %v", f.Dir, m[1], f.Stream, streams[f.Dir])
 		}
 		var builder any = f.HTTP
-		if m[1] == "SQS" {
+		switch m[1] {
+		case "SQS":
 			builder = f.SQS
+		case "Schedule":
+			builder = f.Schedule
 		}
 		v := reflect.ValueOf(builder)
 		if v.IsNil() {

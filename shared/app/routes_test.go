@@ -70,9 +70,10 @@ func gatewayRoute(r api.Route) sam.Route {
 	return sam.Route{Method: r.Method, Path: p}
 }
 
-// queueFunction reports whether f is fed by SQS events alone (the worker): it has no HTTP handler.
+// queueFunction reports whether f is fed by SQS events (the worker) or a schedule (the
+// watchdog) alone: it has no HTTP handler.
 func queueFunction(f sam.Function) bool {
-	return len(f.Queues) > 0 && len(f.Routes) == 0 && len(f.Fallbacks) == 0
+	return len(f.Queues)+len(f.Schedules) > 0 && len(f.Routes) == 0 && len(f.Fallbacks) == 0
 }
 
 // httpFunctions lists the template's functions behind the HTTP API (not those behind a function
