@@ -78,7 +78,7 @@ func (s *Service) Cancel(ctx context.Context, p domain.Principal, sessionID, exe
 			err := s.store.RequestCancel(ctx, sessionID, execID, s.now())
 			switch {
 			case err == nil:
-				if e, stopped, err := s.awaitCancel(ctx, sessionID, execID); !errors.Is(err, errPausedMeanwhile) {
+				if e, stopped, err := s.awaitCancel(ctx, sessionID, execID, e); !errors.Is(err, errPausedMeanwhile) {
 					return e, stopped, err
 				}
 			case !errors.Is(err, domain.ErrNotFound):
@@ -154,7 +154,7 @@ func (s *Service) cancelHeld(ctx context.Context, p domain.Principal, sess *doma
 		if err := s.store.RequestCancel(ctx, sess.ID, e.ID, s.now()); err != nil {
 			return nil, false, true, nil
 		}
-		c, stopped, err := s.awaitCancel(ctx, sess.ID, e.ID)
+		c, stopped, err := s.awaitCancel(ctx, sess.ID, e.ID, e)
 		if errors.Is(err, errPausedMeanwhile) {
 			return nil, false, true, nil
 		}
@@ -194,15 +194,21 @@ func (s *Service) cancelHeld(ctx context.Context, p domain.Principal, sess *doma
 var errPausedMeanwhile = errors.New("the execution paused before it saw the cancel")
 
 // awaitCancel waits for a run that was asked to stop to commit: the cancelled execution, a
-// conflict when it ended otherwise first, errPausedMeanwhile when it paused; stopped is false when it has not ended within
-// cancelWait (or ctx's deadline, less a margin for the answer).
-func (s *Service) awaitCancel(ctx context.Context, sessionID, execID string) (*domain.Execution, bool, error) {
+// conflict when it ended otherwise first, errPausedMeanwhile when it paused; stopped is false
+// when it has not ended within cancelWait (or ctx's deadline, less a margin for the answer).
+// before is the record as it was when the run was asked (nil when there was none): a record
+// still as it was has not been committed by the run yet (an answer being applied leaves its
+// paused record as it is until it commits).
+func (s *Service) awaitCancel(ctx context.Context, sessionID, execID string, before *domain.Execution) (*domain.Execution, bool, error) {
 	end := time.Now().Add(cancelWait)
 	if dl, ok := ctx.Deadline(); ok && dl.Add(-2*time.Second).Before(end) {
 		end = dl.Add(-2 * time.Second)
 	}
 	for {
 		e, err := s.store.GetExecution(ctx, sessionID, execID)
+		if err == nil && unchanged(before, e) {
+			e, err = nil, domain.ErrNotFound // not committed yet: as a synchronous run's missing record
+		}
 		switch {
 		case err == nil && e.Status == domain.ExecCancelled:
 			e.Request, e.Scopes = nil, nil
@@ -217,8 +223,17 @@ func (s *Service) awaitCancel(ctx context.Context, sessionID, execID string) (*d
 			return nil, false, fmt.Errorf("cancel execution %s: %w", execID, err)
 		}
 		if !time.Now().Add(cancelPoll).Before(end) {
-			if e == nil {
+			switch {
+			case e != nil:
+			case before != nil:
+				c := *before
+				e = &c
+			default: // a synchronous run, stored when it ends; its UUIDv7 id tells when it began
 				e = &domain.Execution{ID: execID, SessionID: sessionID, Status: domain.ExecRunning, Events: []map[string]any{}}
+				if id, err := uuid.Parse(execID); err == nil && id.Version() == 7 {
+					sec, nsec := id.Time().UnixTime()
+					e.CreatedAt = time.Unix(sec, nsec).UTC()
+				}
 			}
 			e.Request, e.Scopes = nil, nil
 			return e, false, nil
@@ -227,6 +242,16 @@ func (s *Service) awaitCancel(ctx context.Context, sessionID, execID string) (*d
 			return nil, false, ctx.Err()
 		}
 	}
+}
+
+// unchanged reports whether the record e is still the one a run was asked to stop from: the
+// same status, completion and pending action.
+func unchanged(before, e *domain.Execution) bool {
+	if before == nil || e.Status != before.Status || (e.CompletedAt == nil) != (before.CompletedAt == nil) ||
+		(e.CompletedAt != nil && !e.CompletedAt.Equal(*before.CompletedAt)) || (e.Pending == nil) != (before.Pending == nil) {
+		return false
+	}
+	return e.Pending == nil || e.Pending.CreatedAt.Equal(before.Pending.CreatedAt)
 }
 
 // sleep waits d unless ctx ends first (false).
