@@ -38,7 +38,9 @@ type RuntimeService interface {
 func NewRuntime(svc RuntimeService, opts Options) *Group {
 	g := newGroup(opts)
 	h := &runtimeHandlers{svc: svc, g: g}
-	g.handle(http.MethodPost, "/api/v1/runtime/{session_id}/execute/", false, h.execute)
+	// An Idempotency-Key serves an execute once (idempotency.go).
+	g.handle(http.MethodPost, "/api/v1/runtime/{session_id}/execute/", false,
+		once(svc, domain.ScopeSessionsWrite, max(g.opts.MaxBodyBytes, ExecuteMaxBodyBytes), h.execute, h.replayExecute))
 	g.handle(http.MethodGet, "/api/v1/runtime/{session_id}/messages/", false, h.messages)
 	g.handle(http.MethodGet, "/api/v1/runtime/{session_id}/events/", false, h.events)
 	g.handle(http.MethodGet, "/api/v1/runtime/{session_id}/executions/{execution_id}/", false, h.execution)

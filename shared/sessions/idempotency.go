@@ -56,11 +56,16 @@ func (s *Service) ClaimKey(ctx context.Context, p domain.Principal, key, fingerp
 const maxKeptAnswer = 350_000
 
 // SettleKey records the answer of the request that claimed r's key: its status, and what gives
-// it again (the execution it queued, or the body, when it is not too large to keep). A failure
+// it again (the execution it queued, or the body, when it is not too large to keep), kept
+// domain.IdempotencyTTL from now unless r says until when. A failure
 // to record leaves the key pending: a retry then waits KeyStale and is served again.
 func (s *Service) SettleKey(ctx context.Context, r *domain.IdempotencyRecord) error {
 	done := *r
 	done.State = domain.KeyDone
+	if done.ExpiresAt.IsZero() {
+		now := s.now().UTC()
+		done.CreatedAt, done.ExpiresAt = now, now.Add(domain.IdempotencyTTL)
+	}
 	if len(done.Body) > maxKeptAnswer {
 		done.Body = nil
 	}
