@@ -80,6 +80,10 @@ func New(client Converser, opts Options) *Model {
 	return &Model{client: client, opts: opts}
 }
 
+// DefaultModel is the model a request that names none is made to: the chat span's
+// gen_ai.request.model (docs/observability.md).
+func (m *Model) DefaultModel() string { return m.opts.DefaultModel }
+
 // Converse sends req to Bedrock and returns the model's answer. Throttling and unavailability
 // are retried with exponential backoff and jitter while the deadline allows; when they persist
 // the error is of kind overloaded. Requests Bedrock rejects as invalid are of kind invalid.

@@ -2,9 +2,12 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/agentorch/agentorch/shared/domain"
 )
@@ -51,5 +54,29 @@ func TestModelCallEventContent(t *testing.T) {
 		if diff := cmp.Diff(want, p); diff != "" {
 			t.Errorf("prompt (-want +got):\n%s", diff)
 		}
+	}
+}
+
+// defaulted is a model that says which model it calls when a node names none.
+type defaulted struct{ fakeModel }
+
+func (*defaulted) DefaultModel() string { return "house-model" }
+
+// TestDefaultModelNamesChatSpan: a node that names no model is traced as a call of its provider's
+// default model.
+func TestDefaultModelNamesChatSpan(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	m := &defaulted{fakeModel{reply: func(context.Context, domain.ModelRequest, int) (*domain.ModelResponse, error) { return text("hi"), nil }}}
+	g := mustGraph(t, `{"name":"a","agent_type":"llm_agent","system_prompt":"x"}`, nil)
+	eng := NewEngine(models(m), nil, Limits{}).WithTracing(Tracing{Provider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))})
+	if _, err := eng.Run(context.Background(), Run{Graph: g, Input: userInput("hello")}); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range rec.Ended() {
+		names = append(names, s.Name())
+	}
+	if !slices.Contains(names, "chat house-model") {
+		t.Errorf("spans %v, want chat house-model", names)
 	}
 }

@@ -86,6 +86,10 @@ func New(opts Options) *Model {
 	return &Model{opts: opts}
 }
 
+// DefaultModel is the model a request that names none is made to: the chat span's
+// gen_ai.request.model (docs/observability.md).
+func (m *Model) DefaultModel() string { return m.opts.DefaultModel }
+
 // Converse sends req as one chat completion and returns the model's answer. Rate limits (429)
 // and server errors (5xx) are retried with backoff, honouring Retry-After, while the deadline
 // allows; a persistent 429 or 503 is of kind overloaded, a rejected request of kind invalid.
