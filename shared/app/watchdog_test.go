@@ -3,11 +3,16 @@ package app_test
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/shared/app"
@@ -222,5 +227,66 @@ func TestWatchdogTaskSweeps(t *testing.T) {
 	}
 	if err := task(t.Context()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// ddbCalls counts the DynamoDB calls of a client, by operation.
+type ddbCalls struct {
+	mu  sync.Mutex
+	ops []string
+}
+
+func (c *ddbCalls) option(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+		return st.Initialize.Add(middleware.InitializeMiddlewareFunc("ddbCalls",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				c.mu.Lock()
+				c.ops = append(c.ops, awsmiddleware.GetOperationName(ctx))
+				c.mu.Unlock()
+				return next.HandleInitialize(ctx, in)
+			}), middleware.After)
+	})
+}
+
+func (c *ddbCalls) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.ops
+	c.ops = nil
+	return out
+}
+
+// TestQueuedRunCalls: what queuing and running one execution costs in DynamoDB calls with the
+// run-once claim: the enqueue reads the session and writes the execution (on the watchdog's
+// list in the same PutItem); the worker reads the execution and the session with its lease,
+// claims the execution (one PutItem, as it wrote "running" before), and runs as before.
+func TestQueuedRunCalls(t *testing.T) {
+	env := localstack.NewTestEnv(t)
+	calls := &ddbCalls{}
+	a := app.NewWithAWS(env.AWS, env.Config, slog.New(slog.DiscardHandler), calls.option)
+	reg := tools.NewRegistry(tools.Builtins(tools.Options{})...)
+	eng := engine.NewEngine(engine.ModelSet{Default: "local", ByName: map[string]domain.Model{"local": localmodel.Model{}}}, reg, engine.Limits{})
+	jobs := &keptJobs{}
+	svc := sessions.New(sessions.Deps{Store: a.Store, Engine: eng, Tools: reg, Queue: jobs}, sessions.Limits{})
+	p := domain.Principal{Owner: "o", Company: "calls", Scopes: []string{domain.ScopeSessionsWrite}}
+	s, err := svc.Create(t.Context(), p, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls.take()
+	if _, err := svc.Enqueue(t.Context(), p, s.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hello")}); err != nil {
+		t.Fatal(err)
+	}
+	enqueue := calls.take()
+	if err := svc.ProcessJob(t.Context(), jobs.bodies[0]); err != nil {
+		t.Fatal(err)
+	}
+	run := calls.take()
+	t.Logf("enqueue: %d calls %v; worker: %d calls %v", len(enqueue), enqueue, len(run), run)
+	if want := []string{"GetItem", "PutItem"}; !slices.Equal(enqueue, want) {
+		t.Errorf("enqueue calls %v, want %v", enqueue, want)
+	}
+	if want := []string{"GetItem", "GetItem", "PutItem"}; len(run) < 3 || !slices.Equal(run[:3], want) {
+		t.Errorf("the worker's first calls %v, want %v (read the execution, the session with its lease, claim)", run, want)
 	}
 }
