@@ -166,8 +166,8 @@ func TestCancelRunningExecute(t *testing.T) {
 		t.Errorf("published %v, want one execution.cancelled", got)
 	}
 	poll := r.s.ok("GET", "/api/v1/runtime/"+sid+"/executions/"+execID+"/", r.key, nil).json(t)
-	if poll["status"] != domain.ExecCancelled {
-		t.Errorf("poll: %v", poll)
+	if result, _ := poll["result"].(map[string]any); poll["status"] != domain.ExecCancelled || result == nil || result["status"] != domain.ExecCancelled {
+		t.Errorf("poll: %v, want cancelled with its result", poll)
 	}
 	msgs := r.s.ok("GET", "/api/v1/runtime/"+sid+"/messages/", r.key, nil).json(t)["messages"].([]any)
 	if len(msgs) != 1 || msgs[0].(map[string]any)["content"] != "take your time" {

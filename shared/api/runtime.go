@@ -164,7 +164,8 @@ func sessionResult(res *sessions.Result) executeResultJSON {
 		RequiredAction: viewRequiredAction(res.Pending)}
 }
 
-// executionView is an execution as the poll endpoint shows it, with its result once completed.
+// executionView is an execution as the poll endpoint shows it, with its result once completed
+// or cancelled.
 func executionView(e *domain.Execution, sess *domain.Session, msgs []domain.Message) executionJSON {
 	v := executionJSON{ID: e.ID, Object: "agent.execution", SessionID: e.SessionID, Status: e.Status,
 		CorrelationID: e.CorrelationID, CreatedAt: e.CreatedAt.Unix(), RequiredAction: viewRequiredAction(e.Pending)}
@@ -179,7 +180,7 @@ func executionView(e *domain.Execution, sess *domain.Session, msgs []domain.Mess
 		}
 		v.Error = &executionErrorJSON{Type: typ, Message: e.Error}
 	}
-	if e.Status == domain.ExecCompleted && sess != nil {
+	if (e.Status == domain.ExecCompleted || e.Status == domain.ExecCancelled) && sess != nil {
 		r := sessionResult(&sessions.Result{Session: sess, Execution: e, Messages: msgs})
 		v.Result = &r
 	}

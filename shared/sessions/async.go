@@ -304,7 +304,7 @@ func (s *Service) GetExecution(ctx context.Context, p domain.Principal, sessionI
 		return nil, nil, nil, err
 	}
 	var msgs []domain.Message
-	if e.Status == domain.ExecCompleted && len(e.MessageIDs) > 0 {
+	if (e.Status == domain.ExecCompleted || e.Status == domain.ExecCancelled) && len(e.MessageIDs) > 0 {
 		want := map[string]bool{}
 		for _, id := range e.MessageIDs {
 			want[id] = true
