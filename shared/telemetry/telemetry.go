@@ -42,6 +42,10 @@ const (
 // DefaultTimeout bounds one export, as the SDK's default (OTEL_EXPORTER_OTLP_TIMEOUT).
 const DefaultTimeout = 10 * time.Second
 
+// DefaultFlushWait bounds the flush at the end of a run: an endpoint that is slow or
+// unreachable costs a run at most this, and its spans.
+const DefaultFlushWait = 2 * time.Second
+
 // Config is the tracing configuration of a process.
 type Config struct {
 	// Endpoint is the URL spans are POSTed to (…/v1/traces); "" turns tracing off.
@@ -51,6 +55,8 @@ type Config struct {
 	Headers map[string]string
 	// Timeout bounds one export.
 	Timeout time.Duration
+	// FlushWait bounds Flush (DefaultFlushWait when zero; at most Timeout).
+	FlushWait time.Duration
 	// ServiceName is the service.name resource attribute.
 	ServiceName string
 	// CaptureContent records message content in spans (and prompts in execution events).
@@ -158,14 +164,22 @@ func (t *Tracing) Provider() trace.TracerProvider {
 	return t.sdk
 }
 
-// Flush exports the spans ended so far and waits for it, within flushTimeout. A Lambda function
-// calls it before an invocation returns: a frozen process sends nothing, and a batch left
-// behind may never be sent. A no-op when off.
+// Flush exports the spans ended so far and waits for it, within FlushWait, even when ctx has
+// ended (a cancelled run's spans are sent too). A Lambda function calls it before an invocation
+// returns: a frozen process sends nothing, and a batch left behind may never be sent. A no-op
+// when off.
 func (t *Tracing) Flush(ctx context.Context) error {
 	if t == nil || t.sdk == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.Config.Timeout)
+	wait := t.Config.FlushWait
+	if wait <= 0 {
+		wait = DefaultFlushWait
+	}
+	if t.Config.Timeout > 0 {
+		wait = min(wait, t.Config.Timeout)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
 	defer cancel()
 	return t.sdk.ForceFlush(ctx)
 }

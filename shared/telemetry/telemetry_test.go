@@ -3,6 +3,9 @@ package telemetry
 import (
 	"context"
 	"encoding/hex"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -136,4 +139,30 @@ func normalise(s string) string {
 		}
 	}
 	return string(out)
+}
+
+// TestFlushBounded: a flush to an endpoint that does not answer gives up after FlushWait with
+// an error, rather than holding the run's end for the export's whole timeout.
+func TestFlushBounded(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	t.Cleanup(func() { close(release); srv.Close() })
+	tr, err := Start(context.Background(), Config{Endpoint: srv.URL + "/v1/traces", Timeout: time.Minute, FlushWait: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span := tr.Provider().Tracer("x").Start(context.Background(), "y")
+	span.End()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // a cancelled run flushes all the same
+	done := make(chan error, 1)
+	go func() { done <- tr.Flush(ctx) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Flush = %v, want the flush's deadline", err)
+		}
+	case <-time.After(30 * time.Second): // far beyond FlushWait, far below Timeout
+		t.Fatal("Flush waited for the export's timeout, not FlushWait")
+	}
 }
