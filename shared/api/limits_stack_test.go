@@ -246,3 +246,38 @@ func TestRateLimitUnderConcurrency(t *testing.T) {
 		t.Errorf("over the company's limit: %d %v", res.status, res.header)
 	}
 }
+
+// TestLimitsRoundTrips counts an execute's DynamoDB calls on a warm instance: a key and company
+// without limits cost none beyond the execute's four (lease, history, commit, count); a key
+// budget and a company budget together cost one more (one BatchGetItem of the two month
+// counters), a key's rate limit one more (its window's UpdateItem).
+func TestLimitsRoundTrips(t *testing.T) {
+	meter := &ddbMeter{}
+	s := newStack(t, meter.option)
+	tokens := int64(1 << 40)
+	for _, tc := range []struct {
+		name    string
+		key     auth.NewKey
+		company string
+		want    int64
+	}{
+		{"no limits", auth.NewKey{}, "", 4},
+		{"key and company budgets", auth.NewKey{Budget: domain.Budget{MonthlyTokens: &tokens}}, `{"monthly_cost_usd":1000}`, 5},
+		{"key rate limit", auth.NewKey{RateLimit: 1000}, "", 5},
+	} {
+		company := fmt.Sprintf("trips-%d", time.Now().UnixNano())
+		_, admin := s.operatorKey(auth.NewKey{Owner: "ops", Company: company, Scopes: []string{auth.ScopeAdmin}})
+		if tc.company != "" {
+			wantStatus(t, tc.name, s.do(req{method: "PUT", path: "/api/v1/limits/", key: admin, body: tc.company}), 200, "", "")
+		}
+		in := tc.key
+		in.Owner, in.Company = "ops", company
+		_, key := s.operatorKey(in)
+		sid := s.session(key, flatSession) // warms the key's and the company's cache entries
+		meter.reset()
+		s.execute(key, sid, `{"content":"count me"}`)
+		if got := meter.calls.Load(); got != tc.want {
+			t.Errorf("%s: an execute made %d DynamoDB calls, want %d", tc.name, got, tc.want)
+		}
+	}
+}
