@@ -32,13 +32,3 @@ func (s *Service) publish(ctx context.Context, company string, e *domain.Executi
 	_ = s.events.Publish(context.WithoutCancel(ctx), domain.WebhookEvent{Type: typ, Company: company,
 		Data: map[string]string{"session_id": e.SessionID, "execution_id": e.ID, "status": e.Status}})
 }
-
-// failAndPublish records e failed (fail) and, once that is recorded, tells the company's
-// webhooks; it returns what fail returns.
-func (s *Service) failAndPublish(ctx context.Context, company string, e *domain.Execution, cause error) error {
-	err := s.fail(ctx, e, cause)
-	if err == cause { //nolint:errorlint // identity: fail returns cause itself once recorded
-		s.publish(ctx, company, e)
-	}
-	return err
-}

@@ -215,7 +215,12 @@ func TestRedeliveryOfALostRun(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- r.worker.ProcessJob(ctx, body) }()
 	<-model.started
-	defer func() { close(model.gate); <-done }()
+	defer func() {
+		close(model.gate)
+		if err := <-done; err != nil {
+			t.Errorf("the woken worker: %v", err)
+		}
+	}()
 
 	if err := r.worker.ProcessJob(ctx, body); err != nil {
 		t.Fatalf("a redelivery during the run: %v", err)
