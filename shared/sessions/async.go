@@ -250,10 +250,11 @@ func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error
 // redelivered handles a job whose execution is running: another delivery's worker runs it
 // (it is not yet due on the watchdog's list, or its session's lease lives for it), or that
 // worker died, and the execution is failed as lost now rather than at the watchdog's next sweep.
+// One running off the list (written so before the list was kept) is judged by its lease alone.
 func (s *Service) redelivered(ctx context.Context, e *domain.Execution, due time.Time) error {
 	now := s.now()
-	if due.IsZero() || now.Before(due) {
-		return nil
+	if now.Before(due) {
+		return nil // its worker took it less than ClaimGrace ago, or its lease lived at the last look
 	}
 	lease, err := s.store.LeaseOf(ctx, e.SessionID)
 	if errors.Is(err, domain.ErrNotFound) {
