@@ -129,3 +129,23 @@ func TestIdempotencyKeyConcurrent(t *testing.T) {
 		t.Errorf("the session holds %d messages, want 2 (one run)", got)
 	}
 }
+
+// TestIdempotencyKeyStream: a streamed execute with a key streams as ever; the same request
+// again is not replayed (a stream is not kept) but refused with 409, and runs nothing.
+func TestIdempotencyKeyStream(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	sid := s.session(key, flatSession)
+	h := map[string]string{"Idempotency-Key": "stream-" + uuid.NewString(), "Accept": "text/event-stream"}
+	first := s.do(req{method: "POST", path: "/api/v1/runtime/" + sid + "/execute/", key: key, body: `{"content":"streamed"}`, header: h})
+	if first.status != 200 || !strings.HasPrefix(first.header.Get("Content-Type"), "text/event-stream") || !bytes.Contains(first.body, []byte("event: result")) {
+		t.Fatalf("first: %d %s %s", first.status, first.header.Get("Content-Type"), first.body)
+	}
+	again := s.do(req{method: "POST", path: "/api/v1/runtime/" + sid + "/execute/", key: key, body: `{"content":"streamed"}`, header: h})
+	if typ, msg := again.errorType(t); again.status != 409 || typ != "conflict_error" || !strings.Contains(msg, "streams are not replayed") {
+		t.Errorf("again: %d %s, want 409 saying streams are not replayed", again.status, again.body)
+	}
+	if n := s.visibleMessages(key, sid); n != 2 {
+		t.Errorf("the session holds %d messages, want 2 (one run)", n)
+	}
+}
