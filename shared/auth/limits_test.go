@@ -212,3 +212,22 @@ func TestUpdateLimitsAs(t *testing.T) {
 		t.Errorf("read back: %+v %v", got, err)
 	}
 }
+
+// BenchmarkLimitAndBudget is the limits' own work on a request, besides their DynamoDB calls
+// (an in-memory limiter): a key's and a company's rate windows, and both budgets checked.
+func BenchmarkLimitAndBudget(b *testing.B) {
+	lim := newMemLimiter()
+	tokens, dollars := int64(1<<40), 1e9
+	lim.limits["acme"] = domain.Limits{RequestsPerMinute: 1 << 30, Budget: domain.Budget{MonthlyCostUSD: &dollars}}
+	s := NewService(nil, lim, nil, time.Minute)
+	p := domain.Principal{KeyID: "k", Company: "acme", RateLimit: 1 << 30, Budget: domain.Budget{MonthlyTokens: &tokens}}
+	ctx := context.Background()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.Limit(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.CheckBudget(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
