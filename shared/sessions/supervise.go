@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/agentorch/agentorch/shared/domain"
@@ -46,6 +47,8 @@ type supervisor struct {
 	cancel context.CancelCauseFunc
 	quit   context.CancelFunc // ends the watching goroutine
 	done   chan struct{}
+	once   sync.Once
+	cause  error
 }
 
 // supervise starts watching the run of execID under leaseID; the caller runs the engine with
@@ -86,16 +89,19 @@ func (s *Service) supervise(ctx context.Context, sessionID, leaseID, execID stri
 }
 
 // stop ends the watch (waiting for its goroutine, so that no heartbeat runs into the commit)
-// and tells why the run's context was cancelled: errCancelRequested, errLeaseLost, or nil.
+// and tells why the run's context was cancelled: errCancelRequested, errLeaseLost, or nil. It
+// may be called again (a deferred call after a panic), answering the same.
 func (sv *supervisor) stop() error {
-	sv.quit()
-	<-sv.done
-	cause := context.Cause(sv.ctx)
-	sv.cancel(nil)
-	if errors.Is(cause, errCancelRequested) || errors.Is(cause, errLeaseLost) {
-		return cause
-	}
-	return nil
+	sv.once.Do(func() {
+		sv.quit()
+		<-sv.done
+		cause := context.Cause(sv.ctx)
+		sv.cancel(nil)
+		if errors.Is(cause, errCancelRequested) || errors.Is(cause, errLeaseLost) {
+			sv.cause = cause
+		}
+	})
+	return sv.cause
 }
 
 // leaseLost is the error of a run whose lease was taken from it (its heartbeat failed for
