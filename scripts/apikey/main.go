@@ -1,7 +1,7 @@
 // Command apikey manages API keys in the table the configuration names; with no environment that
 // is the local stack of make dev:
 //
-//	go run ./scripts/apikey create --owner O --company C [--name N] [--ttl 30d] [--rate-limit N] [--scopes a,b]
+//	go run ./scripts/apikey create --owner O --company C [--name N] [--ttl 30d] [--rate-limit N] [--monthly-tokens N] [--monthly-cost-usd X] [--scopes a,b]
 //	go run ./scripts/apikey list --company C
 //	go run ./scripts/apikey revoke --company C --id ID
 //
@@ -34,7 +34,7 @@ import (
 )
 
 const usage = `usage:
-  apikey create --owner O --company C [--name N] [--ttl 30d] [--rate-limit N] [--scopes a,b]
+  apikey create --owner O --company C [--name N] [--ttl 30d] [--rate-limit N] [--monthly-tokens N] [--monthly-cost-usd X] [--scopes a,b]
   apikey list --company C [--json]
   apikey revoke --company C --id ID`
 
@@ -65,8 +65,18 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		fs.Var(&ttl, "ttl", "lifetime in days (30d) or as a Go duration (2s, 24h); at most 730d")
 		rate := fs.Int("rate-limit", 0, "requests per minute; 0 means no limit")
 		scopes := fs.String("scopes", "", "comma-separated scopes ("+strings.Join(domain.KnownScopes, ", ")+"); empty means all but admin")
+		tokens := fs.Int64("monthly-tokens", 0, "monthly token budget (input plus output tokens per UTC month); 0 means none")
+		dollars := fs.Float64("monthly-cost-usd", -1, "monthly cost budget in US dollars; absent means none")
 		cmd = func(ctx context.Context, a *auth.Service) error {
-			k, secret, err := a.CreateKey(ctx, auth.NewKey{Name: *name, Owner: *owner, Company: *company, TTL: time.Duration(ttl), RateLimit: *rate, Scopes: split(*scopes)})
+			var budget domain.Budget
+			if *tokens != 0 {
+				budget.MonthlyTokens = tokens
+			}
+			if *dollars != -1 {
+				budget.MonthlyCostUSD = dollars
+			}
+			k, secret, err := a.CreateKey(ctx, auth.NewKey{Name: *name, Owner: *owner, Company: *company, TTL: time.Duration(ttl), RateLimit: *rate,
+				Budget: budget, Scopes: split(*scopes)})
 			if err != nil {
 				return flagError(err)
 			}
@@ -180,7 +190,8 @@ func flagError(err error) error {
 	if !errors.As(err, &de) || len(de.Fields) == 0 {
 		return err
 	}
-	flags := map[string]string{"expires_in": "--ttl", "rate_limit": "--rate-limit", "owner": "--owner", "company": "--company", "name": "--name"}
+	flags := map[string]string{"expires_in": "--ttl", "rate_limit": "--rate-limit", "owner": "--owner", "company": "--company", "name": "--name",
+		"limits.monthly_tokens": "--monthly-tokens", "limits.monthly_cost_usd": "--monthly-cost-usd"}
 	var msgs []string
 	for _, f := range de.Fields {
 		name, ok := flags[f.Field]

@@ -29,14 +29,15 @@ func TestLifetimeFlag(t *testing.T) {
 }
 
 func TestFlagErrorNamesFlags(t *testing.T) {
-	err := flagError(domain.Invalid([]domain.FieldError{{Field: "expires_in", Message: "must be between 1 second and 730 days"}, {Field: "scopes.1", Message: "unknown scope"}}))
-	if want := "--ttl: must be between 1 second and 730 days; --scopes: unknown scope"; err.Error() != want {
+	err := flagError(domain.Invalid([]domain.FieldError{{Field: "expires_in", Message: "must be between 1 second and 730 days"}, {Field: "scopes.1", Message: "unknown scope"},
+		{Field: "limits.monthly_tokens", Message: "must be a positive integer"}}))
+	if want := "--ttl: must be between 1 second and 730 days; --scopes: unknown scope; --monthly-tokens: must be a positive integer"; err.Error() != want {
 		t.Errorf("got %q, want %q", err, want)
 	}
 }
 
 // TestListJSON: list --json prints what the API shows of a key (never its hash or ancestors),
-// under the names it always had.
+// under the names it always had, and its limits (null where none).
 func TestListJSON(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	parent := "k-0"
@@ -58,6 +59,11 @@ func TestListJSON(t *testing.T) {
       "agents:read"
     ],
     "rate_limit": 60,
+    "limits": {
+      "requests_per_minute": 60,
+      "monthly_tokens": null,
+      "monthly_cost_usd": null
+    },
     "expires_at": "2026-01-02T03:04:05Z",
     "revoked_at": null,
     "created_at": "2026-01-02T03:04:05Z"
