@@ -90,16 +90,8 @@ func (s *Service) Cancel(ctx context.Context, p domain.Principal, sessionID, exe
 				}
 				continue
 			}
-			// Running with no live lease of its own: its worker is about to take the lease
-			// (it marks the execution running first) or died. After a moment, a dead one is
-			// settled here.
-			if !sleep(ctx, 300*time.Millisecond) {
-				return nil, false, ctx.Err()
-			}
-			if e, err = s.store.GetExecution(ctx, sessionID, execID); err == nil && e.Status == domain.ExecRunning {
-				if c, stopped, again, err := s.cancelHeld(ctx, p, sess, e); !again {
-					return c, stopped, err
-				}
+			if c, stopped, again, err := s.cancelUnleased(ctx, p, sess, execID); !again {
+				return c, stopped, err
 			}
 		}
 		if sess, err = s.Get(ctx, p, sessionID); err != nil {
@@ -107,6 +99,38 @@ func (s *Service) Cancel(ctx context.Context, p domain.Principal, sessionID, exe
 		}
 	}
 	return nil, false, &domain.Error{Kind: domain.KindConflict, Message: fmt.Sprintf("Execution %s kept changing while it was being cancelled; try again", execID)}
+}
+
+// cancelUnleased cancels an execution recorded running that no live lease runs: its worker
+// marks it running before it takes the lease (which it does within LeaseWait, or gives the
+// execution back to the queue), or it died. It looks again every 300 ms; once the worker holds
+// the lease the run is asked to stop, and one still without a lease after LeaseWait and a
+// second is dead and settled cancelled under the lease. again is true when the record changed
+// otherwise (the caller looks again).
+func (s *Service) cancelUnleased(ctx context.Context, p domain.Principal, sess *domain.Session, execID string) (c *domain.Execution, stopped, again bool, err error) {
+	dead := time.Now().Add(s.limits.LeaseWait + time.Second)
+	for {
+		if !sleep(ctx, 300*time.Millisecond) {
+			return nil, false, false, ctx.Err()
+		}
+		e, err := s.store.GetExecution(ctx, sess.ID, execID)
+		if err != nil || e.Status != domain.ExecRunning {
+			return nil, false, true, nil
+		}
+		switch err := s.store.RequestCancel(ctx, sess.ID, execID, s.now()); {
+		case err == nil:
+			c, stopped, err := s.awaitCancel(ctx, sess.ID, execID, e)
+			if errors.Is(err, errPausedMeanwhile) {
+				return nil, false, true, nil
+			}
+			return c, stopped, false, err
+		case !errors.Is(err, domain.ErrNotFound):
+			return nil, false, false, fmt.Errorf("cancel execution %s: %w", execID, err)
+		}
+		if time.Now().After(dead) {
+			return s.cancelHeld(ctx, p, sess, e)
+		}
+	}
 }
 
 // paused reports whether e waits for its session's answer: requires_action, its answer queued,

@@ -108,11 +108,12 @@ func TestCancelAnswerBeingApplied(t *testing.T) {
 	}
 }
 
-// TestCancelDeadRun: an execution recorded running whose worker died (no live lease names it)
-// is settled cancelled by the cancel itself, under the session's lease, which is then free.
+// TestCancelDeadRun: an execution recorded running whose worker died (no live lease names it
+// within LeaseWait and a second) is settled cancelled by the cancel itself, under the session's
+// lease, which is then free.
 func TestCancelDeadRun(t *testing.T) {
 	st, ev := newMemStore(), &webhookEvents{}
-	svc := holdService(st, newHoldModel(100), ev, sessions.Limits{})
+	svc := holdService(st, newHoldModel(100), ev, sessions.Limits{LeaseWait: 10 * time.Millisecond})
 	ctx := context.Background()
 	sess, err := svc.Create(ctx, alice, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
 	if err != nil {
