@@ -30,13 +30,13 @@ const (
 //   - paused (requires_action, or its answer queued): recorded cancelled at once under the
 //     session's lease, the session's pending action cleared, so that the next message runs.
 //   - running (a synchronous execute, a stream or the worker — other processes): a cancel mark
-//     is written on the session item, conditional on the live lease being that execution's;
+//     is written for the run's lease, conditional on the live lease being that execution's;
 //     the run's supervisor sees it within a second, cancels the run's context (the model or
 //     tool call in flight ends) and commits the turn cancelled with what it produced. Cancel
 //     waits for that commit (up to cancelWait) and returns the cancelled execution.
 //
-// A run whose process died (its lease expired) is recorded cancelled under the lease, as a
-// paused one is. execution.cancelled is published in every case, once. A finished execution
+// A run whose process died (no live lease runs it; cancelUnleased) is recorded cancelled under
+// the lease, as a paused one is. execution.cancelled is published in every case, once. A finished execution
 // (completed, failed, cancelled) is a KindConflict error and nothing changes; stopped is false
 // when the run had not committed within cancelWait (the mark stays until it does).
 func (s *Service) Cancel(ctx context.Context, p domain.Principal, sessionID, execID string) (e *domain.Execution, stopped bool, err error) {
@@ -78,9 +78,11 @@ func (s *Service) Cancel(ctx context.Context, p domain.Principal, sessionID, exe
 			err := s.store.RequestCancel(ctx, sessionID, execID, s.now())
 			switch {
 			case err == nil:
-				if e, stopped, err := s.awaitCancel(ctx, sessionID, execID, e); !errors.Is(err, errPausedMeanwhile) {
-					return e, stopped, err
+				c, stopped, err := s.awaitCancel(ctx, sessionID, execID, e)
+				if !errors.Is(err, errPausedMeanwhile) {
+					return c, stopped, err
 				}
+				// It paused first: the next round cancels the paused execution.
 			case !errors.Is(err, domain.ErrNotFound):
 				return nil, false, fmt.Errorf("cancel execution %s: %w", execID, err)
 			case e == nil:
@@ -89,9 +91,10 @@ func (s *Service) Cancel(ctx context.Context, p domain.Principal, sessionID, exe
 					return nil, false, domain.Errorf(domain.KindNotFound, "Execution %s not found", execID)
 				}
 				continue
-			}
-			if c, stopped, again, err := s.cancelUnleased(ctx, p, sess, execID); !again {
-				return c, stopped, err
+			default:
+				if c, stopped, again, err := s.cancelUnleased(ctx, p, sess, execID); !again {
+					return c, stopped, err
+				}
 			}
 		}
 		if sess, err = s.Get(ctx, p, sessionID); err != nil {
