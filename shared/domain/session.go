@@ -142,4 +142,8 @@ type Commit struct {
 	LeaseID   string
 	Messages  []Message
 	Execution *Execution
+	// ExecutionFrom, when set, is the status the stored execution must still have for the
+	// commit to be written (a queued run's, running): one a cancel or the watchdog settled
+	// meanwhile is a conflict, and the run's outcome is not written over it.
+	ExecutionFrom string
 }

@@ -135,3 +135,36 @@ func TestCancelQueued(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitFromStatus: a run's commit conditional on its record's status (a worker's run,
+// from running) is written while the record is so, and refused whole — no message, no
+// session change — once a cancel or the watchdog settled it.
+func TestCommitFromStatus(t *testing.T) {
+	env := localstack.NewTestEnv(t)
+	st := dynamo.NewStore(env.DynamoDB(), env.Config.Table)
+	ctx := context.Background()
+	for _, stored := range []string{domain.ExecRunning, domain.ExecCancelled} {
+		sess, lease := newSession(t, st)
+		e := &domain.Execution{ID: uuid.NewString(), SessionID: sess.ID, Status: stored, Events: []map[string]any{}, CreatedAt: time.Now().UTC()}
+		if err := st.PutExecution(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		done := *e
+		done.Status = domain.ExecCompleted
+		next := *sess
+		next.MessageCount = 1
+		msg := domain.Message{ID: uuid.NewString(), Seq: 1, Role: "user", Content: "late", Visible: true, ExecutionID: e.ID, CreatedAt: time.Now().UTC()}
+		err := st.Commit(ctx, domain.Commit{Session: &next, LeaseID: lease, Messages: []domain.Message{msg}, Execution: &done, ExecutionFrom: domain.ExecRunning})
+		got, gerr := st.GetExecution(ctx, sess.ID, e.ID)
+		if gerr != nil {
+			t.Fatal(gerr)
+		}
+		_, _, ferr := st.FindMessage(ctx, msg.ID)
+		switch {
+		case stored == domain.ExecRunning && (err != nil || got.Status != domain.ExecCompleted || ferr != nil):
+			t.Errorf("from running: %v, stored %s, message %v; want the commit written", err, got.Status, ferr)
+		case stored != domain.ExecRunning && (domain.KindOf(err) != domain.KindConflict || got.Status != stored || !errors.Is(ferr, domain.ErrNotFound)):
+			t.Errorf("from %s: %v, stored %s, message %v; want a conflict and nothing written", stored, err, got.Status, ferr)
+		}
+	}
+}

@@ -276,7 +276,7 @@ func rawItem(pk, sk string, v any) (map[string]types.AttributeValue, error) {
 }
 
 // Commit writes a finished execution in one transaction; it fails with a conflict if the lease
-// was lost (expired and taken) meanwhile.
+// was lost (expired and taken) meanwhile, or the stored execution is no longer c.ExecutionFrom.
 func (st *Store) Commit(ctx context.Context, c domain.Commit) error {
 	var writes []types.TransactWriteItem
 	for i := range c.Messages {
@@ -291,7 +291,15 @@ func (st *Store) Commit(ctx context.Context, c domain.Commit) error {
 		if err != nil {
 			return err
 		}
-		writes = append(writes, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(st.table), Item: it}})
+		put := &types.Put{TableName: aws.String(st.table), Item: it}
+		if c.ExecutionFrom != "" {
+			// As CancelQueued reads a record from before the status attribute was kept.
+			put.ConditionExpression = aws.String("#s = :f OR (attribute_not_exists(#s) AND contains(#d, :fj))")
+			put.ExpressionAttributeNames = map[string]string{"#s": attrStatus, "#d": attrData}
+			put.ExpressionAttributeValues = map[string]types.AttributeValue{":f": stringAttr(c.ExecutionFrom),
+				":fj": stringAttr(`"status":"` + c.ExecutionFrom + `"`)}
+		}
+		writes = append(writes, types.TransactWriteItem{Put: put})
 	}
 	sessItem, err := st.sessionItem(c.Session)
 	if err != nil {

@@ -199,7 +199,7 @@ func (s *Service) run(ctx context.Context, p domain.Principal, sess *domain.Sess
 
 	t := &turn{sess: sess, g: g, leaseID: leaseID, vars: vars, req: req, start: s.now().UTC(), prices: s.prices,
 		exec: &domain.Execution{ID: execID, SessionID: sess.ID, CorrelationID: req.CorrelationID, CreatedAt: s.now().UTC()},
-		user: &domain.Message{ID: uuid.NewString(), Role: domain.RoleUser, Content: userText, Visible: true, ExecutionID: execID}, async: async}
+		user: &domain.Message{ID: uuid.NewString(), Role: domain.RoleUser, Content: userText, Visible: true, ExecutionID: execID}, async: async, queued: async}
 	t.user.CreatedAt = t.start
 	run := t.engineRun(p, history, parts, obs)
 	tools := s.runTools(g)
@@ -252,6 +252,7 @@ type turn struct {
 	exec    *domain.Execution // the record so far (a resumed execution's, with its events)
 	user    *domain.Message   // the new user message; nil when resuming
 	async   bool
+	queued  bool // run by the worker from a queued record (a message or an answer)
 	events  []map[string]any
 	calls   []ToolCall
 	prior   time.Duration // time the execution ran before this part
@@ -404,6 +405,11 @@ func (s *Service) finish(ctx context.Context, t *turn, out *engine.Result, cance
 		next.Executions++
 	}
 	commit := domain.Commit{Session: &next, LeaseID: t.leaseID}
+	if t.queued {
+		// The worker recorded it running when it took the job: a cancel or the watchdog that
+		// settled it since (its worker seemed dead) keeps the last word.
+		commit.ExecutionFrom = domain.ExecRunning
+	}
 	if g.PersistentState {
 		next.Variables = t.vars
 	}

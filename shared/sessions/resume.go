@@ -261,7 +261,7 @@ func (s *Service) resume(ctx context.Context, p domain.Principal, sess *domain.S
 	}
 	req.CorrelationID = exec.CorrelationID
 	t := &turn{sess: sess, g: g, leaseID: leaseID, vars: vars, req: req, start: s.now().UTC(), exec: exec, prices: s.prices,
-		prior: time.Duration(exec.DurationMS) * time.Millisecond}
+		prior: time.Duration(exec.DurationMS) * time.Millisecond, queued: runID != "" && exec.Status == domain.ExecRunning}
 	run := t.engineRun(p, history, []domain.Part{{Type: domain.PartText, Text: pend.Input}}, obs)
 	tools := s.runTools(g)
 	if tools != nil {

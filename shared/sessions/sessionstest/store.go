@@ -202,6 +202,11 @@ func (s *Store) Commit(_ context.Context, c domain.Commit) error {
 	if l, ok := s.leases[id]; !ok || l.id != c.LeaseID {
 		return fmt.Errorf("commit execution of session %s: %w", id, domain.ErrConflict)
 	}
+	if c.ExecutionFrom != "" && c.Execution != nil {
+		if old, ok := s.execs[id][c.Execution.ID]; !ok || old.Status != c.ExecutionFrom {
+			return fmt.Errorf("commit execution of session %s: execution no longer %s: %w", id, c.ExecutionFrom, domain.ErrConflict)
+		}
+	}
 	for _, m := range c.Messages {
 		if _, taken := s.msgs[id][m.Seq]; taken {
 			return fmt.Errorf("commit execution of session %s: message %d: %w", id, m.Seq, domain.ErrConflict)
