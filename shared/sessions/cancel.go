@@ -87,7 +87,7 @@ func (s *Service) Cancel(ctx context.Context, p domain.Principal, sessionID, exe
 				return nil, false, fmt.Errorf("cancel execution %s: %w", execID, err)
 			case e == nil:
 				// No record and no run: unknown, unless the run committed just now.
-				if e, err = s.store.GetExecution(ctx, sessionID, execID); errors.Is(err, domain.ErrNotFound) {
+				if _, err := s.store.GetExecution(ctx, sessionID, execID); errors.Is(err, domain.ErrNotFound) {
 					return nil, false, domain.Errorf(domain.KindNotFound, "Execution %s not found", execID)
 				}
 				continue
