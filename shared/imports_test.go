@@ -31,6 +31,8 @@ var layer = map[string]string{
 	"dynamo": "adapter", "s3": "adapter", "sqs": "adapter", "bedrock": "adapter", "openai": "adapter",
 	"localmodel": "adapter", "vectors": "adapter", "platform": "adapter", "embeddings": "adapter",
 	"embeddings/local": "adapter", "mcp": "adapter",
+	// The OTLP exporter (an outside collector) and the test-only receiver that holds it.
+	"telemetry": "adapter", "telemetry/telemetrytest": "adapter",
 	// The HTTP layer and the composition root.
 	"api": "api", "app": "app", "app/core": "app", "app/kb": "app", "app/run": "app", "app/secrets": "app", "app/tooling": "app",
 	"app/meta": "app", "app/servers": "app", "app/hooks": "app",
