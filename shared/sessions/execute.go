@@ -211,7 +211,7 @@ func (s *Service) run(ctx context.Context, p domain.Principal, sess *domain.Sess
 		obs.OnStart(execID)
 	}
 	sv := s.supervise(ctx, sess.ID, leaseID, execID)
-	defer sv.stop() // settle stops it; this, should the engine panic
+	defer func() { _ = sv.stop() }() // settle stops it; this, should the engine panic
 	out, err := s.engine.Run(sv.ctx, run)
 	return s.settle(ctx, t, sv, out, err)
 }

@@ -273,7 +273,7 @@ func (s *Service) resume(ctx context.Context, p domain.Principal, sess *domain.S
 		obs.OnStart(exec.ID)
 	}
 	sv := s.supervise(ctx, sess.ID, leaseID, exec.ID)
-	defer sv.stop() // settle stops it; this, should the engine panic
+	defer func() { _ = sv.stop() }() // settle stops it; this, should the engine panic
 	out, err := s.engine.Resume(sv.ctx, run, exec.Checkpoint, req.Answer.engineAnswers())
 	return s.settle(ctx, t, sv, out, err)
 }

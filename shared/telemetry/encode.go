@@ -236,7 +236,7 @@ func anyValue(b []byte, v attribute.Value) []byte {
 		return array(b, v.AsStringSlice(), attribute.StringValue)
 	}
 	b = protowire.AppendTag(b, fAnyString, protowire.BytesType)
-	return protowire.AppendString(b, v.Emit())
+	return protowire.AppendString(b, v.String())
 }
 
 func array[T any](b []byte, vs []T, conv func(T) attribute.Value) []byte {
