@@ -59,6 +59,24 @@ func holdService(st *memStore, m holdModel, ev *webhookEvents, limits sessions.L
 	return sessions.New(sessions.Deps{Store: st, Engine: engine.NewEngine(models, reg, engine.Limits{}), Tools: reg, Events: ev}, limits)
 }
 
+// startHeldRun creates a session on svc and starts an execute in it that m holds in its model
+// call, returning once the call waits; done receives the execute's error.
+func startHeldRun(t *testing.T, svc *sessions.Service, m holdModel) (*domain.Session, <-chan error) {
+	t.Helper()
+	ctx := context.Background()
+	sess, err := svc.Create(ctx, alice, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("slow")}, sessions.Observer{})
+		done <- err
+	}()
+	m.waitEntered(t)
+	return sess, done
+}
+
 // clientAgent has a function tool the client runs: "lookup {…}" pauses the run for its result.
 var clientAgent = map[string]any{"name": "Client", "agent_type": "react_agent", "system_prompt": "Use tools.",
 	"tools": []any{map[string]any{"type": "function", "name": "lookup", "parameters": map[string]any{"type": "object"}}}}
@@ -146,16 +164,7 @@ func TestRunHeartbeat(t *testing.T) {
 	limits := sessions.Limits{CancelPoll: 50 * time.Millisecond, Heartbeat: 50 * time.Millisecond, RunLease: 200 * time.Millisecond, LeaseWait: 10 * time.Millisecond}
 	svc := holdService(st, m, &webhookEvents{}, limits)
 	ctx := context.Background()
-	sess, err := svc.Create(ctx, alice, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("slow")}, sessions.Observer{})
-		done <- err
-	}()
-	m.waitEntered(t)
+	sess, done := startHeldRun(t, svc, m)
 	time.Sleep(3 * limits.RunLease) // the first span is long over
 	if _, err := st.AcquireSession(ctx, alice, sess.ID, uuid.NewString(), time.Now().Add(time.Minute), time.Now()); domain.KindOf(err) != domain.KindConflict {
 		t.Fatalf("acquire while the run lives: %v, want conflict (the heartbeat keeps the lease)", err)
@@ -173,16 +182,7 @@ func TestRunLosesLease(t *testing.T) {
 	limits := sessions.Limits{Heartbeat: 300 * time.Millisecond, RunLease: 50 * time.Millisecond}
 	svc := holdService(st, m, &webhookEvents{}, limits)
 	ctx := context.Background()
-	sess, err := svc.Create(ctx, alice, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("slow")}, sessions.Observer{})
-		done <- err
-	}()
-	m.waitEntered(t)
+	sess, done := startHeldRun(t, svc, m)
 	var taken bool
 	for end := time.Now().Add(10 * time.Second); !taken && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		_, err := st.AcquireSession(ctx, alice, sess.ID, uuid.NewString(), time.Now().Add(time.Minute), time.Now())
