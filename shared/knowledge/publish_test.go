@@ -27,9 +27,28 @@ func (e *webhookEvents) Publish(_ context.Context, ev domain.WebhookEvent) error
 	return nil
 }
 
-// withEvents builds the harness with ev as the webhooks' publisher.
-func withEvents(ev *webhookEvents) func(*knowledge.Deps, *knowledge.Limits) {
-	return func(d *knowledge.Deps, _ *knowledge.Limits) { d.Events = ev }
+// expect fails t unless the events published so far are want.
+func (e *webhookEvents) expect(t testing.TB, want []domain.WebhookEvent) {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if d := cmp.Diff(want, e.got); d != "" {
+		t.Errorf("published (-want +got):\n%s", d)
+	}
+}
+
+// publishingKBs is the harness built with opts whose webhooks' publisher is the recorder it
+// returns.
+func publishingKBs(t testing.TB, opts ...func(*knowledge.Deps, *knowledge.Limits)) (*kbHarness, *webhookEvents) {
+	ev := &webhookEvents{}
+	withEvents := func(d *knowledge.Deps, _ *knowledge.Limits) { d.Events = ev }
+	return newKBService(t, append([]func(*knowledge.Deps, *knowledge.Limits){withEvents}, opts...)...), ev
+}
+
+// kbOver is alice's knowledge base "KB" over files.
+func (k *kbHarness) kbOver(t testing.TB, files ...*domain.File) *knowledge.KB {
+	t.Helper()
+	return k.createKB(t, alice, "KB", map[string]any{"selected_datasources": idList(files...)})
 }
 
 // ingestionEvent is the event a run of kb ends with: the knowledge base, the run and the status.
@@ -42,10 +61,9 @@ func ingestionEvent(typ string, kb *domain.KnowledgeBase) domain.WebhookEvent {
 // knowledge_base.ingestion.completed for the company, naming the knowledge base, the run and the
 // status and nothing of the content; a sync's second run publishes its own.
 func TestIngestionPublishesCompleted(t *testing.T) {
-	ev := &webhookEvents{}
-	k := newKBService(t, withEvents(ev))
+	k, ev := publishingKBs(t)
 	f := k.addFile(t, alice, "returns.txt", returnsText)
-	kb := k.createKB(t, alice, "KB", map[string]any{"selected_datasources": idList(f)})
+	kb := k.kbOver(t, f)
 	if errs := k.drain(t); len(errs) != 0 {
 		t.Fatalf("jobs failed: %v", errs)
 	}
@@ -83,22 +101,18 @@ func TestIngestionPublishesCompleted(t *testing.T) {
 // queued); a run the dead-letter processor finishes completed publishes completed.
 func TestIngestionPublishesFailed(t *testing.T) {
 	t.Run("no file ingested", func(t *testing.T) {
-		ev := &webhookEvents{}
-		k := newKBService(t, withEvents(ev))
+		k, ev := publishingKBs(t)
 		f := k.addFile(t, alice, "a.png", pngBytes)
-		kb := k.createKB(t, alice, "KB", map[string]any{"selected_datasources": idList(f)})
+		kb := k.kbOver(t, f)
 		k.drain(t)
 		want := []domain.WebhookEvent{ingestionEvent(domain.EventIngestionFailed, k.record(t, kb.ID))}
-		if d := cmp.Diff(want, ev.got); d != "" {
-			t.Errorf("published (-want +got):\n%s", d)
-		}
+		ev.expect(t, want)
 	})
 	t.Run("start dead-lettered", func(t *testing.T) {
 		var busy bool
-		ev := &webhookEvents{}
-		k := newKBService(t, withEvents(ev), func(d *knowledge.Deps, _ *knowledge.Limits) { d.Store = busyLists{Store: d.Store, on: &busy} })
+		k, ev := publishingKBs(t, func(d *knowledge.Deps, _ *knowledge.Limits) { d.Store = busyLists{Store: d.Store, on: &busy} })
 		f := k.addFile(t, alice, "a.txt", returnsText)
-		kb := k.createKB(t, alice, "KB", map[string]any{"selected_datasources": idList(f)})
+		kb := k.kbOver(t, f)
 		busy = true
 		k.drain(t)
 		busy = false
@@ -107,28 +121,22 @@ func TestIngestionPublishesFailed(t *testing.T) {
 			t.Fatalf("status %s, want failed", got.Status)
 		}
 		want := []domain.WebhookEvent{ingestionEvent(domain.EventIngestionFailed, got)}
-		if d := cmp.Diff(want, ev.got); d != "" {
-			t.Errorf("published (-want +got):\n%s", d)
-		}
+		ev.expect(t, want)
 	})
 	t.Run("file jobs not queued", func(t *testing.T) {
-		ev := &webhookEvents{}
-		k := newKBService(t, withEvents(ev))
+		k, ev := publishingKBs(t)
 		f := k.addFile(t, alice, "a.txt", returnsText)
-		kb := k.createKB(t, alice, "KB", map[string]any{"selected_datasources": idList(f)})
+		kb := k.kbOver(t, f)
 		k.Queue.SendErr = errBusy
 		k.drain(t)
 		want := []domain.WebhookEvent{ingestionEvent(domain.EventIngestionFailed, k.record(t, kb.ID))}
-		if d := cmp.Diff(want, ev.got); d != "" {
-			t.Errorf("published (-want +got):\n%s", d)
-		}
+		ev.expect(t, want)
 	})
 	t.Run("file dead-lettered, run completed", func(t *testing.T) {
-		ev := &webhookEvents{}
-		k := newKBService(t, withEvents(ev))
+		k, ev := publishingKBs(t)
 		good := k.addFile(t, alice, "good.txt", returnsText)
 		bad := k.addFile(t, alice, "bad.txt", "poison pill text that the embedder cannot take")
-		kb := k.createKB(t, alice, "KB", map[string]any{"selected_datasources": idList(good, bad)})
+		kb := k.kbOver(t, good, bad)
 		k.Emb.FailWith(func(_ int, texts []string) error {
 			for _, t := range texts {
 				if strings.Contains(t, "poison") {
@@ -139,9 +147,7 @@ func TestIngestionPublishesFailed(t *testing.T) {
 		})
 		k.drain(t)
 		want := []domain.WebhookEvent{ingestionEvent(domain.EventIngestionCompleted, k.record(t, kb.ID))}
-		if d := cmp.Diff(want, ev.got); d != "" {
-			t.Errorf("published (-want +got):\n%s", d)
-		}
+		ev.expect(t, want)
 	})
 }
 
@@ -151,10 +157,9 @@ func TestIngestionPublishesFailed(t *testing.T) {
 // run's last open datasource (completed with the files left).
 func TestRequestEndedRunsPublish(t *testing.T) {
 	t.Run("settled after the deadline", func(t *testing.T) {
-		ev := &webhookEvents{}
-		k := newKBService(t, withEvents(ev))
+		k, ev := publishingKBs(t)
 		f := k.addFile(t, alice, "a.txt", returnsText)
-		kb := k.createKB(t, alice, "KB", map[string]any{"selected_datasources": idList(f)})
+		kb := k.kbOver(t, f)
 		run := k.record(t, kb.ID).RunID
 		k.Queue.Take() // the start job is lost
 		k.Clock.Advance(61 * time.Minute)
@@ -165,15 +170,12 @@ func TestRequestEndedRunsPublish(t *testing.T) {
 		}
 		want := []domain.WebhookEvent{{Type: domain.EventIngestionFailed, Company: "acme",
 			Data: map[string]string{"knowledge_base_id": kb.ID, "run_id": run, "status": domain.KBFailed}}}
-		if d := cmp.Diff(want, ev.got); d != "" {
-			t.Errorf("published (-want +got):\n%s", d)
-		}
+		ev.expect(t, want)
 	})
 	t.Run("sync not queued", func(t *testing.T) {
-		ev := &webhookEvents{}
-		k := newKBService(t, withEvents(ev))
+		k, ev := publishingKBs(t)
 		f := k.addFile(t, alice, "a.txt", returnsText)
-		kb := k.createKB(t, alice, "KB", map[string]any{"selected_datasources": idList(f)})
+		kb := k.kbOver(t, f)
 		k.drain(t)
 		want := []domain.WebhookEvent{ingestionEvent(domain.EventIngestionCompleted, k.record(t, kb.ID))}
 		k.Queue.SendErr = errBusy
@@ -185,16 +187,13 @@ func TestRequestEndedRunsPublish(t *testing.T) {
 			t.Fatalf("status %s, want failed", got.Status)
 		}
 		want = append(want, ingestionEvent(domain.EventIngestionFailed, got))
-		if d := cmp.Diff(want, ev.got); d != "" {
-			t.Errorf("published (-want +got):\n%s", d)
-		}
+		ev.expect(t, want)
 	})
 	t.Run("file delete ends the run", func(t *testing.T) {
-		ev := &webhookEvents{}
-		k := newKBService(t, withEvents(ev))
+		k, ev := publishingKBs(t)
 		r := k.addFile(t, alice, "returns.txt", returnsText)
 		s := k.addFile(t, alice, "shipping.txt", shippingText)
-		kb := k.createKB(t, alice, "KB", map[string]any{"selected_datasources": idList(r, s)})
+		kb := k.kbOver(t, r, s)
 		k.step(t) // the start job queues one job per file
 		var rest []string
 		for _, m := range k.Queue.Take() {
@@ -222,9 +221,7 @@ func TestRequestEndedRunsPublish(t *testing.T) {
 			t.Fatalf("status %s, want completed", got.Status)
 		}
 		want := []domain.WebhookEvent{ingestionEvent(domain.EventIngestionCompleted, got)}
-		if d := cmp.Diff(want, ev.got); d != "" {
-			t.Errorf("published (-want +got):\n%s", d)
-		}
+		ev.expect(t, want)
 	})
 }
 
@@ -249,12 +246,11 @@ func TestDeadLetterUnreadablePublishes(t *testing.T) {
 	for _, kind := range []string{"start", "file"} {
 		t.Run(kind, func(t *testing.T) {
 			var broken bool
-			ev := &webhookEvents{}
-			k := newKBService(t, withEvents(ev), func(d *knowledge.Deps, _ *knowledge.Limits) {
+			k, ev := publishingKBs(t, func(d *knowledge.Deps, _ *knowledge.Limits) {
 				d.Store = unreadableKBs{Store: d.Store, on: &broken}
 			})
 			f := k.addFile(t, alice, "a.txt", returnsText)
-			kb := k.createKB(t, alice, "KB", map[string]any{"selected_datasources": idList(f)})
+			kb := k.kbOver(t, f)
 			run := k.record(t, kb.ID).RunID
 			if kind == "file" {
 				k.step(t)
@@ -277,9 +273,7 @@ func TestDeadLetterUnreadablePublishes(t *testing.T) {
 			}
 			want := []domain.WebhookEvent{{Type: domain.EventIngestionFailed, Company: "acme",
 				Data: map[string]string{"knowledge_base_id": kb.ID, "run_id": run, "status": domain.KBFailed}}}
-			if d := cmp.Diff(want, ev.got); d != "" {
-				t.Errorf("published (-want +got):\n%s", d)
-			}
+			ev.expect(t, want)
 		})
 	}
 }
