@@ -62,15 +62,20 @@ func TestSecretsSealedAtRest(t *testing.T) {
 	}
 }
 
+// storedWebhook is a webhook of acme's as a store holds it, with the secrets given as they are.
+func storedWebhook(secret, previous string) *domain.Webhook {
+	now := time.Now().UTC()
+	return &domain.Webhook{ID: "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f", Company: "acme", URL: "https://hooks.example.com/in",
+		Events: []string{domain.EventExecutionCompleted}, Enabled: true, Secret: secret, PreviousSecret: previous, CreatedAt: now, UpdatedAt: now}
+}
+
 // TestPlaintextSecretsStillServe: a webhook stored before secrets were sealed reads and signs
 // as it is, and its next write seals it; a sealed secret moved into another webhook's record
 // does not open there, nor under another key.
 func TestPlaintextSecretsStillServe(t *testing.T) {
 	ctx := context.Background()
 	raw := webhookstest.NewStore()
-	now := time.Now().UTC()
-	old := &domain.Webhook{ID: "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f", Company: "acme", URL: "https://hooks.example.com/in",
-		Events: []string{domain.EventExecutionCompleted}, Enabled: true, Secret: webhooks.NewSecret(), CreatedAt: now, UpdatedAt: now}
+	old := storedWebhook(webhooks.NewSecret(), "")
 	if err := raw.CreateWebhook(ctx, old, 20); err != nil {
 		t.Fatal(err)
 	}
@@ -143,10 +148,7 @@ func TestSealedDeliverySigns(t *testing.T) {
 func BenchmarkSealedGet(b *testing.B) {
 	ctx := context.Background()
 	raw := webhookstest.NewStore()
-	now := time.Now().UTC()
-	w := &domain.Webhook{ID: "5d8f4c1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f", Company: "acme", URL: "https://hooks.example.com/in",
-		Events: []string{domain.EventExecutionCompleted}, Enabled: true, Secret: webhooks.NewSecret(), PreviousSecret: webhooks.NewSecret(),
-		CreatedAt: now, UpdatedAt: now}
+	w := storedWebhook(webhooks.NewSecret(), webhooks.NewSecret())
 	sealed := webhooks.Sealed(raw, testBox())
 	if err := sealed.CreateWebhook(ctx, w, 20); err != nil {
 		b.Fatal(err)
