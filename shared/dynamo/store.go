@@ -110,14 +110,25 @@ func (st *Store) transact(ctx context.Context, writes []types.TransactWriteItem)
 
 // get reads one item; a missing item is domain.ErrNotFound.
 func (st *Store) get(ctx context.Context, pk, sk string, v any) error {
-	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: itemKey(pk, sk)})
+	it, err := st.getItem(ctx, &dynamodb.GetItemInput{Key: itemKey(pk, sk)})
 	if err != nil {
-		return translate(err)
+		return err
+	}
+	return decode(it, v)
+}
+
+// getItem sends the GetItem in of the table and returns the item; a missing item is
+// domain.ErrNotFound, an error of the SDK translated.
+func (st *Store) getItem(ctx context.Context, in *dynamodb.GetItemInput) (map[string]types.AttributeValue, error) {
+	in.TableName = aws.String(st.table)
+	out, err := st.db.GetItem(ctx, in)
+	if err != nil {
+		return nil, translate(err)
 	}
 	if out.Item == nil {
-		return domain.ErrNotFound
+		return nil, domain.ErrNotFound
 	}
-	return decode(out.Item, v)
+	return out.Item, nil
 }
 
 // query reads every item of a partition (of the table or of gsi1), following pages.

@@ -114,20 +114,16 @@ func (st *Store) Postpone(ctx context.Context, w domain.Watched, due time.Time) 
 // WatchedExecution reads one execution (one GetItem, strongly consistent) with its due time on
 // the watchdog's list; zero when it is not on it.
 func (st *Store) WatchedExecution(ctx context.Context, sessionID, id string) (*domain.Execution, time.Time, error) {
-	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table),
-		Key: itemKey(sessionPK(sessionID), execPrefix+id), ConsistentRead: aws.Bool(true)})
+	it, err := st.getItem(ctx, &dynamodb.GetItemInput{Key: itemKey(sessionPK(sessionID), execPrefix+id), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return nil, time.Time{}, translate(err)
-	}
-	if out.Item == nil {
-		return nil, time.Time{}, domain.ErrNotFound
+		return nil, time.Time{}, err
 	}
 	var r executionRecord
-	if err := decode(out.Item, &r); err != nil {
+	if err := decode(it, &r); err != nil {
 		return nil, time.Time{}, err
 	}
 	var due time.Time
-	if sk, ok := out.Item[attrGSI1SK].(*types.AttributeValueMemberS); ok {
+	if sk, ok := it[attrGSI1SK].(*types.AttributeValueMemberS); ok {
 		if w, ok := parseWatchSK(sk.Value); ok {
 			due = w.Due
 		}
@@ -175,19 +171,15 @@ func (st *Store) DueExecutions(ctx context.Context, now time.Time, limit int) ([
 // SessionLease reads a session with its lease (one strongly consistent GetItem): what a worker
 // reads before it takes a queued execution, so that it leaves one whose session is busy queued.
 func (st *Store) SessionLease(ctx context.Context, id string) (*domain.Session, domain.Lease, error) {
-	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: itemKey(sessionPK(id), sessionSK),
-		ConsistentRead: aws.Bool(true)})
+	it, err := st.getItem(ctx, &dynamodb.GetItemInput{Key: itemKey(sessionPK(id), sessionSK), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return nil, domain.Lease{}, translate(err)
-	}
-	if out.Item == nil {
-		return nil, domain.Lease{}, domain.ErrNotFound
-	}
-	var r sessionRecord
-	if err := decode(out.Item, &r); err != nil {
 		return nil, domain.Lease{}, err
 	}
-	return r.session(), leaseIn(out.Item), nil
+	var r sessionRecord
+	if err := decode(it, &r); err != nil {
+		return nil, domain.Lease{}, err
+	}
+	return r.session(), leaseIn(it), nil
 }
 
 // leaseIn reads the lease attributes of a session item.
@@ -207,16 +199,13 @@ func leaseIn(it map[string]types.AttributeValue) domain.Lease {
 // LeaseOf reads a session's lease (one strongly consistent GetItem of its lease attributes);
 // a session that does not exist is domain.ErrNotFound.
 func (st *Store) LeaseOf(ctx context.Context, sessionID string) (domain.Lease, error) {
-	out, err := st.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(st.table), Key: itemKey(sessionPK(sessionID), sessionSK), ConsistentRead: aws.Bool(true),
+	it, err := st.getItem(ctx, &dynamodb.GetItemInput{
+		Key: itemKey(sessionPK(sessionID), sessionSK), ConsistentRead: aws.Bool(true),
 		ProjectionExpression:     aws.String("#pk, lease_until, #x"),
 		ExpressionAttributeNames: map[string]string{"#pk": attrPK, "#x": attrLeaseExec},
 	})
 	if err != nil {
-		return domain.Lease{}, translate(err)
+		return domain.Lease{}, err
 	}
-	if out.Item == nil {
-		return domain.Lease{}, domain.ErrNotFound
-	}
-	return leaseIn(out.Item), nil
+	return leaseIn(it), nil
 }
