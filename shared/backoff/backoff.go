@@ -69,6 +69,12 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 	if deadline, ok := ctx.Deadline(); ok && time.Now().Add(d).After(deadline) {
 		return false
 	}
+	return Wait(ctx, d)
+}
+
+// Wait waits d unless ctx ends first (false): unlike Sleep, it waits towards a deadline it
+// would pass, until the deadline ends ctx, for a caller that polls until then.
+func Wait(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

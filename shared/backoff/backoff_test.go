@@ -33,6 +33,21 @@ func TestSleepRespectsDeadline(t *testing.T) {
 	}
 }
 
+func TestWaitUntilContextEnds(t *testing.T) {
+	// Unlike Sleep, Wait waits towards a deadline it would pass and stops as the deadline ends ctx.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if Wait(ctx, time.Hour) {
+		t.Error("waited out an hour within a deadline")
+	}
+	if ctx.Err() == nil {
+		t.Error("gave up before the deadline ended the context")
+	}
+	if !Wait(context.Background(), time.Millisecond) {
+		t.Error("a short wait refused")
+	}
+}
+
 func TestRetry(t *testing.T) {
 	errBusy := errors.New("busy")
 	errBad := errors.New("bad request")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentorch/agentorch/shared/backoff"
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
@@ -113,7 +114,7 @@ func (s *Service) Cancel(ctx context.Context, p domain.Principal, sessionID, exe
 func (s *Service) cancelUnleased(ctx context.Context, p domain.Principal, sess *domain.Session, execID string) (c *domain.Execution, stopped, again bool, err error) {
 	dead := time.Now().Add(s.limits.LeaseWait + time.Second)
 	for {
-		if !sleep(ctx, 300*time.Millisecond) {
+		if !backoff.Wait(ctx, 300*time.Millisecond) {
 			return nil, false, false, ctx.Err()
 		}
 		e, err := s.store.GetExecution(ctx, sess.ID, execID)
@@ -265,7 +266,7 @@ func (s *Service) awaitCancel(ctx context.Context, sessionID, execID string, bef
 			e.Request, e.Scopes = nil, nil
 			return e, false, nil
 		}
-		if !sleep(ctx, cancelPoll) {
+		if !backoff.Wait(ctx, cancelPoll) {
 			return nil, false, ctx.Err()
 		}
 	}
@@ -279,16 +280,4 @@ func unchanged(before, e *domain.Execution) bool {
 		return false
 	}
 	return e.Pending == nil || e.Pending.CreatedAt.Equal(before.Pending.CreatedAt)
-}
-
-// sleep waits d unless ctx ends first (false).
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
