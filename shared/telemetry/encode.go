@@ -256,14 +256,10 @@ func message(b []byte, field protowire.Number, fill func([]byte) []byte) []byte 
 	return protowire.AppendBytes(b, body)
 }
 
-// The scalar writers leave out a field with its zero value, as proto3 does.
+// The scalar writers leave out a field with its zero value, as proto3 does (nonZero).
 
 func str(b []byte, field protowire.Number, s string) []byte {
-	if s == "" {
-		return b
-	}
-	b = protowire.AppendTag(b, field, protowire.BytesType)
-	return protowire.AppendString(b, s)
+	return nonZero(b, field, protowire.BytesType, s, protowire.AppendString)
 }
 
 func bytesField(b []byte, field protowire.Number, v []byte) []byte {
@@ -272,25 +268,22 @@ func bytesField(b []byte, field protowire.Number, v []byte) []byte {
 }
 
 func varint(b []byte, field protowire.Number, v uint64) []byte {
-	if v == 0 {
-		return b
-	}
-	b = protowire.AppendTag(b, field, protowire.VarintType)
-	return protowire.AppendVarint(b, v)
+	return nonZero(b, field, protowire.VarintType, v, protowire.AppendVarint)
 }
 
 func fixed64(b []byte, field protowire.Number, v uint64) []byte {
-	if v == 0 {
-		return b
-	}
-	b = protowire.AppendTag(b, field, protowire.Fixed64Type)
-	return protowire.AppendFixed64(b, v)
+	return nonZero(b, field, protowire.Fixed64Type, v, protowire.AppendFixed64)
 }
 
 func fixed32(b []byte, field protowire.Number, v uint32) []byte {
-	if v == 0 {
+	return nonZero(b, field, protowire.Fixed32Type, v, protowire.AppendFixed32)
+}
+
+// nonZero writes field, of wire type typ, with v appended by app, unless v is its zero value.
+func nonZero[T comparable](b []byte, field protowire.Number, typ protowire.Type, v T, app func([]byte, T) []byte) []byte {
+	var zero T
+	if v == zero {
 		return b
 	}
-	b = protowire.AppendTag(b, field, protowire.Fixed32Type)
-	return protowire.AppendFixed32(b, v)
+	return app(protowire.AppendTag(b, field, typ), v)
 }
