@@ -2,18 +2,13 @@ package telemetrytest
 
 import (
 	"context"
-	"net/http"
 	"sync"
 	"testing"
-	"time"
-
-	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/engine"
 	"github.com/agentorch/agentorch/shared/sessions"
 	"github.com/agentorch/agentorch/shared/sessions/sessionstest"
-	"github.com/agentorch/agentorch/shared/telemetry"
 )
 
 // heldQueue keeps the jobs sent, for a worker to take later.
@@ -34,12 +29,7 @@ func (q *heldQueue) Send(_ context.Context, body, _ string) error {
 // under a context of its own), makes an invoke_agent root whose parent is the caller's span,
 // naming the session, the agent and the execution, at a real OTLP receiver.
 func TestExecuteSpansAtCollector(t *testing.T) {
-	rcv := Start(t)
-	tr, err := telemetry.Start(context.Background(), telemetry.Config{Endpoint: rcv.URL, Timeout: 5 * time.Second, ServiceName: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
+	rcv, tr := exporting(t)
 	eng := engine.NewEngine(engine.ModelSet{Default: "bedrock", ByName: map[string]domain.Model{"bedrock": scripted{}}}, catalog{}, engine.Limits{}).
 		WithTracing(engine.Tracing{Provider: tr.Provider(), Flush: tr.Flush})
 	q := &heldQueue{}
@@ -50,9 +40,7 @@ func TestExecuteSpansAtCollector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := http.Header{}
-	h.Set("traceparent", "00-"+callerTrace+"-"+callerSpan+"-01")
-	ctx := propagation.TraceContext{}.Extract(context.Background(), propagation.HeaderCarrier(h))
+	ctx := callerContext()
 
 	res, err := svc.Execute(ctx, p, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("where is A-1?")}, sessions.Observer{})
 	if err != nil {

@@ -65,9 +65,8 @@ const (
 	callerSpan  = "00f067aa0ba902b7"
 )
 
-// run runs a react agent with a tool and a knowledge base under a caller's traceparent, its
-// spans exported to a real OTLP receiver, and returns the spans received by name.
-func run(t *testing.T, capture bool) map[string]Span {
+// exporting starts a receiver and a tracing exporting to it, shut down as t ends.
+func exporting(t *testing.T) (*Receiver, *telemetry.Tracing) {
 	t.Helper()
 	rcv := Start(t)
 	tr, err := telemetry.Start(context.Background(), telemetry.Config{Endpoint: rcv.URL, Timeout: 5 * time.Second, ServiceName: "test"})
@@ -75,6 +74,22 @@ func run(t *testing.T, capture bool) map[string]Span {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
+	return rcv, tr
+}
+
+// callerContext carries the caller's span (callerTrace, callerSpan) as the API edge extracts it
+// from an execute's traceparent header.
+func callerContext() context.Context {
+	h := http.Header{}
+	h.Set("traceparent", "00-"+callerTrace+"-"+callerSpan+"-01")
+	return propagation.TraceContext{}.Extract(context.Background(), propagation.HeaderCarrier(h))
+}
+
+// run runs a react agent with a tool and a knowledge base under a caller's traceparent, its
+// spans exported to a real OTLP receiver, and returns the spans received by name.
+func run(t *testing.T, capture bool) map[string]Span {
+	t.Helper()
+	rcv, tr := exporting(t)
 	var cfg map[string]any
 	_ = json.Unmarshal([]byte(`{"name":"support","agent_type":"react_agent","system_prompt":"secret-system","tools":["lookup"],
 		"knowledge_bases":[{"name":"faq","knowledge_base_type":"opensearch","knowledge_base_id":"kb-1"}]}`), &cfg)
@@ -84,10 +99,7 @@ func run(t *testing.T, capture bool) map[string]Span {
 	}
 	eng := engine.NewEngine(engine.ModelSet{Default: "bedrock", ByName: map[string]domain.Model{"bedrock": scripted{}}}, catalog{}, engine.Limits{}).
 		WithRetriever(retriever{}).WithTracing(engine.Tracing{Provider: tr.Provider(), CaptureContent: capture, Flush: tr.Flush})
-	// As the API edge does with an execute's headers.
-	h := http.Header{}
-	h.Set("traceparent", "00-"+callerTrace+"-"+callerSpan+"-01")
-	ctx := propagation.TraceContext{}.Extract(context.Background(), propagation.HeaderCarrier(h))
+	ctx := callerContext()
 	res, err := eng.Run(ctx, engine.Run{Graph: g, Principal: domain.Principal{Company: "acme"}, Input: []domain.Part{{Type: domain.PartText, Text: "secret-prompt: where is A-1?"}},
 		Trace: engine.TraceInfo{ConversationID: "sess-1", AgentID: "agent-1", AgentName: "Support", ExecutionID: "exec-1"}})
 	if err != nil {
