@@ -15,19 +15,6 @@ import (
 	"github.com/agentorch/agentorch/shared/tools"
 )
 
-// keptQueue keeps the bodies sent, for a worker to take later.
-type keptQueue struct {
-	mu     sync.Mutex
-	bodies []string
-}
-
-func (q *keptQueue) Send(_ context.Context, body, _ string) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.bodies = append(q.bodies, body)
-	return nil
-}
-
 // spanModel answers "ok" and records the span context each call was made under.
 type spanModel struct {
 	mu   sync.Mutex
@@ -46,7 +33,7 @@ func (m *spanModel) Converse(ctx context.Context, _ domain.ModelRequest) (*domai
 // it; a job queued under none runs under none.
 func TestQueuedRunJoinsCallersTrace(t *testing.T) {
 	const traceID, spanID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-	model, q := &spanModel{}, &keptQueue{}
+	model, q := &spanModel{}, &queue{}
 	reg := tools.NewRegistry(tools.Builtins(tools.Options{})...)
 	eng := engine.NewEngine(engine.ModelSet{Default: "rec", ByName: map[string]domain.Model{"rec": model}}, reg, engine.Limits{})
 	svc := sessions.New(sessions.Deps{Store: newMemStore(), Engine: eng, Tools: reg, Queue: q}, sessions.Limits{})
