@@ -52,7 +52,7 @@ func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID str
 	if err := s.store.SwapExecution(ctx, e, "", e.CreatedAt.Add(QueuedLimit)); err != nil {
 		return nil, fmt.Errorf("queue execution: %w", err)
 	}
-	if err := s.queue.Send(ctx, encodeJob(ctx, sessionID, e.ID), sessionID); err != nil {
+	if err := s.queue.Send(ctx, encodeJob(ctx, sessionID, e.ID, p.Budget), sessionID); err != nil {
 		// No job will run it: the record must not stay queued.
 		_ = s.fail(ctx, e, err)
 		return nil, fmt.Errorf("dispatch execution %s: %w", e.ID, err)
@@ -117,7 +117,7 @@ func (s *Service) enqueueAnswer(ctx context.Context, p domain.Principal, session
 	// queued, every other answer is refused (409) without the lease.
 	held = false
 	s.release(ctx, sessionID, leaseID)
-	if err := s.queue.Send(ctx, encodeJob(ctx, sessionID, e.ID), sessionID); err != nil {
+	if err := s.queue.Send(ctx, encodeJob(ctx, sessionID, e.ID, p.Budget), sessionID); err != nil {
 		// No job will run it: put the execution back as it was, so that it can be answered
 		// again rather than stay queued (no one else writes a queued execution).
 		_ = s.store.PutExecution(context.WithoutCancel(ctx), &was)
@@ -173,7 +173,24 @@ func jsonSize(v any) int {
 // running leaves it to its worker while that worker's lease lives, and fails it as lost once the
 // lease has ended (its worker died; it is not run again: what the run did before is unknown); a
 // delivery that finds it finished (or paused, or cancelled) does nothing.
+//
+// Before it takes the execution it holds the run to the monthly budgets of the key that queued
+// it and of its company, as the API's edge held the execute (Budgets): one queued before a
+// budget ran out and spent now is failed with the edge's rate_limit_error and no model call.
 func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error {
+	return s.runQueued(ctx, job{SessionID: sessionID, ExecutionID: execID})
+}
+
+// Budgets holds runs to the monthly budgets of their key and company: auth.Service.CheckBudget,
+// the check the API's edge makes before an execute. It reads nothing when neither has a budget
+// (the company's limits come through its cache), else the month's counters in one call.
+type Budgets interface {
+	CheckBudget(ctx context.Context, p domain.Principal) (reset time.Time, err error)
+}
+
+// runQueued is RunQueued of a job, held to the key's budget the job carries.
+func (s *Service) runQueued(ctx context.Context, j job) error {
+	sessionID, execID := j.SessionID, j.ExecutionID
 	e, due, err := s.store.WatchedExecution(ctx, sessionID, execID)
 	if err != nil {
 		return fmt.Errorf("load execution %s: %w", execID, err)
@@ -197,6 +214,12 @@ func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error
 		// delivers it again soon, without a claim nor a wait for the lease.
 		return &domain.Error{Kind: domain.KindOverloaded, Message: "session busy; retry later"}
 	}
+	p := domain.Principal{Owner: sess.Owner, Company: sess.Company, Scopes: e.Scopes, KeyID: e.KeyID, Budget: j.budget()}
+	if spent, err := s.overBudget(ctx, p); err != nil {
+		return fmt.Errorf("run execution %s: %w", execID, err) // the job comes again
+	} else if spent != nil {
+		return s.failQueued(ctx, sess.Company, e, spent)
+	}
 	e.Status = domain.ExecRunning
 	if err := s.store.SwapExecution(ctx, e, domain.ExecQueued, s.now().Add(ClaimGrace)); err != nil {
 		if domain.KindOf(err) == domain.KindConflict {
@@ -204,7 +227,6 @@ func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error
 		}
 		return err
 	}
-	p := domain.Principal{Owner: sess.Owner, Company: sess.Company, Scopes: e.Scopes, KeyID: e.KeyID}
 	if len(p.Scopes) == 0 {
 		// Queued before executions recorded their caller's grants: run with what executing
 		// needs and nothing more.
@@ -243,6 +265,35 @@ func (s *Service) RunQueued(ctx context.Context, sessionID, execID string) error
 		s.publish(ctx, sess.Company, e)
 	} else if domain.KindOf(werr) == domain.KindConflict {
 		return nil // settled by another writer (a commit, the watchdog, a cancel)
+	}
+	return werr
+}
+
+// overBudget is the refusal of a run of p whose key's or company's monthly budget is spent (nil
+// when neither is, or without Budgets); err is a failure to tell.
+func (s *Service) overBudget(ctx context.Context, p domain.Principal) (spent, err error) {
+	if s.budgets == nil {
+		return nil, nil
+	}
+	if _, err := s.budgets.CheckBudget(ctx, p); err != nil {
+		if domain.KindOf(err) == domain.KindRateLimited {
+			return err, nil
+		}
+		return nil, err
+	}
+	return nil, nil
+}
+
+// failQueued fails a still queued execution with cause (a spent budget) and publishes
+// execution.failed; one a cancel or the watchdog settled meanwhile is left as it is.
+func (s *Service) failQueued(ctx context.Context, company string, e *domain.Execution, cause error) error {
+	werr := s.failFrom(ctx, e, domain.ExecQueued, cause, "")
+	switch {
+	case werr == cause: //nolint:errorlint // identity: failFrom returns cause once recorded
+		s.publish(ctx, company, e)
+		return nil // the outcome is the execution's, recorded for the client: the job is done
+	case domain.KindOf(werr) == domain.KindConflict:
+		return nil // settled by another writer
 	}
 	return werr
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // maxJobBytes bounds a job body: two UUIDs and their keys need about 100 bytes, a trace
-// context at most about 400 more (maxJobTraceState).
+// context at most about 400 more (maxJobTraceState), a key's budget at most about 80.
 const maxJobBytes = 1024
 
 // maxJobTraceState bounds the tracestate a job carries; a longer one is left out (the
@@ -28,11 +28,33 @@ type job struct {
 	// Trace is the W3C trace context (traceparent, tracestate) the execute was queued under,
 	// so that the worker's run joins the caller's trace; absent when there was none.
 	Trace map[string]string `json:"trace_context,omitempty"`
+	// KeyBudget is the monthly budget of the key that queued it, for the worker's budget check
+	// (the key's record is not read again); absent when the key has none, and in jobs queued
+	// before it was carried (those are held to their company's budget only).
+	KeyBudget *jobBudget `json:"key_budget,omitempty"`
 }
 
-// encodeJob is the body of the message that runs a queued execution, with ctx's trace context.
-func encodeJob(ctx context.Context, sessionID, executionID string) string {
+// jobBudget is a domain.Budget as a job carries it.
+type jobBudget struct {
+	MonthlyTokens  *int64   `json:"monthly_tokens,omitempty"`
+	MonthlyCostUSD *float64 `json:"monthly_cost_usd,omitempty"`
+}
+
+// budget is the key's budget the job carries (none when it carries none).
+func (j job) budget() domain.Budget {
+	if j.KeyBudget == nil {
+		return domain.Budget{}
+	}
+	return domain.Budget{MonthlyTokens: j.KeyBudget.MonthlyTokens, MonthlyCostUSD: j.KeyBudget.MonthlyCostUSD}
+}
+
+// encodeJob is the body of the message that runs a queued execution, with ctx's trace context
+// and the budget of the key that queued it.
+func encodeJob(ctx context.Context, sessionID, executionID string, budget domain.Budget) string {
 	j := job{SessionID: sessionID, ExecutionID: executionID}
+	if budget.Set() {
+		j.KeyBudget = &jobBudget{MonthlyTokens: budget.MonthlyTokens, MonthlyCostUSD: budget.MonthlyCostUSD}
+	}
 	c := propagation.MapCarrier{}
 	propagation.TraceContext{}.Inject(ctx, c)
 	if len(c["tracestate"]) > maxJobTraceState {
@@ -91,7 +113,7 @@ func (s *Service) ProcessJob(ctx context.Context, body string) error {
 	if len(j.Trace) > 0 { // the run joins the trace of the execute that queued it
 		ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier(j.Trace))
 	}
-	return s.RunQueued(ctx, j.SessionID, j.ExecutionID)
+	return s.runQueued(ctx, j)
 }
 
 // Client-facing errors of an execution whose job the queue gave up on.

@@ -87,6 +87,7 @@ type Service struct {
 	prices  Prices
 	usage   UsageCounter
 	events  Events
+	budgets Budgets
 	limits  Limits
 	now     func() time.Time
 }
@@ -111,6 +112,9 @@ type Deps struct {
 	Usage UsageCounter
 	// Events tells the company's webhooks when a run completes or pauses; nil tells none.
 	Events Events
+	// Budgets holds queued runs to their key's and company's monthly budgets when the worker
+	// takes them; nil holds them to none (the edge's check alone).
+	Budgets Budgets
 }
 
 // UsageCounter adds a run's counts to its company/day/key/agent counter (one UpdateItem ADD).
@@ -142,7 +146,7 @@ func New(d Deps, limits Limits) *Service {
 		limits.RunLease = 3 * limits.Heartbeat
 	}
 	return &Service{store: d.Store, agents: d.Agents, engine: d.Engine, tools: d.Tools, fetch: d.Fetch, queue: d.Queue,
-		images: d.Images, kbs: d.KnowledgeBases, mcp: d.MCP, prices: d.Prices, usage: d.Usage, events: d.Events, limits: limits, now: time.Now}
+		images: d.Images, kbs: d.KnowledgeBases, mcp: d.MCP, prices: d.Prices, usage: d.Usage, events: d.Events, budgets: d.Budgets, limits: limits, now: time.Now}
 }
 
 // Images opens uploaded images by name.

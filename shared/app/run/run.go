@@ -44,7 +44,7 @@ func Sessions(a *core.App) *sessions.Service {
 		eng := engine.NewEngine(models(a.AWS, a.Config), reg, engine.Limits{}).WithRetriever(retriever{a}).WithTracing(tracing(a))
 		d := sessions.Deps{Store: a.Store, Agents: tooling.AgentsService(a), Engine: eng, Tools: reg,
 			Fetch: tools.NewURLFetcher(tools.Options{}), Images: core.ImageStore(a), KnowledgeBases: a.Store, MCP: tooling.MCP(a),
-			Prices: prices(a.Config), Usage: a.Store}
+			Prices: prices(a.Config), Usage: a.Store, Budgets: a.Auth}
 		if a.Config.ExecQueueURL != "" {
 			d.Queue = sqs.NewQueue(sqs.NewClient(a.AWS, a.Config.SQSEndpoint), a.Config.ExecQueueURL)
 		}
