@@ -3,7 +3,6 @@ package api_test
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/agentorch/agentorch/shared/auth"
 	"github.com/agentorch/agentorch/shared/domain"
@@ -31,16 +30,9 @@ func BenchmarkLimits(b *testing.B) {
 			company: `{"monthly_cost_usd":1000000}`, execute: true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			company := fmt.Sprintf("bench-%d", time.Now().UnixNano())
-			_, admin := s.operatorKey(auth.NewKey{Owner: "ops", Company: company, Scopes: []string{auth.ScopeAdmin}})
 			in := tc.key
-			in.Name, in.Owner, in.Company = "bench", "ops", company
-			_, key := s.operatorKey(in)
-			if tc.company != "" {
-				if res := s.do(req{method: "PUT", path: "/api/v1/limits/", key: admin, body: tc.company}); res.status != 200 {
-					b.Fatalf("limits: %d %s", res.status, res.body)
-				}
-			}
+			in.Name = "bench"
+			company, key := s.limitedKey(b, "bench", in, tc.company)
 			method, path, body, want := "GET", "", []byte(nil), 200
 			if tc.execute {
 				sid := s.session(key, flatSession)

@@ -247,6 +247,22 @@ func TestRateLimitUnderConcurrency(t *testing.T) {
 	}
 }
 
+// limitedKey makes a key of k (owner ops) in a new company named prefix-<nanoseconds>, whose
+// limits are set first by its admin key to the PUT /api/v1/limits/ body limits (none if "").
+func (s *stack) limitedKey(tb testing.TB, prefix string, k auth.NewKey, limits string) (company, key string) {
+	tb.Helper()
+	company = fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
+	_, admin := s.operatorKey(auth.NewKey{Owner: "ops", Company: company, Scopes: []string{auth.ScopeAdmin}})
+	if limits != "" {
+		if res := s.do(req{method: "PUT", path: "/api/v1/limits/", key: admin, body: limits}); res.status != 200 {
+			tb.Fatalf("company limits %s: %d %s", limits, res.status, res.body)
+		}
+	}
+	k.Owner, k.Company = "ops", company
+	_, key = s.operatorKey(k)
+	return company, key
+}
+
 // TestLimitsRoundTrips counts an execute's DynamoDB calls on a warm instance: a key and company
 // without limits cost none beyond the execute's four (lease, history, commit, count); a key
 // budget and a company budget together cost one more (one BatchGetItem of the two month
@@ -265,14 +281,7 @@ func TestLimitsRoundTrips(t *testing.T) {
 		{"key and company budgets", auth.NewKey{Budget: domain.Budget{MonthlyTokens: &tokens}}, `{"monthly_cost_usd":1000}`, 5},
 		{"key rate limit", auth.NewKey{RateLimit: 1000}, "", 5},
 	} {
-		company := fmt.Sprintf("trips-%d", time.Now().UnixNano())
-		_, admin := s.operatorKey(auth.NewKey{Owner: "ops", Company: company, Scopes: []string{auth.ScopeAdmin}})
-		if tc.company != "" {
-			wantStatus(t, tc.name, s.do(req{method: "PUT", path: "/api/v1/limits/", key: admin, body: tc.company}), 200, "", "")
-		}
-		in := tc.key
-		in.Owner, in.Company = "ops", company
-		_, key := s.operatorKey(in)
+		_, key := s.limitedKey(t, "trips", tc.key, tc.company)
 		sid := s.session(key, flatSession) // warms the key's and the company's cache entries
 		meter.reset()
 		s.execute(key, sid, `{"content":"count me"}`)
