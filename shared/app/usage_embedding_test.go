@@ -14,6 +14,30 @@ import (
 	"github.com/agentorch/agentorch/shared/usage"
 )
 
+// returnsText is the one file of returnsKB.
+const returnsText = "Returns are accepted within thirty days of delivery."
+
+// returnsKB is the knowledge service of a and p's knowledge base named name over one file
+// (returns.txt, returnsText), embedded by the local model; its ingestion has only begun.
+func returnsKB(t *testing.T, a *app.App, p domain.Principal, name string) (*knowledge.Service, *knowledge.KB) {
+	t.Helper()
+	k, err := a.Knowledge()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := k.Upload(t.Context(), p, library.Upload{Name: "returns.txt", Data: []byte(returnsText)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	provider := "local"
+	kb, err := k.CreateKB(t.Context(), p, knowledge.KBInput{Name: &name, Datasources: []*string{&f.ID},
+		Embedding: &knowledge.EmbeddingInput{Provider: &provider}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, kb
+}
+
 // TestUsageCountsEmbeddingTokens: through the stack as make dev runs it (the local embedding
 // model, the ingestion function driven from IngestQueue, DynamoDB Local's counters), the usage
 // report's embedding_tokens holds the ingestion's tokens under no key, a search's under the
@@ -24,20 +48,7 @@ func TestUsageCountsEmbeddingTokens(t *testing.T) {
 	env.RunEventSources(t, a.Processor)
 	ctx := t.Context()
 	p := domain.Principal{KeyID: "k-embed", Owner: "o", Company: "company-usage-embed-" + time.Now().Format("150405.000000")}
-	k, err := a.Knowledge()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := k.Upload(ctx, p, library.Upload{Name: "returns.txt", Data: []byte("Returns are accepted within thirty days of delivery.")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	name, provider := "embedded", "local"
-	kb, err := k.CreateKB(ctx, p, knowledge.KBInput{Name: &name, Datasources: []*string{&f.ID},
-		Embedding: &knowledge.EmbeddingInput{Provider: &provider}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, kb := returnsKB(t, a, p, "embedded")
 	for deadline := time.Now().Add(120 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		got, err := k.GetKB(ctx, p, kb.ID)
 		if err == nil && got.Status == domain.KBCompleted {

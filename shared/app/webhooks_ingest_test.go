@@ -14,8 +14,6 @@ import (
 	"github.com/agentorch/agentorch/shared/app"
 	"github.com/agentorch/agentorch/shared/app/hooks"
 	"github.com/agentorch/agentorch/shared/domain"
-	"github.com/agentorch/agentorch/shared/knowledge"
-	"github.com/agentorch/agentorch/shared/library"
 	"github.com/agentorch/agentorch/shared/webhooks"
 )
 
@@ -45,21 +43,7 @@ func TestWebhookDeliveredAfterIngestion(t *testing.T) {
 		Events: ptrTo([]string{domain.EventIngestionCompleted, domain.EventIngestionFailed})}); err != nil {
 		t.Fatal(err)
 	}
-	k, err := a.Knowledge()
-	if err != nil {
-		t.Fatal(err)
-	}
-	const content = "Returns are accepted within thirty days of delivery."
-	f, err := k.Upload(ctx, p, library.Upload{Name: "returns.txt", Data: []byte(content)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	name, provider := "hooked", "local"
-	kb, err := k.CreateKB(ctx, p, knowledge.KBInput{Name: &name, Datasources: []*string{&f.ID},
-		Embedding: &knowledge.EmbeddingInput{Provider: &provider}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, kb := returnsKB(t, a, p, "hooked")
 	var body []byte
 	select {
 	case body = <-got:
