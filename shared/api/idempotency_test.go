@@ -10,12 +10,14 @@ import (
 	"github.com/google/uuid"
 )
 
-// visibleMessages is how many messages the session's history holds.
-func (s *stack) visibleMessages(key, sid string) int {
+// ranOnce fails the test unless the session's history holds two messages: one run's question
+// and answer.
+func (s *stack) ranOnce(key, sid string) {
 	s.t.Helper()
 	m := s.ok("GET", "/api/v1/runtime/"+sid+"/messages/", key, nil).json(s.t)
-	msgs, _ := m["messages"].([]any)
-	return len(msgs)
+	if msgs, _ := m["messages"].([]any); len(msgs) != 2 {
+		s.t.Errorf("the session holds %d messages, want 2 (one run)", len(msgs))
+	}
 }
 
 // TestIdempotencyKeySync: a synchronous execute sent twice with one Idempotency-Key runs once;
@@ -35,9 +37,7 @@ func TestIdempotencyKeySync(t *testing.T) {
 	if again.status != 200 || !bytes.Equal(again.body, first.body) || again.header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("again: %d %s (replayed %q), want the first answer replayed", again.status, again.body, again.header.Get("Idempotent-Replayed"))
 	}
-	if n := s.visibleMessages(key, sid); n != 2 {
-		t.Errorf("the session holds %d messages after two sends of one key, want 2 (one run)", n)
-	}
+	s.ranOnce(key, sid)
 	other := s.do(req{method: "POST", path: path, key: key, body: `{"content":"something else"}`, header: idem})
 	if typ, _ := other.errorType(t); other.status != 422 || typ != "invalid_request_error" {
 		t.Errorf("the key with another body: %d %s, want 422 invalid_request_error", other.status, other.body)
@@ -89,9 +89,7 @@ func TestIdempotencyKeyAsync(t *testing.T) {
 	if v := third.json(t); third.status != 202 || v["id"] != id || v["status"] != "completed" {
 		t.Errorf("after it ran: %d %s, want the same execution, completed", third.status, third.body)
 	}
-	if n := s.visibleMessages(key, sid); n != 2 {
-		t.Errorf("the session holds %d messages, want 2 (one run)", n)
-	}
+	s.ranOnce(key, sid)
 }
 
 // TestIdempotencyKeyConcurrent: requests with one key sent at once run once: one is served, the
@@ -125,9 +123,7 @@ func TestIdempotencyKeyConcurrent(t *testing.T) {
 	if served != 1 {
 		t.Errorf("%d requests served (statuses %v), want 1", served, statuses)
 	}
-	if got := s.visibleMessages(key, sid); got != 2 {
-		t.Errorf("the session holds %d messages, want 2 (one run)", got)
-	}
+	s.ranOnce(key, sid)
 }
 
 // TestIdempotencyKeyStream: a streamed execute with a key streams as ever; the same request
@@ -145,7 +141,5 @@ func TestIdempotencyKeyStream(t *testing.T) {
 	if typ, msg := again.errorType(t); again.status != 409 || typ != "conflict_error" || !strings.Contains(msg, "streams are not replayed") {
 		t.Errorf("again: %d %s, want 409 saying streams are not replayed", again.status, again.body)
 	}
-	if n := s.visibleMessages(key, sid); n != 2 {
-		t.Errorf("the session holds %d messages, want 2 (one run)", n)
-	}
+	s.ranOnce(key, sid)
 }
