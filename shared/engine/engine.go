@@ -75,6 +75,10 @@ type Result struct {
 	// Resumed counts the leading Messages that earlier parts of a resumed run produced, which
 	// the caller stored when the run paused; Messages[Resumed:] are new.
 	Resumed int
+	// Span is the span context of the run's invoke_agent span, for what is told of the run
+	// after it (a webhook delivery joins the run's trace); not valid when the engine does not
+	// trace.
+	Span trace.SpanContext
 }
 
 // StopMaxIterations is the stop reason of a react agent that used all its model calls without
@@ -173,7 +177,7 @@ func (e *Engine) Resume(ctx context.Context, run Run, checkpoint []byte, ans Ans
 func (e *Engine) run(ctx context.Context, run Run, cp *checkpoint, ans *Answers) (res *Result, err error) {
 	ctx, span := e.startRun(ctx, run)
 	em := &emitter{emit: run.Emit, onText: run.OnText}
-	res = &Result{StopReason: domain.StopEndTurn}
+	res = &Result{StopReason: domain.StopEndTurn, Span: span.SpanContext()}
 	defer func() {
 		res.Events = em.count()
 		e.endRun(ctx, span, res, err)

@@ -3,7 +3,10 @@ package sessions
 import (
 	"context"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/engine"
 )
 
 // Events tells a company's webhooks that an execution ended (webhooks.Deliverer.Publish: one
@@ -31,4 +34,14 @@ func (s *Service) publish(ctx context.Context, company string, e *domain.Executi
 	}
 	_ = s.events.Publish(context.WithoutCancel(ctx), domain.WebhookEvent{Type: typ, Company: company,
 		Data: map[string]string{"session_id": e.SessionID, "execution_id": e.ID, "status": e.Status}})
+}
+
+// runContext is ctx with the run's invoke_agent span as its span, so that what is published of
+// the run (a webhook delivery's traceparent) joins the run's trace, even when the caller sent no
+// traceparent; ctx as it is when the engine does not trace.
+func runContext(ctx context.Context, out *engine.Result) context.Context {
+	if out == nil || !out.Span.IsValid() {
+		return ctx
+	}
+	return trace.ContextWithSpanContext(ctx, out.Span)
 }

@@ -439,7 +439,7 @@ func (s *Service) finish(ctx context.Context, t *turn, out *engine.Result, cance
 		// this part short.
 		_ = s.usage.CountUsage(ctx, count)
 	}
-	s.publish(ctx, sess.Company, exec)
+	s.publish(runContext(ctx, out), sess.Company, exec)
 	// The result shows this part's messages; a resumed execution's record lists them all.
 	return &Result{Session: &next, Execution: exec, Messages: visible, ToolCalls: t.calls, Pending: pending}, nil
 }
