@@ -108,15 +108,17 @@ func (s *Store) RevokeKey(_ context.Context, k *domain.APIKey, at time.Time) (*d
 
 // CloneBudget is b with its own copies of its values.
 func CloneBudget(b domain.Budget) domain.Budget {
-	if b.MonthlyTokens != nil {
-		v := *b.MonthlyTokens
-		b.MonthlyTokens = &v
-	}
-	if b.MonthlyCostUSD != nil {
-		v := *b.MonthlyCostUSD
-		b.MonthlyCostUSD = &v
-	}
+	b.MonthlyTokens, b.MonthlyCostUSD = clonePtr(b.MonthlyTokens), clonePtr(b.MonthlyCostUSD)
 	return b
+}
+
+// clonePtr points to a copy of *p; nil stays nil.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 func clone(k *domain.APIKey) *domain.APIKey {
@@ -126,14 +128,7 @@ func clone(k *domain.APIKey) *domain.APIKey {
 	if len(k.Ancestors) > 0 {
 		c.Ancestors = slices.Clone(k.Ancestors)
 	}
-	if k.ParentID != nil {
-		p := *k.ParentID
-		c.ParentID = &p
-	}
-	if k.RevokedAt != nil {
-		r := *k.RevokedAt
-		c.RevokedAt = &r
-	}
+	c.ParentID, c.RevokedAt = clonePtr(k.ParentID), clonePtr(k.RevokedAt)
 	c.Budget = CloneBudget(k.Budget)
 	return &c
 }
