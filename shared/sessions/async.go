@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/engine"
@@ -243,7 +244,12 @@ func (s *Service) runQueued(ctx context.Context, j job) error {
 	}
 	// Whether the engine began: a run that never began may be given back to the queue.
 	var began atomic.Bool
-	obs := Observer{OnEvent: func(engine.Event) { began.Store(true) }}
+	var span trace.SpanContext // the run's, which its failure is published under
+	obs := Observer{OnEvent: func(engine.Event) { began.Store(true) }, OnEnd: func(out *engine.Result, _ error) {
+		if out != nil {
+			span = out.Span
+		}
+	}}
 	_, err = s.execute(ctx, p, sessionID, execID, req, obs)
 	switch {
 	case err == nil:
@@ -262,7 +268,7 @@ func (s *Service) runQueued(ctx context.Context, j job) error {
 	}
 	werr := s.failFrom(ctx, e, domain.ExecRunning, err, "")
 	if werr == err { //nolint:errorlint // identity: failFrom returns cause once recorded
-		s.publish(ctx, sess.Company, e)
+		s.publish(runContext(ctx, &engine.Result{Span: span}), sess.Company, e)
 	} else if domain.KindOf(werr) == domain.KindConflict {
 		return nil // settled by another writer (a commit, the watchdog, a cancel)
 	}

@@ -39,6 +39,9 @@ type Observer struct {
 	OnStart func(executionID string)
 	OnEvent func(engine.Event)
 	OnText  func(node, delta string)
+	// OnEnd is told the run's outcome once the engine returns, before it is committed: the
+	// engine's result (the run's span among it; nil if the engine gave none) and its error.
+	OnEnd func(out *engine.Result, err error)
 }
 
 // ToolCall is one tool call of an execution, as the message response shape lists it.
@@ -220,6 +223,9 @@ func (s *Service) run(ctx context.Context, p domain.Principal, sess *domain.Sess
 // that lost its lease commits nothing, a failed one is its error, and a finished one (even if
 // a cancel came too late to stop it) is committed as usual.
 func (s *Service) settle(ctx context.Context, t *turn, sv *supervisor, out *engine.Result, err error) (*Result, error) {
+	if t.onEnd != nil {
+		t.onEnd(out, err)
+	}
 	switch cause := sv.stop(); {
 	case errors.Is(cause, errCancelRequested):
 		if out == nil {
@@ -260,6 +266,7 @@ type turn struct {
 	prices  Prices
 	keyID   string // of the caller's API key; empty for a queued run (the worker has none)
 	embed   int64  // embedding tokens of this part's retrievals (their events' embedding_tokens)
+	onEnd   func(*engine.Result, error)
 }
 
 // price is the cost of the model call a model_call event's data records.
@@ -306,7 +313,7 @@ func priorCost(e *domain.Execution) pricing.Meter {
 // engineRun is the engine's run of t, recording events and tool calls as they happen.
 func (t *turn) engineRun(p domain.Principal, history []engine.Message, parts []domain.Part, obs Observer) engine.Run {
 	t.events = t.exec.Events
-	t.cost, t.keyID, t.embed = pricing.Meter{}, p.KeyID, 0
+	t.cost, t.keyID, t.embed, t.onEnd = pricing.Meter{}, p.KeyID, 0, obs.OnEnd
 	return engine.Run{
 		Graph: t.g, Principal: domain.Principal{Company: t.sess.Company, Owner: t.sess.Owner, Scopes: p.Scopes},
 		History: history, Input: parts, Variables: t.vars,

@@ -29,11 +29,11 @@ type tracedRig struct {
 	sess  *domain.Session
 }
 
-func newTracedRig(t *testing.T, traced bool) *tracedRig {
+func newTracedRig(t *testing.T, traced bool, model domain.Model) *tracedRig {
 	t.Helper()
 	r := &tracedRig{spans: tracetest.NewSpanRecorder(), hooks: &queue{}, jobs: &queue{}}
 	reg := tools.NewRegistry(tools.Builtins(tools.Options{})...)
-	eng := engine.NewEngine(engine.ModelSet{Default: "local", ByName: map[string]domain.Model{"local": localmodel.Model{}}}, reg, engine.Limits{})
+	eng := engine.NewEngine(engine.ModelSet{Default: "local", ByName: map[string]domain.Model{"local": model}}, reg, engine.Limits{})
 	if traced {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(r.spans))
 		t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
@@ -101,7 +101,7 @@ const callerTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-
 // and a queued one sent without a traceparent, and one sent with one (the run span, the
 // caller's child, rather than the caller's span).
 func TestPublishedUnderRunSpan(t *testing.T) {
-	r := newTracedRig(t, true)
+	r := newTracedRig(t, true, localmodel.Model{})
 	res, err := r.svc.Execute(context.Background(), alice, r.sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hello")}, sessions.Observer{})
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func TestPublishedUnderRunSpan(t *testing.T) {
 // TestPublishedUntraced: with tracing off nothing changes: an execute without a traceparent
 // publishes none, one with a traceparent publishes the caller's.
 func TestPublishedUntraced(t *testing.T) {
-	r := newTracedRig(t, false)
+	r := newTracedRig(t, false, localmodel.Model{})
 	if _, err := r.svc.Execute(context.Background(), alice, r.sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hello")}, sessions.Observer{}); err != nil {
 		t.Fatal(err)
 	}
@@ -146,5 +146,29 @@ func TestPublishedUntraced(t *testing.T) {
 	}
 	if got := [2]string{r.published(t, 0), r.published(t, 1)}; got != [2]string{"", callerTraceparent} {
 		t.Errorf("published under %q, want none and the caller's", got)
+	}
+}
+
+// failingModel fails every call, as a provider that is down.
+type failingModel struct{}
+
+func (failingModel) Converse(context.Context, domain.ModelRequest) (*domain.ModelResponse, error) {
+	return nil, &domain.Error{Kind: domain.KindOverloaded, Message: "The model is overloaded"}
+}
+
+// TestQueuedFailurePublishedUnderRunSpan: with tracing on, a queued run whose model fails is
+// recorded failed, and its execution.failed carries the run's invoke_agent span context.
+func TestQueuedFailurePublishedUnderRunSpan(t *testing.T) {
+	r := newTracedRig(t, true, failingModel{})
+	e, err := r.svc.Enqueue(context.Background(), alice, r.sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hello")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = r.svc.ProcessJob(context.Background(), r.jobs.bodies[0]) // overloaded: the job's own fate
+	if _, got, _, err := r.svc.GetExecution(context.Background(), alice, r.sess.ID, e.ID); err != nil || got.Status != domain.ExecFailed {
+		t.Fatalf("queued run: %v %+v", err, got)
+	}
+	if want, _ := r.runSpan(t, e.ID); r.published(t, 0) != want {
+		t.Errorf("execution.failed published under %q, want the run span %q", r.published(t, 0), want)
 	}
 }
