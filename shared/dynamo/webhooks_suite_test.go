@@ -44,27 +44,6 @@ func TestWebhooksStoreSuite(t *testing.T) {
 	})
 }
 
-// sentQueue keeps what is sent to the delivery queue, for the test to process as the queue would.
-type sentQueue struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (q *sentQueue) Send(_ context.Context, body, _ string) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.msgs = append(q.msgs, body)
-	return nil
-}
-
-func (q *sentQueue) take() []string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	m := q.msgs
-	q.msgs = nil
-	return m
-}
-
 // TestWebhookSecretsSealedInDynamoDB: on DynamoDB Local, the item of a created and rotated
 // webhook holds no signing secret in the clear (no whsec_, not the key's base64), while a
 // delivery read through the sealing store is signed so that the standardwebhooks npm package
@@ -78,7 +57,7 @@ func TestWebhookSecretsSealedInDynamoDB(t *testing.T) {
 	hooks := webhooks.Sealed(st, seal.New(seal.Static("dynamo-test-credentials-key-of-32-bytes+")))
 	guard := netguard.Policy{AllowHosts: []string{"127.0.0.1"}}
 	svc := webhooks.New(hooks, guard).WithAudit(audit.New(audittest.NewStore()))
-	q := &sentQueue{}
+	q := &webhookstest.Queue{}
 	del := webhooks.NewDeliverer(hooks, st, q, webhooks.Client(guard))
 
 	var mu sync.Mutex
@@ -135,7 +114,7 @@ func TestWebhookSecretsSealedInDynamoDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		for _, m := range q.take() {
+		for _, m := range q.Take() {
 			if err := del.Process(ctx, m); err != nil {
 				t.Fatalf("process %s: %v", m, err)
 			}

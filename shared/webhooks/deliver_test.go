@@ -22,27 +22,6 @@ import (
 	"github.com/agentorch/agentorch/shared/webhooks/webhookstest"
 )
 
-// memQueue keeps what is sent, for the test to process as the queue would.
-type memQueue struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (q *memQueue) Send(_ context.Context, body, _ string) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.msgs = append(q.msgs, body)
-	return nil
-}
-
-func (q *memQueue) take() []string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	out := q.msgs
-	q.msgs = nil
-	return out
-}
-
 // endpoint is a receiver that answers the statuses it is given in turn (200 once they run out)
 // and keeps every request.
 type endpoint struct {
@@ -72,7 +51,7 @@ type deliveryRig struct {
 	svc   *webhooks.Service
 	del   *webhooks.Deliverer
 	dels  *webhookstest.Deliveries
-	queue *memQueue
+	queue *webhookstest.Queue
 	ep    *endpoint
 	url   string
 }
@@ -83,7 +62,7 @@ func newRig(t *testing.T, statuses ...int) *deliveryRig {
 	srv := httptest.NewServer(ep)
 	t.Cleanup(srv.Close)
 	guard := netguard.Policy{AllowHosts: []string{"127.0.0.1"}} // as make dev allows loopback
-	hooks, dels, q := webhookstest.NewStore(), webhookstest.NewDeliveries(), &memQueue{}
+	hooks, dels, q := webhookstest.NewStore(), webhookstest.NewDeliveries(), &webhookstest.Queue{}
 	return &deliveryRig{svc: webhooks.New(hooks, guard).WithAudit(audit.New(audittest.NewStore())), del: webhooks.NewDeliverer(hooks, dels, q, webhooks.Client(guard)),
 		dels: dels, queue: q, ep: ep, url: srv.URL + "/hook"}
 }
@@ -92,7 +71,7 @@ func newRig(t *testing.T, statuses ...int) *deliveryRig {
 // function would, a retryable error leaving the message for the next round.
 func (r *deliveryRig) drain(t *testing.T, rounds int) (retries int) {
 	t.Helper()
-	pending := r.queue.take()
+	pending := r.queue.Take()
 	for range rounds {
 		var again []string
 		for _, m := range pending {
@@ -104,7 +83,7 @@ func (r *deliveryRig) drain(t *testing.T, rounds int) (retries int) {
 				again = append(again, m)
 			}
 		}
-		pending = append(again, r.queue.take()...)
+		pending = append(again, r.queue.Take()...)
 		if len(pending) == 0 {
 			return retries
 		}
@@ -241,15 +220,15 @@ func TestDeliveryGivesUp(t *testing.T) {
 // allowed) is never reached; the attempt records why.
 func TestDeliveryGuarded(t *testing.T) {
 	r := newRig(t)
-	hooks, dels, q := webhookstest.NewStore(), webhookstest.NewDeliveries(), &memQueue{}
+	hooks, dels, q := webhookstest.NewStore(), webhookstest.NewDeliveries(), &webhookstest.Queue{}
 	open := webhooks.New(hooks, netguard.Policy{AllowHosts: []string{"127.0.0.1"}}).WithAudit(audit.New(audittest.NewStore()))
 	w := create(t, open, r.url)
 	strict := webhooks.NewDeliverer(hooks, dels, q, webhooks.Client(netguard.Policy{}))
 	_ = strict.Publish(context.Background(), run)
-	for _, m := range q.take() {
+	for _, m := range q.Take() {
 		_ = strict.Process(context.Background(), m)
 	}
-	for _, m := range q.take() {
+	for _, m := range q.Take() {
 		if err := strict.Process(context.Background(), m); !domain.KindOf(err).Retryable() {
 			t.Errorf("a refused attempt: %v, want a retryable error", err)
 		}
