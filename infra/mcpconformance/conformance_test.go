@@ -34,7 +34,7 @@ func TestConformance(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	for _, scenario := range []string{"initialize", "tools_call"} {
+	for _, scenario := range []string{"initialize", "tools_call", "sse-retry"} {
 		t.Run(scenario, func(t *testing.T) {
 			cmd := exec.CommandContext(ctx, mcpnpm.Node(root), mcpnpm.ConformanceCLI(root), "client",
 				"--command", bin, "--scenario", scenario, "-o", filepath.Join(dir, "results-"+scenario))

@@ -68,6 +68,23 @@ func run(ctx context.Context, scenario string, args []string) error {
 		}
 		fmt.Println("add_numbers:", res.Text)
 		return nil
+	case "sse-retry":
+		// The server answers the call with an event stream that it closes after a priming event
+		// (an id and a retry of 500 ms, no data); the answer comes on the GET that resumes it.
+		s, err := c.Connect(ctx, ep)
+		if err != nil {
+			return fmt.Errorf("connect: %w", err)
+		}
+		defer func() { _ = s.Close() }() // the result is in; a failed goodbye changes nothing
+		res, err := s.CallTool(ctx, "test_reconnection", nil)
+		if err != nil {
+			return fmt.Errorf("call test_reconnection: %w", err)
+		}
+		if res.IsError {
+			return fmt.Errorf("test_reconnection answered an error: %s", res.Text)
+		}
+		fmt.Println("test_reconnection:", res.Text)
+		return nil
 	}
-	return fmt.Errorf("scenario %q is not supported (initialize, tools_call)", scenario)
+	return fmt.Errorf("scenario %q is not supported (initialize, tools_call, sse-retry)", scenario)
 }
