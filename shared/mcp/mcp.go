@@ -119,7 +119,9 @@ func (c *Connector) connect(ctx context.Context, ep domain.MCPEndpoint, began ti
 	}
 	a := attempt{ctx: ctx, timeout: c.timeout(ep), began: began, red: newRedactor(ep.Headers)}
 	// The SDK's own cap on an event (16 MiB by default) stays above MaxAnswerBytes, so that
-	// capBody's, which fails only the call, comes first; the SDK's ends the session.
+	// capBody's, which fails only the call, comes first; the SDK's ends the session. MaxRetries
+	// bounds the GETs that resume a call's event stream the server closed before the answer
+	// (with Last-Event-ID, after the server's retry), each through the guard and the caps.
 	streamable := &sdk.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: hc, MaxRetries: 2, DisableStandaloneSSE: true,
 		MaxEventSize: 2 * MaxAnswerBytes}
 	s, pr, err := c.initialize(a, streamable)
