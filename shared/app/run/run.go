@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/agentorch/agentorch/shared/api"
+	"github.com/agentorch/agentorch/shared/api/mcpserve"
 	"github.com/agentorch/agentorch/shared/app/core"
 	"github.com/agentorch/agentorch/shared/app/hooks"
 	"github.com/agentorch/agentorch/shared/app/kb"
@@ -116,7 +117,9 @@ func prices(cfg platform.Config) *pricing.Book {
 
 // Runtime builds the runtime group.
 func Runtime(a *core.App) (*api.Group, error) {
-	return api.NewRuntime(Sessions(a), a.Options()), nil
+	g := api.NewRuntime(Sessions(a), a.Options())
+	mcpserve.Serve(g, tooling.AgentsService(a), Sessions(a))
+	return g, nil
 }
 
 // Stream builds the stream function's handler: the runtime group, served behind a Lambda
