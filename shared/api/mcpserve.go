@@ -47,3 +47,14 @@ func (g *Group) ErrorOf(r *http.Request, err error) (typ, message string) {
 // Detach is the context of a run a request starts, as the execute runs it: the client going away
 // cancels neither the run nor its commit, and it stops a margin before the request's deadline.
 func Detach(parent context.Context) (context.Context, context.CancelFunc) { return detach(parent) }
+
+// CheckBudget refuses a run of p whose key's or company's monthly budget is spent, as the execute
+// route is refused before it reads anything (nil when the authenticator holds no budgets).
+func (g *Group) CheckBudget(ctx context.Context, p domain.Principal) error {
+	b, ok := g.opts.Auth.(Budgeter)
+	if !ok {
+		return nil
+	}
+	_, err := b.CheckBudget(ctx, p)
+	return err
+}

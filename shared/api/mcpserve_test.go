@@ -2,16 +2,21 @@ package api_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/api/mcpserve"
+	"github.com/agentorch/agentorch/shared/auth"
+	"github.com/agentorch/agentorch/shared/domain"
 )
 
 // withMCP is g with the MCP endpoint the runtime function adds to it (run.Runtime).
@@ -133,4 +138,104 @@ func TestMCPServeNeedsAKey(t *testing.T) {
 	if res.status != http.StatusUnauthorized {
 		t.Errorf("bad key: %d %s", res.status, res.body)
 	}
+}
+
+// TestMCPServeBudget: a call of a key whose monthly token budget is spent is refused, as the
+// execute is, before the model runs.
+func TestMCPServeBudget(t *testing.T) {
+	s := newStack(t)
+	tokens := int64(1)
+	key := s.key("alice", fmt.Sprintf("mcp-budget-%d", time.Now().UnixNano()), func(k *auth.NewKey) { k.Budget = domain.Budget{MonthlyTokens: &tokens} })
+	if res := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: `{"system_config":{"name":"Helper","agent_type":"llm_agent","system_prompt":"You are terse.","llm_config":{"provider":"local","model":"dev"}}}`}); res.status != http.StatusCreated {
+		t.Fatalf("create agent: %d %s", res.status, res.body)
+	}
+	srv := httptest.NewServer(s.mux)
+	defer srv.Close()
+	cs := mcpConnect(t, srv, "x-api-key", key)
+	call := func() *mcp.CallToolResult {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "helper", Arguments: map[string]any{"message": "hi"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := call(); res.IsError { // nothing spent yet
+		t.Fatalf("first call = %v", res.Content[0].(*mcp.TextContent).Text)
+	}
+	if res := call(); !res.IsError || !strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, "rate_limit_error: Monthly token budget") {
+		t.Errorf("over budget = %v %q", res.IsError, res.Content[0].(*mcp.TextContent).Text)
+	}
+}
+
+func TestMCPServeTransportRefusalsInTheEnvelope(t *testing.T) {
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	// As docs/mcp-server.md's curl sends it: a JSON-RPC answer with no session.
+	res := s.do(req{method: "POST", path: "/api/v1/mcp/", key: key, body: list, header: map[string]string{"Accept": "application/json, text/event-stream"}})
+	if res.status != http.StatusOK || res.header.Get("Mcp-Session-Id") != "" {
+		t.Fatalf("tools/list: %d %v %s", res.status, res.header, res.body)
+	}
+	if m := res.json(t); m["jsonrpc"] != "2.0" || m["result"] == nil {
+		t.Errorf("tools/list = %s", res.body)
+	}
+	// The transport's plain-text refusal (no acceptable type) becomes the envelope.
+	res = s.do(req{method: "POST", path: "/api/v1/mcp/", key: key, body: list, header: map[string]string{"Accept": "text/html"}})
+	if typ, _ := res.errorType(t); res.status != http.StatusBadRequest || typ != "invalid_request_error" {
+		t.Errorf("wrong Accept: %d %s", res.status, res.body)
+	}
+	res = s.do(req{method: "GET", path: "/api/v1/mcp/", key: key})
+	if typ, _ := res.errorType(t); res.status != http.StatusMethodNotAllowed || typ != "invalid_request_error" || res.header.Get("Allow") != "POST" {
+		t.Errorf("GET: %d %v %s", res.status, res.header, res.body)
+	}
+}
+
+// BenchmarkMCPCall is what a tools/call costs over the plain execute it makes, both with the
+// local model on a session of the same agent (go test -run X -bench MCPCall ./shared/api/).
+func BenchmarkMCPCall(b *testing.B) {
+	s := newStack(b)
+	key := s.key("alice", "acme")
+	if res := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: `{"system_config":{"name":"Helper","agent_type":"llm_agent","system_prompt":"You are terse.","llm_config":{"provider":"local","model":"dev"}}}`}); res.status != http.StatusCreated {
+		b.Fatalf("create agent: %d %s", res.status, res.body)
+	}
+	srv := httptest.NewServer(s.mux)
+	defer srv.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/api/v1/mcp/",
+		HTTPClient: &http.Client{Transport: keyTransport{"x-api-key", key}}, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	// Each on its own session of the agent, over HTTP to the same server.
+	session := func() any {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "helper", Arguments: map[string]any{"message": "hi"}})
+		if err != nil || res.IsError {
+			b.Fatal(res, err)
+		}
+		return res.StructuredContent.(map[string]any)["session_id"]
+	}
+	b.Run("execute", func(b *testing.B) {
+		hc := &http.Client{Transport: keyTransport{"x-api-key", key}}
+		url := fmt.Sprintf("%s/api/v1/runtime/%s/execute/", srv.URL, session())
+		for b.Loop() {
+			res, err := hc.Post(url, "application/json", strings.NewReader(`{"content":"hi"}`))
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				b.Fatal(res.Status)
+			}
+		}
+	})
+	b.Run("mcp", func(b *testing.B) {
+		sid := session()
+		for b.Loop() {
+			if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "helper", Arguments: map[string]any{"message": "hi", "session_id": sid}}); err != nil || res.IsError {
+				b.Fatal(res, err)
+			}
+		}
+	})
 }

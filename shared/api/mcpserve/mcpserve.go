@@ -195,6 +195,10 @@ func (h *mcpServe) run(ctx context.Context, p domain.Principal, agentKey string,
 	if strings.TrimSpace(in.Message) == "" {
 		return nil, domain.Invalid([]domain.FieldError{{Field: "message", Message: "is required"}})
 	}
+	// A run spends the model: a spent monthly budget refuses it before anything is read.
+	if err := h.g.CheckBudget(ctx, p); err != nil {
+		return nil, err
+	}
 	sid := in.SessionID
 	if sid == "" {
 		sess, _, err := h.runs.FromAgent(ctx, p, agentKey)
