@@ -115,7 +115,8 @@ func prices(cfg platform.Config) *pricing.Book {
 		"bedrock": or(cfg.BedrockModel, bedrock.DefaultModel), "openai": or(cfg.OpenAIModel, openai.DefaultModel)}})
 }
 
-// Runtime builds the runtime group.
+// Runtime builds the runtime group, with the agents served as MCP tools at /api/v1/mcp/
+// (mcpserve; docs/mcp-server.md).
 func Runtime(a *core.App) (*api.Group, error) {
 	g := api.NewRuntime(Sessions(a), a.Options())
 	mcpserve.Serve(g, tooling.AgentsService(a), Sessions(a))
