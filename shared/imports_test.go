@@ -34,7 +34,7 @@ var layer = map[string]string{
 	// The OTLP exporter (an outside collector) and the test-only receiver that holds it.
 	"telemetry": "adapter", "telemetry/telemetrytest": "adapter",
 	// The HTTP layer and the composition root.
-	"api": "api", "app": "app", "app/core": "app", "app/kb": "app", "app/run": "app", "app/secrets": "app", "app/tooling": "app",
+	"api": "api", "api/mcpserve": "api", "app": "app", "app/core": "app", "app/kb": "app", "app/run": "app", "app/secrets": "app", "app/tooling": "app",
 	"app/meta": "app", "app/servers": "app", "app/hooks": "app",
 }
 
@@ -44,7 +44,7 @@ var may = map[string][]string{
 	"lib":     {"domain", "lib"},
 	"feature": {"domain", "lib", "feature"},
 	"adapter": {"domain", "lib", "adapter"},
-	"api":     {"domain", "lib", "feature"},
+	"api":     {"domain", "lib", "feature", "api"}, // the MCP surface (its own package, so that only runtime links the SDK) builds on api
 	"app":     {"domain", "lib", "feature", "adapter", "api", "app"}, // the composition root's parts build on its core
 }
 
