@@ -44,7 +44,7 @@ var may = map[string][]string{
 	"lib":     {"domain", "lib"},
 	"feature": {"domain", "lib", "feature"},
 	"adapter": {"domain", "lib", "adapter"},
-	"api":     {"domain", "lib", "feature", "api"}, // the MCP surface (its own package, so that only runtime links the SDK) builds on api
+	"api":     {"domain", "lib", "feature", "api"},                   // the MCP surface (its own package, so that only runtime links the SDK) builds on api
 	"app":     {"domain", "lib", "feature", "adapter", "api", "app"}, // the composition root's parts build on its core
 }
 
