@@ -206,7 +206,7 @@ func BenchmarkMCPCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 	// Each on its own session of the agent, over HTTP to the same server.
 	session := func() any {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "helper", Arguments: map[string]any{"message": "hi"}})
@@ -224,7 +224,7 @@ func BenchmarkMCPCall(b *testing.B) {
 				b.Fatal(err)
 			}
 			_, _ = io.Copy(io.Discard, res.Body)
-			res.Body.Close()
+			_ = res.Body.Close()
 			if res.StatusCode != http.StatusOK {
 				b.Fatal(res.Status)
 			}
