@@ -28,6 +28,13 @@ type ExecuteRequest struct {
 	// Answer continues a paused execution instead of sending a new message (Content is then
 	// absent); nil for a new message.
 	Answer *Answer
+	// History, when not nil, is the conversation before this message as a stateless client
+	// holds it (the OpenAI API): a configuration with persistent_state is given it instead of
+	// the session's stored history, cut to the same budget. It is not stored.
+	History []domain.Message
+	// Functions are function tools the client runs, for this run alone: offered to each
+	// react_agent node beside its own tools (clientrun.go). An answer brings them again.
+	Functions []domain.FunctionTool
 }
 
 // Observer receives an execution's events and text as they happen (for streaming). The run's
@@ -172,6 +179,9 @@ func (s *Service) acquireRun(ctx context.Context, p domain.Principal, id, leaseI
 // knowledge:read retrieves nothing).
 func (s *Service) run(ctx context.Context, p domain.Principal, sess *domain.Session, leaseID, execID string, async bool, parts []domain.Part, userText string, req ExecuteRequest, obs Observer) (*Result, error) {
 	g, err := s.parsed(sess)
+	if err == nil {
+		g, err = s.withFunctions(g, req.Functions)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +192,9 @@ func (s *Service) run(ctx context.Context, p domain.Principal, sess *domain.Sess
 			vars[k] = v
 		}
 		var err error
-		if history, err = s.history(ctx, sess.ID, engine.HistoryBudget(g), ""); err != nil {
+		if req.History != nil {
+			history = seedHistory(req.History, engine.HistoryBudget(g))
+		} else if history, err = s.history(ctx, sess.ID, engine.HistoryBudget(g), ""); err != nil {
 			return nil, err
 		}
 	}

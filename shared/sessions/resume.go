@@ -231,6 +231,9 @@ func (s *Service) resume(ctx context.Context, p domain.Principal, sess *domain.S
 		return nil, err
 	}
 	g, err := s.parsed(sess)
+	if err == nil {
+		g, err = s.withFunctions(g, req.Functions)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -254,8 +257,11 @@ func (s *Service) resume(ctx context.Context, p domain.Principal, sess *domain.S
 		for k, v := range sess.Variables {
 			vars[k] = v
 		}
-		// The messages the paused execution stored are in its checkpoint.
-		if history, err = s.history(ctx, sess.ID, engine.HistoryBudget(g), exec.ID); err != nil {
+		// The messages the paused execution stored are in its checkpoint; a stateless client
+		// brings the conversation before it again.
+		if req.History != nil {
+			history = seedHistory(req.History, engine.HistoryBudget(g))
+		} else if history, err = s.history(ctx, sess.ID, engine.HistoryBudget(g), exec.ID); err != nil {
 			return nil, err
 		}
 	}
