@@ -165,8 +165,15 @@ func (st *Store) acquire(ctx context.Context, p domain.Principal, id, leaseID, e
 			return nil, domain.ErrNotFound
 		}
 		var old sessionRecord
-		if err := decode(ccf.Item, &old); err == nil && !old.session().CanAccess(p) {
+		err := decode(ccf.Item, &old)
+		if err == nil && !old.session().CanAccess(p) {
 			return nil, domain.ErrPermission
+		}
+		// Held by this very lease: an earlier attempt of this write applied, but its answer
+		// was lost and the SDK tried again (a 500, a reset connection). A lease id is never
+		// taken twice, so the session is ours, as that attempt left it.
+		if held, ok := ccf.Item["lease_id"].(*types.AttributeValueMemberS); ok && held.Value == leaseID && err == nil {
+			return old.session(), nil
 		}
 		return nil, &domain.Error{Kind: domain.KindConflict, Message: "Another execution is running in this session; retry when it has finished", Err: err}
 	}

@@ -32,8 +32,11 @@ func leaseRules(t *testing.T, st sessions.Store) {
 	}
 	_, err = st.AcquireSession(ctx, p, s.ID, "second", until, now)
 	wantKind(t, "AcquireSession of a held lease", err, domain.KindConflict)
-	_, err = st.AcquireSession(ctx, p, s.ID, "first", until, now)
-	wantKind(t, "AcquireSession of a held lease by the same lease id", err, domain.KindConflict)
+	// The same lease id takes it again: a retried write whose first attempt applied but whose
+	// answer was lost (a lease id is never taken twice otherwise).
+	if again, err := st.AcquireSession(ctx, p, s.ID, "first", until, now); err != nil || again.ID != s.ID {
+		t.Errorf("AcquireSession again by the lease that holds it = %v, want the session", err)
+	}
 	_, err = st.AcquireSession(ctx, p, s.ID, "second", until.Add(time.Minute), until)
 	wantKind(t, "AcquireSession at the very millisecond the lease ends", err, domain.KindConflict)
 	for _, other := range []domain.Principal{

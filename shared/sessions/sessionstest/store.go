@@ -150,7 +150,7 @@ func (s *Store) AcquireRun(_ context.Context, p domain.Principal, id, leaseID, e
 		return nil, domain.ErrNotFound
 	case !sess.CanAccess(p):
 		return nil, domain.ErrPermission
-	case held && l.until >= now.UnixMilli():
+	case held && l.until >= now.UnixMilli() && l.id != leaseID:
 		return nil, &domain.Error{Kind: domain.KindConflict, Message: "Another execution is running in this session; retry when it has finished"}
 	}
 	s.leases[id] = lease{id: leaseID, until: until.UnixMilli(), exec: execID}
