@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agentorch/agentorch/shared/domain"
@@ -28,11 +29,14 @@ func main() {
 	}
 }
 
+// guard allows the suite's servers, on localhost, as `make dev` does.
+var guard = netguard.Policy{AllowHosts: []string{"localhost", "127.0.0.1", "::1"}}
+
 func run(ctx context.Context, scenario string, args []string) error {
 	if len(args) != 1 {
 		return errors.New("usage: mcpconformance <server-url> (scenario in MCP_CONFORMANCE_SCENARIO)")
 	}
-	c := mcp.NewConnector(mcp.Options{Guard: netguard.Policy{AllowHosts: []string{"localhost", "127.0.0.1", "::1"}}})
+	c := mcp.NewConnector(mcp.Options{Guard: guard})
 	ep := domain.MCPEndpoint{URL: args[0], Timeout: 10 * time.Second}
 	switch scenario {
 	case "initialize":
@@ -86,5 +90,8 @@ func run(ctx context.Context, scenario string, args []string) error {
 		fmt.Println("test_reconnection:", res.Text)
 		return nil
 	}
-	return fmt.Errorf("scenario %q is not supported (initialize, tools_call, sse-retry)", scenario)
+	if strings.HasPrefix(scenario, "auth/") {
+		return authorized(ctx, c, ep, scenario, os.Getenv("MCP_CONFORMANCE_CONTEXT"))
+	}
+	return fmt.Errorf("scenario %q is not supported (initialize, tools_call, sse-retry, auth/*)", scenario)
 }

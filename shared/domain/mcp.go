@@ -47,6 +47,7 @@ type MCPEndpoint struct {
 	URL     string
 	Headers map[string]string
 	Timeout time.Duration
+	Auth    MCPAuth // the server's OAuth tokens; nil for none (the headers only)
 }
 
 // MCPResult is one tools/call's result, already made text for the model: text content joined,

@@ -37,8 +37,11 @@ type attempt struct {
 func (a attempt) classify(err error) error {
 	status, contentType, wireErr := a.pr.seen()
 	var other *otherOriginError
+	var authFailed *domain.MCPError // what an authorization (ep.Auth) said
 	reason := func() string {
 		switch {
+		case errors.As(err, &authFailed):
+			return authFailed.Reason
 		case errors.Is(err, netguard.ErrForbiddenDestination) || errors.Is(wireErr, netguard.ErrForbiddenDestination):
 			if errors.Is(wireErr, netguard.ErrForbiddenDestination) {
 				return refusedReason(wireErr)

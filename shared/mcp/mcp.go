@@ -124,6 +124,9 @@ func (c *Connector) connect(ctx context.Context, ep domain.MCPEndpoint, began ti
 	// (with Last-Event-ID, after the server's retry), each through the guard and the caps.
 	streamable := &sdk.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: hc, MaxRetries: 2, DisableStandaloneSSE: true,
 		MaxEventSize: 2 * MaxAnswerBytes}
+	if ep.Auth != nil {
+		streamable.OAuthHandler = authHandler{ep.Auth} // bearer tokens, authorized again on a 401 or a 403 for scope
+	}
 	s, pr, err := c.initialize(a, streamable)
 	if err != nil && pr.legacyHint() {
 		sse := &sdk.SSEClientTransport{Endpoint: ep.URL, HTTPClient: hc, MaxEventSize: 2 * MaxAnswerBytes}
