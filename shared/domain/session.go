@@ -35,7 +35,7 @@ const (
 // PendingAction is what a paused execution waits for: the results of calls of the client's
 // function tools, or a person's approval of MCP calls.
 type PendingAction struct {
-	Type        string // PendingToolCalls or PendingApproval
+	Type        string // PendingToolCalls, PendingApproval or PendingElicitation
 	ExecutionID string
 	ToolCalls   []PendingToolCall
 	// Input is the text of the user message the paused execution answers.
@@ -52,6 +52,8 @@ type PendingToolCall struct {
 	Node      string
 	Kind      string // ToolKindFunction or ToolKindMCP
 	Server    string // an MCP call's server
+	// Elicitation is what the call's server asks a person (PendingElicitation); nil otherwise.
+	Elicitation *Elicitation
 }
 
 // CanAccess reports whether p may use the session: sessions belong to the key owner that made them.

@@ -280,6 +280,10 @@ func (c *call) advance(ctx context.Context, o *outcome, st *nodeState, ans *Answ
 				if r, ok := ans.Results[st.external(u.ID)]; ok {
 					c.settle(st, i, u, meta, r.Content, r.IsError, 0)
 				}
+			case PauseElicitation:
+				if a, ok := ans.Elicitations[st.external(u.ID)]; ok {
+					c.answerElicitation(st, u, a) // the call is made again below
+				}
 			}
 		}
 	}
@@ -303,7 +307,7 @@ func (c *call) advance(ctx context.Context, o *outcome, st *nodeState, ans *Answ
 		return false, err
 	}
 	for i, u := range uses {
-		if st.Results[i] == nil {
+		if _, asked := st.Waiting[u.ID]; st.Results[i] == nil && !asked {
 			st.Waiting[u.ID] = PauseToolCalls
 		}
 	}
@@ -409,10 +413,13 @@ func (c *call) runTools(ctx context.Context, st *nodeState, uses []*domain.ToolU
 			start := time.Now()
 			var out string
 			var err error
+			mu.Lock()
+			ce := c.elicitor(st, u.ID)
+			mu.Unlock()
 			select {
 			case sem <- struct{}{}:
 				tctx, span := c.startTool(ctx, u)
-				out, err = c.callTool(tctx, u)
+				out, err = c.callTool(domain.WithElicitor(tctx, ce), u)
 				c.endTool(span, out, err)
 				<-sem
 			case <-ctx.Done():
@@ -422,8 +429,14 @@ func (c *call) runTools(ctx context.Context, st *nodeState, uses []*domain.ToolU
 				out = err.Error()
 			}
 			mu.Lock()
-			c.settle(st, i, u, c.meta(u.Name), out, err != nil, time.Since(start))
+			out, waits := c.asked(st, u, ce, out)
+			if !waits {
+				c.settle(st, i, u, c.meta(u.Name), out, err != nil, time.Since(start))
+			}
 			mu.Unlock()
+			if waits {
+				return // its result is set aside: the call is made again once a person answered
+			}
 			if err != nil {
 				c.em.send(Event{Type: EventError, Node: c.node.Name, Data: map[string]any{
 					"message": err.Error(), "tool": u.Name, "tool_use_id": u.ID,

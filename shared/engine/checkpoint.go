@@ -44,19 +44,20 @@ type doneRecord struct {
 }
 
 type nodeRecord struct {
-	Turns     []turnRecord        `json:"turns"`
-	Asked     []partRecord        `json:"asked"`
-	Results   []*toolResultRecord `json:"results"`
-	Checked   []bool              `json:"checked"`
-	Approved  map[string]bool     `json:"approved"`
-	Waiting   map[string]string   `json:"waiting"`
-	Servers   map[string]string   `json:"servers,omitempty"`
-	ServerIDs map[string]string   `json:"server_ids,omitempty"`
-	External  map[string]string   `json:"external,omitempty"`
-	Iteration int                 `json:"iteration"`
-	Last      string              `json:"last"`
-	Usage     usageRecord         `json:"usage"`
-	Retrieval *retrievalRecord    `json:"retrieval,omitempty"`
+	Turns     []turnRecord            `json:"turns"`
+	Asked     []partRecord            `json:"asked"`
+	Results   []*toolResultRecord     `json:"results"`
+	Checked   []bool                  `json:"checked"`
+	Approved  map[string]bool         `json:"approved"`
+	Waiting   map[string]string       `json:"waiting"`
+	Servers   map[string]string       `json:"servers,omitempty"`
+	ServerIDs map[string]string       `json:"server_ids,omitempty"`
+	External  map[string]string       `json:"external,omitempty"`
+	Iteration int                     `json:"iteration"`
+	Last      string                  `json:"last"`
+	Usage     usageRecord             `json:"usage"`
+	Retrieval *retrievalRecord        `json:"retrieval,omitempty"`
+	Elicit    map[string]elicitRecord `json:"elicit,omitempty"`
 }
 
 type retrievalRecord struct {
@@ -206,7 +207,7 @@ func newNodeRecord(s nodeState) nodeRecord {
 		}),
 		Checked: s.Checked, Approved: s.Approved, Waiting: s.Waiting, Servers: s.Servers, ServerIDs: s.ServerIDs,
 		External: s.External, Iteration: s.Iteration, Last: s.Last, Usage: usageRecord(s.Usage),
-		Retrieval: optional(s.Retrieval, newRetrievalRecord)}
+		Retrieval: optional(s.Retrieval, newRetrievalRecord), Elicit: newElicitRecords(s.Elicit)}
 }
 
 func (r nodeRecord) state() nodeState {
@@ -216,7 +217,7 @@ func (r nodeRecord) state() nodeState {
 		}),
 		Checked: r.Checked, Approved: r.Approved, Waiting: r.Waiting, Servers: r.Servers, ServerIDs: r.ServerIDs,
 		External: r.External, Iteration: r.Iteration, Last: r.Last, Usage: domain.Usage(r.Usage),
-		Retrieval: optional(r.Retrieval, retrievalRecord.retrieval)}
+		Retrieval: optional(r.Retrieval, retrievalRecord.retrieval), Elicit: elicitStates(r.Elicit)}
 }
 
 func newRetrievalRecord(s savedRetrieval) retrievalRecord {

@@ -56,6 +56,9 @@ type Run struct {
 	Tools ToolBinder
 	// Trace names the run's invoke_agent span (the session, the agent, the execution).
 	Trace TraceInfo
+	// DeclineElicitations says that no person can answer an MCP server's question in this run
+	// (elicitation): it is declined, and the call's result says so, instead of pausing the run.
+	DeclineElicitations bool
 }
 
 // Result is what an execution produced.
@@ -176,7 +179,7 @@ func (e *Engine) Resume(ctx context.Context, run Run, checkpoint []byte, ans Ans
 
 func (e *Engine) run(ctx context.Context, run Run, cp *checkpoint, ans *Answers) (res *Result, err error) {
 	ctx, span := e.startRun(ctx, run)
-	em := &emitter{emit: run.Emit, onText: run.OnText}
+	em := &emitter{emit: run.Emit, onText: run.OnText, declineAsk: run.DeclineElicitations}
 	res = &Result{StopReason: domain.StopEndTurn, Span: span.SpanContext()}
 	defer func() {
 		res.Events = em.count()
@@ -293,7 +296,7 @@ func (e *Engine) pause(res *Result, outs []*outcome, frontier []string, runs int
 			}
 		}
 	}
-	var approvals, calls []PendingCall
+	var approvals, asked, calls []PendingCall
 	for i, o := range outs {
 		name := frontier[i]
 		res.Usage.Add(o.usage)
@@ -320,15 +323,28 @@ func (e *Engine) pause(res *Result, outs []*outcome, frontier []string, runs int
 				o.paused.External[u.ID] = id
 			}
 			pc := PendingCall{ID: id, Name: u.Name, Arguments: u.Input, Node: name, Kind: domain.ToolKindFunction}
-			if kind == PauseApproval {
+			switch kind {
+			case PauseApproval:
 				pc.Kind, pc.Server = domain.ToolKindMCP, o.paused.Servers[u.ID]
 				approvals = append(approvals, pc)
-			} else {
+			case PauseElicitation:
+				pc.Kind, pc.Server = domain.ToolKindMCP, o.paused.Servers[u.ID]
+				if es := o.paused.Elicit[u.ID]; es != nil && es.Asked != nil {
+					q := *es.Asked
+					pc.Elicitation = &q
+				}
+				asked = append(asked, pc)
+			default:
 				calls = append(calls, pc)
 			}
 		}
 	}
+	// Approvals come before anything of their turn runs; questions arise as calls run, and
+	// the function calls of the turn wait on until they are answered.
 	p.Type, p.Calls = PauseToolCalls, calls
+	if len(asked) > 0 {
+		p.Type, p.Calls = PauseElicitation, asked
+	}
 	if len(approvals) > 0 {
 		p.Type, p.Calls = PauseApproval, approvals
 	}
@@ -518,6 +534,8 @@ type emitter struct {
 	emit   func(Event)
 	onText func(node, delta string)
 	n      int
+	// declineAsk is the run's DeclineElicitations, which the nodes see with their emitter.
+	declineAsk bool
 }
 
 func (em *emitter) send(ev Event) {

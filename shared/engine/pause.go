@@ -41,10 +41,12 @@ type Pending struct {
 // PendingCall is one tool call a paused run waits on.
 type PendingCall = domain.PendingToolCall
 
-// Answers continue a paused run: a result for each function call, a decision for each approval.
+// Answers continue a paused run: a result for each function call, a decision for each approval,
+// an answer to each call's question (elicitation).
 type Answers struct {
-	Results   map[string]domain.ToolResult // by tool call id
-	Approvals map[string]Decision          // by tool call id
+	Results      map[string]domain.ToolResult   // by tool call id
+	Approvals    map[string]Decision            // by tool call id
+	Elicitations map[string]domain.ElicitAnswer // by tool call id
 }
 
 // Decision is a person's answer to an approval.
@@ -106,6 +108,9 @@ type nodeState struct {
 	Last      string // the last text the model wrote
 	Usage     domain.Usage
 	Retrieval *savedRetrieval
+	// Elicit holds, by call id, the questions of MCP calls' servers: the one a call waits on,
+	// the answers given so far.
+	Elicit map[string]*elicitState
 }
 
 type savedRetrieval struct {
