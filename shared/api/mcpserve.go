@@ -58,3 +58,21 @@ func (g *Group) CheckBudget(ctx context.Context, p domain.Principal) error {
 	_, err := b.CheckBudget(ctx, p)
 	return err
 }
+
+// ReadBody reads a request's whole body, refusing more than limit bytes with 413 as every route
+// does.
+func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	return readBody(w, r, limit)
+}
+
+// CitationsView is the citations of a message as results show them (nil when its agent
+// retrieved nothing, [] when it searched and found nothing).
+func CitationsView(cs []domain.Citation) any {
+	if cs == nil {
+		return nil
+	}
+	return citationViews(cs)
+}
+
+// SearchView is a knowledge-base search's hits as POST /knowledge-bases/{id}/search/ answers them.
+func SearchView(hits []domain.Hit) any { return searchView(hits) }

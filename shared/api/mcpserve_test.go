@@ -21,7 +21,7 @@ import (
 
 // withMCP is g with the MCP endpoint the runtime function adds to it (run.Runtime).
 func withMCP(g *api.Group) *api.Group {
-	mcpserve.Serve(g, nil, nil)
+	mcpserve.Serve(g, nil, nil, nil)
 	return g
 }
 
@@ -77,13 +77,13 @@ func TestMCPServeAgents(t *testing.T) {
 	defer srv.Close()
 
 	cs := mcpConnect(t, srv, "Authorization", "Bearer "+acme)
-	if got := toolNames(t, cs); !slices.Equal(got, []string{"greeter", "helper"}) {
-		t.Errorf("acme's tools = %v, want [greeter helper]", got)
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"greeter", "helper", "search_knowledge_base"}) {
+		t.Errorf("acme's tools = %v, want [greeter helper search_knowledge_base]", got)
 	}
-	// Another company's key sees none of them, and cannot call them.
+	// Another company's key sees none of them (only the search), and cannot call them.
 	cg := mcpConnect(t, srv, "x-api-key", other)
-	if got := toolNames(t, cg); len(got) != 0 {
-		t.Errorf("globex's tools = %v, want none", got)
+	if got := toolNames(t, cg); !slices.Equal(got, []string{"search_knowledge_base"}) {
+		t.Errorf("globex's tools = %v, want only the search", got)
 	}
 	if _, err := cg.CallTool(context.Background(), &mcp.CallToolParams{Name: "helper", Arguments: map[string]any{"message": "hi"}}); err == nil {
 		t.Error("globex called acme's agent")

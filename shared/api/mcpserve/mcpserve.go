@@ -8,7 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/knowledge"
 	"github.com/agentorch/agentorch/shared/sessions"
 )
 
@@ -33,14 +34,22 @@ type Runs interface {
 	Execute(ctx context.Context, p domain.Principal, sessionID string, req sessions.ExecuteRequest, obs sessions.Observer) (*sessions.Result, error)
 }
 
+// Knowledge searches a knowledge base of the caller's company; knowledge.Service is the
+// implementation (nil: no search tool).
+type Knowledge interface {
+	Search(ctx context.Context, p domain.Principal, id string, in knowledge.SearchInput) ([]domain.Hit, error)
+}
+
 // Serve adds to g the Model Context Protocol endpoint: /api/v1/mcp/ speaks Streamable HTTP
-// (the go-sdk's server, stateless, with JSON responses, so that it runs behind API Gateway and
-// Lambda with no session held between requests). The caller authenticates with an API key as on
-// every other route; its tools are the agents it may read, and calling one runs it
-// (docs/mcp-server.md).
-func Serve(g *api.Group, agents Agents, runs Runs) {
-	h := &mcpServe{agents: agents, runs: runs, g: g}
-	h.sdk = mcp.NewStreamableHTTPHandler(h.server, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+// (the go-sdk's server, stateless, so that it runs behind API Gateway and Lambda with no session
+// held between requests). The caller authenticates with an API key as on every other route; its
+// tools are the agents it may read, calling one runs it, and search_knowledge_base searches
+// the company's knowledge bases (docs/mcp-server.md). Answers are JSON, but for a tools/call
+// that asks for progress, which is answered with an event stream carrying the run's progress.
+func Serve(g *api.Group, agents Agents, runs Runs, kb Knowledge) {
+	h := &mcpServe{agents: agents, runs: runs, kb: kb, g: g}
+	h.json = mcp.NewStreamableHTTPHandler(h.server, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	h.events = mcp.NewStreamableHTTPHandler(h.server, &mcp.StreamableHTTPOptions{Stateless: true})
 	// POST alone: stateless, the server offers no GET stream and holds no session to DELETE, so
 	// the group answers other methods with 405 in the envelope, as the transport allows.
 	g.HandleAuthenticated(http.MethodPost, "/api/v1/mcp/", h.serve)
@@ -49,57 +58,95 @@ func Serve(g *api.Group, agents Agents, runs Runs) {
 type mcpServe struct {
 	agents Agents
 	runs   Runs
+	kb     Knowledge
 	g      *api.Group
-	sdk    *mcp.StreamableHTTPHandler
+	// json answers with one JSON body; events with an event stream, so that notifications
+	// reach the client before the answer.
+	json, events *mcp.StreamableHTTPHandler
 }
 
 type mcpToolsKey struct{}
 
 func (h *mcpServe) serve(w http.ResponseWriter, r *http.Request) error {
-	if !api.Principal(r).Can(domain.ScopeAgentsRead) {
+	p := api.Principal(r)
+	if !p.Can(domain.ScopeAgentsRead) {
 		return domain.ErrPermission
 	}
-	var tools []*domain.Agent
-	if r.Method == http.MethodPost {
-		var err error
-		if tools, _, err = h.agents.List(r.Context(), api.Principal(r), 0, MaxTools); err != nil {
-			return err
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, h.g.MaxExecuteBody())
+	body, err := api.ReadBody(w, r, h.g.MaxExecuteBody())
+	if err != nil {
+		return err
 	}
-	// JSON responses are whole: the answer is kept so that a request the transport refuses
-	// (its plain-text 4xx) is answered in the error envelope, as every route answers.
-	rec := &sdkResponse{header: http.Header{}}
-	h.sdk.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), mcpToolsKey{}, tools)))
-	if rec.status >= 400 {
-		return transportError(rec.status, rec.body.String())
+	agents, _, err := h.agents.List(r.Context(), p, 0, MaxTools)
+	if err != nil {
+		return err
 	}
-	for k, v := range rec.header {
-		w.Header()[k] = v
+	search := h.kb != nil && p.Can(domain.ScopeKnowledgeRead)
+	tools := mcpTools{search: search, agents: agentTools(agents, map[string]bool{SearchToolName: search})}
+	r.Body = readCloser{bytes.NewReader(body)}
+	sdk := h.json
+	if asksProgress(body) {
+		sdk = h.events
 	}
-	w.WriteHeader(rec.status)
-	_, err := w.Write(rec.body.Bytes())
-	return err
+	// The answer goes on as the SDK writes it; a request the transport refuses (its plain-text
+	// 4xx) is kept and answered in the error envelope, as every route answers.
+	pw := &passWriter{w: w, header: http.Header{}}
+	sdk.ServeHTTP(pw, r.WithContext(context.WithValue(r.Context(), mcpToolsKey{}, tools)))
+	if pw.status >= 400 {
+		return transportError(pw.status, pw.refused.String())
+	}
+	return nil
 }
 
-// sdkResponse keeps the SDK's answer.
-type sdkResponse struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
+type readCloser struct{ *bytes.Reader }
+
+func (readCloser) Close() error { return nil }
+
+// asksProgress tells a tools/call whose _meta carries a progressToken.
+func asksProgress(body []byte) bool {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	return json.Unmarshal(body, &m) == nil && m.Method == "tools/call" && m.Params.Meta["progressToken"] != nil
 }
 
-func (s *sdkResponse) Header() http.Header { return s.header }
+// passWriter hands the SDK's answer on as it is written (flushing each event of a stream), unless
+// it is a refusal (400 or more), which it keeps.
+type passWriter struct {
+	w       http.ResponseWriter
+	header  http.Header
+	status  int
+	refused bytes.Buffer
+}
 
-func (s *sdkResponse) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
+func (p *passWriter) Header() http.Header { return p.header }
+
+func (p *passWriter) WriteHeader(code int) {
+	if p.status != 0 {
+		return
+	}
+	p.status = code
+	if code < 400 {
+		maps.Copy(p.w.Header(), p.header)
+		p.w.WriteHeader(code)
 	}
 }
 
-func (s *sdkResponse) Write(b []byte) (int, error) {
-	s.WriteHeader(http.StatusOK)
-	return s.body.Write(b)
+func (p *passWriter) Write(b []byte) (int, error) {
+	p.WriteHeader(http.StatusOK)
+	if p.status >= 400 {
+		return p.refused.Write(b)
+	}
+	return p.w.Write(b)
+}
+
+// Flush sends what was written so far (an event of the stream).
+func (p *passWriter) Flush() {
+	if p.status != 0 && p.status < 400 {
+		_ = http.NewResponseController(p.w).Flush() // a writer that cannot flush sends as it writes
+	}
 }
 
 // transportError is the transport's refusal as a domain error: its status's kind, its words.
@@ -126,89 +173,25 @@ func transportError(status int, text string) error {
 	return domain.Errorf(kind, "MCP transport: %s", text)
 }
 
-// server is the MCP server of one request: the caller's agents as its tools.
+// mcpTools are the tools of one request, made once (the SDK asks for its server twice).
+type mcpTools struct {
+	search bool
+	agents []*agentTool
+}
+
+// server is the MCP server of one request: the caller's agents as its tools, and the knowledge
+// search when the caller may read knowledge bases.
 func (h *mcpServe) server(r *http.Request) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "agentorch", Version: "1"}, nil)
-	agents, _ := r.Context().Value(mcpToolsKey{}).([]*domain.Agent)
+	tools, _ := r.Context().Value(mcpToolsKey{}).(mcpTools)
 	p := api.Principal(r)
-	for _, a := range agents {
-		s.AddTool(&mcp.Tool{Name: a.AgentKey, Title: a.Name, Description: agentDescription(a), InputSchema: agentToolSchema},
-			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return h.call(ctx, r, p, a.AgentKey, req.Params.Arguments), nil
-			})
+	if tools.search {
+		h.addSearch(s, r, p)
+	}
+	for _, t := range tools.agents {
+		s.AddTool(t.tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return h.call(ctx, r, p, t, req), nil
+		})
 	}
 	return s
-}
-
-// agentToolSchema is every agent's input: the message, an optional session to go on in, and the
-// values of its prompt's variables.
-var agentToolSchema = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
-		"message":    map[string]any{"type": "string", "description": "The user message the agent answers."},
-		"session_id": map[string]any{"type": "string", "description": "A session of this agent to continue (from an earlier result's session_id); a new session when absent."},
-		"inputs":     map[string]any{"type": "object", "description": "Values of the prompt's {{ variables.NAME }}."},
-	},
-	"required": []string{"message"},
-}
-
-func agentDescription(a *domain.Agent) string {
-	if d, _ := a.SystemConfig["description"].(string); d != "" {
-		return d
-	}
-	return fmt.Sprintf("Runs the agent %q and answers its reply.", a.Name)
-}
-
-type agentToolArgs struct {
-	Message   string         `json:"message"`
-	SessionID string         `json:"session_id"`
-	Inputs    map[string]any `json:"inputs"`
-}
-
-// call runs an agent: on a new session from its stored configuration, or on to session_id. A
-// failure is the tool's error result, in the API's error type and message.
-func (h *mcpServe) call(ctx context.Context, r *http.Request, p domain.Principal, agentKey string, raw json.RawMessage) *mcp.CallToolResult {
-	res, err := h.run(ctx, p, agentKey, raw)
-	if err != nil {
-		typ, msg := h.g.ErrorOf(r, err)
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: typ + ": " + msg}},
-			StructuredContent: map[string]any{"error": map[string]any{"type": typ, "message": msg}}}
-	}
-	var text []string
-	for _, m := range res.Messages {
-		text = append(text, m.Content)
-	}
-	out := map[string]any{"session_id": res.Session.ID, "execution_id": res.Execution.ID, "status": res.Execution.Status}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(text, "\n\n")}}, StructuredContent: out}
-}
-
-func (h *mcpServe) run(ctx context.Context, p domain.Principal, agentKey string, raw json.RawMessage) (*sessions.Result, error) {
-	if !p.Can(domain.ScopeSessionsWrite) {
-		return nil, domain.ErrPermission
-	}
-	var in agentToolArgs
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return nil, domain.Invalid([]domain.FieldError{{Field: "arguments", Message: "must be an object with a string message"}})
-		}
-	}
-	if strings.TrimSpace(in.Message) == "" {
-		return nil, domain.Invalid([]domain.FieldError{{Field: "message", Message: "is required"}})
-	}
-	// A run spends the model: a spent monthly budget refuses it before anything is read.
-	if err := h.g.CheckBudget(ctx, p); err != nil {
-		return nil, err
-	}
-	sid := in.SessionID
-	if sid == "" {
-		sess, _, err := h.runs.FromAgent(ctx, p, agentKey)
-		if err != nil {
-			return nil, err
-		}
-		sid = sess.ID
-	}
-	// As the execute does, the run is detached from the client and stops before the deadline.
-	ctx, cancel := api.Detach(ctx)
-	defer cancel()
-	return h.runs.Execute(ctx, p, sid, sessions.ExecuteRequest{Content: sessions.TextContent(in.Message), Inputs: in.Inputs}, sessions.Observer{})
 }

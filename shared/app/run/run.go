@@ -25,6 +25,7 @@ import (
 	"github.com/agentorch/agentorch/shared/bedrock"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/engine"
+	"github.com/agentorch/agentorch/shared/knowledge"
 	"github.com/agentorch/agentorch/shared/localmodel"
 	"github.com/agentorch/agentorch/shared/openai"
 	"github.com/agentorch/agentorch/shared/platform"
@@ -87,6 +88,16 @@ func (r retriever) SearchKnowledge(ctx context.Context, company, query string, r
 	return k.SearchKnowledge(ctx, company, query, refs, topK)
 }
 
+// Search implements mcpserve.Knowledge (the MCP server's search_knowledge_base), built on its
+// first search as retrieval is.
+func (r retriever) Search(ctx context.Context, p domain.Principal, id string, in knowledge.SearchInput) ([]domain.Hit, error) {
+	k, err := kb.Service(r.a)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge feature unavailable: %w", err)
+	}
+	return k.Search(ctx, p, id, in)
+}
+
 // models builds the providers: local always (the offline development model), bedrock (its
 // client makes no call until used) on AWS or with credentials, openai when a base URL is set.
 func models(awsCfg aws.Config, cfg platform.Config) engine.ModelSet {
@@ -119,7 +130,7 @@ func prices(cfg platform.Config) *pricing.Book {
 // (mcpserve; docs/mcp-server.md).
 func Runtime(a *core.App) (*api.Group, error) {
 	g := api.NewRuntime(Sessions(a), a.Options())
-	mcpserve.Serve(g, tooling.AgentsService(a), Sessions(a))
+	mcpserve.Serve(g, tooling.AgentsService(a), Sessions(a), retriever{a})
 	return g, nil
 }
 

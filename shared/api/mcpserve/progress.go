@@ -1,0 +1,88 @@
+package mcpserve
+
+import (
+	"context"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentorch/agentorch/shared/engine"
+	"github.com/agentorch/agentorch/shared/sessions"
+)
+
+// progress sends a run's events to the client as notifications/progress of the call's token:
+// progress counts the events (the total is unknown), message tells what happened. The run only
+// queues them (sessions.Observer asks that it not be blocked); one goroutine sends them, on the
+// call's own context, so that they go out on the call's event stream.
+type progress struct {
+	token any
+	mu    sync.Mutex
+	queue []*mcp.ProgressNotificationParams
+	n     float64
+	ready chan struct{}
+	end   chan struct{}
+	done  chan struct{}
+}
+
+// startProgress starts sending progress of token through ss.
+func startProgress(ctx context.Context, ss *mcp.ServerSession, token any) *progress {
+	p := &progress{token: token, ready: make(chan struct{}, 1), end: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		for {
+			select {
+			case <-p.ready:
+				p.send(ctx, ss)
+			case <-p.end:
+				p.send(ctx, ss)
+				return
+			}
+		}
+	}()
+	return p
+}
+
+// send sends what is queued; a client that went away misses it, the run goes on.
+func (p *progress) send(ctx context.Context, ss *mcp.ServerSession) {
+	p.mu.Lock()
+	q := p.queue
+	p.queue = nil
+	p.mu.Unlock()
+	for _, n := range q {
+		_ = ss.NotifyProgress(ctx, n)
+	}
+}
+
+func (p *progress) push(message string) {
+	p.mu.Lock()
+	p.n++
+	p.queue = append(p.queue, &mcp.ProgressNotificationParams{ProgressToken: p.token, Progress: p.n, Message: message})
+	p.mu.Unlock()
+	select {
+	case p.ready <- struct{}{}:
+	default:
+	}
+}
+
+// stop sends what is left and returns when it is sent.
+func (p *progress) stop() {
+	close(p.end)
+	<-p.done
+}
+
+// observer reports the run's start (its execution id, which a cancel names) and each event.
+func (p *progress) observer() sessions.Observer {
+	return sessions.Observer{
+		OnStart: func(id string) { p.push("execution " + id + " started") },
+		OnEvent: func(e engine.Event) {
+			msg := e.Type
+			if e.Node != "" {
+				msg += " " + e.Node
+			}
+			if name, _ := e.Data["tool"].(string); name != "" && (e.Type == engine.EventToolCall || e.Type == engine.EventToolResult) {
+				msg += ": " + name
+			}
+			p.push(msg)
+		},
+	}
+}
