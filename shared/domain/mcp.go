@@ -25,9 +25,11 @@ type MCPServer struct {
 	URL           string
 	Description   string
 	HeaderNames   []string
-	SealedHeaders []byte // the headers as a JSON object, encrypted; nil when none
-	TimeoutMS     int    // per call; 0 means the default
-	Status        string // MCPStatusActive or MCPStatusError
+	SealedHeaders []byte         // the headers as a JSON object, encrypted; nil when none
+	Auth          *MCPServerAuth // how it is authorized with OAuth 2.1; nil: the headers only
+	SealedAuth    []byte         // its OAuth grant (client secret, tokens, a pending authorization), encrypted
+	TimeoutMS     int            // per call; 0 means the default
+	Status        string         // MCPStatusActive or MCPStatusError
 	LastError     string
 	Tools         []MCPTool // as last read with tools/list
 	ToolsAt       time.Time // when Tools were read

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -26,6 +27,17 @@ const (
 
 // MCPInsufficientScope is the error a server names in a 403 that asks for more scope.
 const MCPInsufficientScope = "insufficient_scope"
+
+// MCPServerAuth is how a registered server is authorized, without its secrets (those are in
+// MCPServer.SealedAuth): what the API shows.
+type MCPServerAuth struct {
+	Type            string   `json:"type"`  // "oauth"
+	Grant           string   `json:"grant"` // MCPGrantAuthorizationCode or MCPGrantClientCredentials
+	ClientID        string   `json:"client_id,omitempty"`
+	ClientSecretSet bool     `json:"client_secret_set"`
+	Scopes          []string `json:"scopes,omitempty"` // asked for; none: those the server names
+	Authorized      bool     `json:"authorized"`       // a token is held
+}
 
 // MCPChallenge is what a server said when it refused a request (its WWW-Authenticate).
 type MCPChallenge struct {
@@ -58,6 +70,7 @@ type MCPOAuthServer struct {
 	CIMD                  bool     `json:"client_id_metadata_document_supported,omitempty"`
 	ResourceScopes        []string `json:"resource_scopes_supported,omitempty"` // the protected resource's scopes_supported
 	ServerScopes          []string `json:"scopes_supported,omitempty"`          // the authorization server's
+	Legacy                bool     `json:"legacy,omitempty"`                    // no protected resource metadata: the 2025-03-26 spec's fallbacks
 }
 
 // MCPOAuthClient is who the service is at an authorization server.
@@ -81,4 +94,25 @@ type MCPToken struct {
 // Expired reports a token that is past, or within a minute of, its expiry.
 func (t *MCPToken) Expired(now time.Time) bool {
 	return t == nil || t.Access == "" || (!t.Expiry.IsZero() && now.Add(time.Minute).After(t.Expiry))
+}
+
+// MCPScopes selects the scopes to ask for (the MCP spec's strategy): those the challenge names,
+// else every one the protected resource supports, else none; with offline_access when the
+// authorization server offers it and refresh tokens are wanted; joined with those granted
+// before (step-up keeps what was granted).
+func MCPScopes(c MCPChallenge, srv *MCPOAuthServer, granted []string, refresh bool) []string {
+	want := c.Scopes
+	if len(want) == 0 {
+		want = srv.ResourceScopes
+	}
+	out := slices.Clone(granted)
+	for _, s := range want {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	if refresh && slices.Contains(srv.ServerScopes, "offline_access") && !slices.Contains(out, "offline_access") {
+		out = append(out, "offline_access")
+	}
+	return out
 }

@@ -45,27 +45,29 @@ func (st *Store) mcpCount(company string, delta, max int64) *types.Update {
 
 // mcpRecord is the stored form of a server (the header values sealed).
 type mcpRecord struct {
-	ID            string          `json:"id"`
-	Company       string          `json:"company"`
-	CreatedBy     string          `json:"created_by"`
-	Name          string          `json:"name"`
-	URL           string          `json:"url"`
-	Description   string          `json:"description,omitempty"`
-	HeaderNames   []string        `json:"header_names"`
-	SealedHeaders []byte          `json:"sealed_headers,omitempty"`
-	TimeoutMS     int             `json:"timeout_ms,omitempty"`
-	Status        string          `json:"status"`
-	LastError     string          `json:"last_error,omitempty"`
-	Tools         []mcpToolRecord `json:"tools"`
-	ToolsAt       time.Time       `json:"tools_at"`
-	CreatedAt     time.Time       `json:"created_at"`
-	UpdatedAt     time.Time       `json:"updated_at"`
+	ID            string                `json:"id"`
+	Company       string                `json:"company"`
+	CreatedBy     string                `json:"created_by"`
+	Name          string                `json:"name"`
+	URL           string                `json:"url"`
+	Description   string                `json:"description,omitempty"`
+	HeaderNames   []string              `json:"header_names"`
+	SealedHeaders []byte                `json:"sealed_headers,omitempty"`
+	Auth          *domain.MCPServerAuth `json:"auth,omitempty"`
+	SealedAuth    []byte                `json:"sealed_auth,omitempty"`
+	TimeoutMS     int                   `json:"timeout_ms,omitempty"`
+	Status        string                `json:"status"`
+	LastError     string                `json:"last_error,omitempty"`
+	Tools         []mcpToolRecord       `json:"tools"`
+	ToolsAt       time.Time             `json:"tools_at"`
+	CreatedAt     time.Time             `json:"created_at"`
+	UpdatedAt     time.Time             `json:"updated_at"`
 }
 
 func mcpItem(s *domain.MCPServer) (map[string]types.AttributeValue, error) {
 	r := mcpRecord{ID: s.ID, Company: s.Company, CreatedBy: s.CreatedBy, Name: s.Name, URL: s.URL, Description: s.Description,
-		HeaderNames: s.HeaderNames, SealedHeaders: s.SealedHeaders, TimeoutMS: s.TimeoutMS, Status: s.Status, LastError: s.LastError,
-		Tools: newToolRecords(s.Tools), ToolsAt: s.ToolsAt, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+		HeaderNames: s.HeaderNames, SealedHeaders: s.SealedHeaders, Auth: s.Auth, SealedAuth: s.SealedAuth, TimeoutMS: s.TimeoutMS,
+		Status: s.Status, LastError: s.LastError, Tools: newToolRecords(s.Tools), ToolsAt: s.ToolsAt, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
 	it, err := item(companyMCP(s.Company), mcpServerSK(s.ID), r)
 	if err != nil {
 		return nil, err
@@ -87,8 +89,8 @@ func decodeMCP(it map[string]types.AttributeValue) (*domain.MCPServer, error) {
 		tools[i] = domain.MCPTool(t)
 	}
 	return &domain.MCPServer{ID: r.ID, Company: r.Company, CreatedBy: r.CreatedBy, Name: r.Name, URL: r.URL, Description: r.Description,
-		HeaderNames: r.HeaderNames, SealedHeaders: r.SealedHeaders, TimeoutMS: r.TimeoutMS, Status: r.Status, LastError: r.LastError,
-		Tools: tools, ToolsAt: r.ToolsAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
+		HeaderNames: r.HeaderNames, SealedHeaders: r.SealedHeaders, Auth: r.Auth, SealedAuth: r.SealedAuth, TimeoutMS: r.TimeoutMS,
+		Status: r.Status, LastError: r.LastError, Tools: tools, ToolsAt: r.ToolsAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
 }
 
 // mcpToolRecord is the stored form of a tool of a server.

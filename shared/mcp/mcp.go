@@ -51,6 +51,7 @@ type Options struct {
 // Connector is the domain.MCPConnector of the service. It is safe for concurrent use; its
 // HTTP connections are pooled across sessions.
 type Connector struct {
+	*OAuth    // the OAuth 2.1 client of registered servers behind OAuth, through the same guard
 	opts      Options
 	transport http.RoundTripper
 	client    *sdk.Client
@@ -67,6 +68,7 @@ func NewConnector(opts Options) *Connector {
 		opts.DefaultTimeout = DefaultTimeout
 	}
 	return &Connector{
+		OAuth:     NewOAuth(opts.Guard),
 		opts:      opts,
 		transport: opts.Guard.Transport(opts.DefaultTimeout),
 		client:    sdk.NewClient(&sdk.Implementation{Name: "agentorch", Version: "1.0.0"}, nil),

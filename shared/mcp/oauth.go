@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,31 +38,13 @@ func NewOAuth(guard netguard.Policy) *OAuth {
 		Timeout: 2 * DefaultTimeout}}
 }
 
-// oauthError is a failure of the OAuth flow; reason is safe to show (no secret, no token).
-type oauthError struct {
-	reason string
-	err    error
-}
-
-func (e *oauthError) Error() string {
-	if e.err == nil {
-		return "oauth: " + e.reason
-	}
-	return "oauth: " + e.reason + ": " + e.err.Error()
-}
-func (e *oauthError) Unwrap() error { return e.err }
-
+// oauthFail is a failure of the OAuth flow: a *domain.MCPError whose Reason is safe to show (no
+// secret, no token, nothing the authorization server wrote).
 func oauthFail(err error, format string, args ...any) error {
-	return &oauthError{reason: fmt.Sprintf(format, args...), err: err}
-}
-
-// Reason is what err says safely when it is a failure of the OAuth flow, or "".
-func Reason(err error) string {
-	var oe *oauthError
-	if errors.As(err, &oe) {
-		return oe.reason
+	if err == nil {
+		err = errors.New("oauth")
 	}
-	return ""
+	return &domain.MCPError{Reason: fmt.Sprintf(format, args...), Err: err}
 }
 
 // Challenge reads a refusal's WWW-Authenticate header (the Bearer challenge's parameters).
@@ -147,7 +128,7 @@ func (o *OAuth) Discover(ctx context.Context, c domain.MCPChallenge) (*domain.MC
 	return &domain.MCPOAuthServer{Resource: prm.Resource, Issuer: asm.Issuer, AuthorizationEndpoint: asm.AuthorizationEndpoint,
 		TokenEndpoint: asm.TokenEndpoint, RegistrationEndpoint: asm.RegistrationEndpoint,
 		AuthMethods: asm.TokenEndpointAuthMethodsSupported, CIMD: asm.ClientIDMetadataDocumentSupported,
-		ResourceScopes: prm.ScopesSupported, ServerScopes: asm.ScopesSupported}, nil
+		ResourceScopes: prm.ScopesSupported, ServerScopes: asm.ScopesSupported, Legacy: legacy}, nil
 }
 
 // resourceMetadata reads the protected resource metadata of c's server (RFC 9728 §3, the MCP
@@ -219,27 +200,6 @@ func (o *OAuth) legacyMetadata(ctx context.Context, origin string) (*oauthex.Aut
 		return nil, fmt.Errorf("authorization server metadata without an issuer: %v", err)
 	}
 	return oauthex.GetAuthServerMeta(ctx, metaURL, doc.Issuer, o.client)
-}
-
-// Scopes selects the scopes to ask for (the spec's strategy): those the challenge names, else
-// every one the protected resource supports, else none; with offline_access when the
-// authorization server offers it and refresh tokens are wanted; joined with those granted
-// before (step-up keeps what was granted).
-func Scopes(c domain.MCPChallenge, srv *domain.MCPOAuthServer, granted []string, refresh bool) []string {
-	want := c.Scopes
-	if len(want) == 0 {
-		want = srv.ResourceScopes
-	}
-	out := slices.Clone(granted)
-	for _, s := range want {
-		if !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	if refresh && slices.Contains(srv.ServerScopes, "offline_access") && !slices.Contains(out, "offline_access") {
-		out = append(out, "offline_access")
-	}
-	return out
 }
 
 // Register resolves who the service is at srv's authorization server: a Client ID Metadata
@@ -322,14 +282,14 @@ func config(srv *domain.MCPOAuthServer, c domain.MCPOAuthClient, scopes []string
 		Endpoint: oauth2.Endpoint{AuthURL: srv.AuthorizationEndpoint, TokenURL: srv.TokenEndpoint, AuthStyle: style}}
 }
 
-// AuthCodeURL is where a person authorizes c for scopes: the authorization request with a new
-// state, a PKCE S256 challenge of a new verifier and the resource. The caller keeps state and
-// verifier (secret) until the redirect comes back.
-func AuthCodeURL(srv *domain.MCPOAuthServer, c domain.MCPOAuthClient, scopes []string) (authURL, state, verifier string) {
-	state, verifier = rand.Text(), oauth2.GenerateVerifier()
+// AuthCodeURL is where a person authorizes c for scopes: the authorization request with state,
+// a PKCE S256 challenge of a new verifier and the resource. The caller keeps state and the
+// verifier (a secret) until the redirect comes back.
+func (o *OAuth) AuthCodeURL(srv *domain.MCPOAuthServer, c domain.MCPOAuthClient, scopes []string, state string) (authURL, verifier string) {
+	verifier = oauth2.GenerateVerifier()
 	authURL = config(srv, c, scopes).AuthCodeURL(state, oauth2.S256ChallengeOption(verifier),
 		oauth2.SetAuthURLParam("resource", srv.Resource))
-	return authURL, state, verifier
+	return authURL, verifier
 }
 
 // Exchange trades an authorization code for a token (with the PKCE verifier and the resource).

@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -111,7 +113,7 @@ func (f *Flow) Authorize(ctx context.Context, c domain.MCPChallenge) error {
 		f.client = &cl
 	}
 	f.server = srv
-	scopes := Scopes(c, srv, f.granted, f.grant() == domain.MCPGrantAuthorizationCode)
+	scopes := domain.MCPScopes(c, srv, f.granted, f.grant() == domain.MCPGrantAuthorizationCode)
 	var tok *domain.MCPToken
 	if f.grant() == domain.MCPGrantClientCredentials {
 		tok, err = f.OAuth.ClientCredentials(ctx, srv, *f.client, scopes)
@@ -137,7 +139,8 @@ func (f *Flow) code(ctx context.Context, srv *domain.MCPOAuthServer, scopes []st
 	if f.Fetch == nil {
 		return nil, oauthFail(nil, "the server needs a person to authorize")
 	}
-	authURL, state, verifier := AuthCodeURL(srv, *f.client, scopes)
+	state := rand.Text()
+	authURL, verifier := f.OAuth.AuthCodeURL(srv, *f.client, scopes, state)
 	code, got, err := f.Fetch(ctx, authURL)
 	if err != nil {
 		return nil, oauthFail(err, "the authorization failed")
@@ -150,8 +153,9 @@ func (f *Flow) code(ctx context.Context, srv *domain.MCPOAuthServer, scopes []st
 
 // asMCPError is err as the connection's failure.
 func asMCPError(err error) error {
-	if r := Reason(err); r != "" {
-		return &domain.MCPError{Reason: "authorization failed: " + r, Err: err}
+	var me *domain.MCPError
+	if errors.As(err, &me) {
+		return &domain.MCPError{Reason: "authorization failed: " + me.Reason, Err: err}
 	}
 	return &domain.MCPError{Reason: "authorization failed", Err: err}
 }

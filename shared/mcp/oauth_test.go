@@ -200,7 +200,7 @@ func TestScopes(t *testing.T) {
 		{"step-up keeps the granted", domain.MCPChallenge{Scopes: []string{"a", "w"}}, srv, []string{"a", "x"}, false, []string{"a", "x", "w"}},
 		{"offline_access where offered", domain.MCPChallenge{Scopes: []string{"c"}}, srv, nil, true, []string{"c", "offline_access"}},
 	} {
-		if got := mcp.Scopes(tc.c, tc.srv, tc.granted, tc.refresh); !cmp.Equal(got, tc.want) {
+		if got := domain.MCPScopes(tc.c, tc.srv, tc.granted, tc.refresh); !cmp.Equal(got, tc.want) {
 			t.Errorf("%s: Scopes = %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -61,6 +61,8 @@ type CreateInput struct {
 	// Headers: an object of header names to string values; null or none is no headers.
 	Headers   map[string]string `json:"headers" want:"an object of header names to string values"`
 	TimeoutMS *int              `json:"timeout_ms" want:"an integer from 100 to 60000 (milliseconds)"` // nil: DefaultTimeoutMS
+	// Auth: OAuth 2.1 instead of (or beside) static headers; nil: none.
+	Auth *AuthInput `json:"auth"`
 }
 
 // Validate lists what is wrong with a registration's values, in the order of its fields.
@@ -81,6 +83,9 @@ func (in *CreateInput) Validate() []domain.FieldError {
 	}
 	checkDescription(in.Description, &errs)
 	checkHeaders(in.Headers, &errs)
+	if in.Auth != nil {
+		in.Auth.check(in.Headers, &errs)
+	}
 	return errs
 }
 

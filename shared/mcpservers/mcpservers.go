@@ -62,6 +62,10 @@ type Service struct {
 	now   func() time.Time
 	names nameIDs        // the ids of names resolved before
 	audit audit.Recorder // nil: servers cannot be created, changed or deleted (WithAudit)
+	// oauth speaks OAuth 2.1 to servers registered with auth (nil: none may be, WithOAuth);
+	// redirectURL is where their authorizations come back by default.
+	oauth       OAuth
+	redirectURL string
 }
 
 // New builds the service.
@@ -98,7 +102,11 @@ func (s *Service) Create(ctx context.Context, p domain.Principal, in CreateInput
 	if err := s.setHeaders(ctx, srv, in.Headers); err != nil {
 		return nil, err
 	}
-	if err := s.connect(ctx, srv, in.Headers); err != nil {
+	if in.Auth != nil {
+		if err := s.createWithAuth(ctx, srv, in); err != nil {
+			return nil, err
+		}
+	} else if err := s.connect(ctx, srv, in.Headers); err != nil {
 		return nil, err
 	}
 	if err := s.store.CreateMCPServer(ctx, srv, MaxServersPerCompany); err != nil {
@@ -176,6 +184,12 @@ func (s *Service) Update(ctx context.Context, p domain.Principal, id string, in 
 				Message: "are required with a new url: the stored headers are sent only to the URL they were given for; send them again, or null for none"}})
 		}
 		srv.URL, reconnect = in.URL.Value, true
+		if prev.Auth != nil {
+			// Tokens are for the resource they were asked for: a new URL is authorized anew.
+			if err := s.resetAuth(ctx, &srv); err != nil {
+				return nil, err
+			}
+		}
 	}
 	headers := in.Headers.Value
 	if in.Headers.Set {
@@ -188,7 +202,7 @@ func (s *Service) Update(ctx context.Context, p domain.Principal, id string, in 
 			return nil, err
 		}
 	}
-	if reconnect {
+	if reconnect && !needsPerson(&srv) {
 		if err := s.connect(ctx, &srv, headers); err != nil {
 			return nil, err
 		}
@@ -234,14 +248,10 @@ func (s *Service) Refresh(ctx context.Context, p domain.Principal, id string) (*
 		return nil, err
 	}
 	srv := *prev
-	err = s.connect(ctx, &srv, headers)
-	var reason *domain.Error
-	switch {
-	case err == nil:
-	case errors.As(err, &reason) && reason.Kind == domain.KindInvalid:
-		srv.Status, srv.LastError = domain.MCPStatusError, connectReason(err)
-	default:
-		return nil, err
+	if err := s.connect(ctx, &srv, headers); err != nil {
+		if srv.Status, srv.LastError, err = failedConnect(err); err != nil {
+			return nil, err
+		}
 	}
 	srv.UpdatedAt = s.later(prev.UpdatedAt)
 	if err := s.store.UpdateMCPServer(ctx, &srv, prev); err != nil {
@@ -304,7 +314,17 @@ func (s *Service) headers(ctx context.Context, srv *domain.MCPServer) (map[strin
 func (s *Service) connect(ctx context.Context, srv *domain.MCPServer, headers map[string]string) error {
 	ctx, cancel := context.WithTimeout(ctx, RegisterBudget)
 	defer cancel()
-	tools, err := s.conn.ListTools(ctx, endpoint(srv, headers))
+	ep, err := s.endpoint(ctx, srv, headers, false)
+	if err != nil {
+		return err
+	}
+	tools, err := s.conn.ListTools(ctx, ep)
+	if sa, ok := ep.Auth.(*storedAuth); ok && sa.renewed {
+		// A token renewed on the way (a rotated refresh token among them) goes with the record.
+		if err := s.sealGrant(ctx, srv, sa.g); err != nil {
+			return err
+		}
+	}
 	var me *domain.MCPError
 	if errors.As(err, &me) {
 		return unusable(me.Reason, err)

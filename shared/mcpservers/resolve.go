@@ -119,7 +119,7 @@ func (s *Service) Endpoint(ctx context.Context, srv *domain.MCPServer) (domain.M
 	if err != nil {
 		return domain.MCPEndpoint{}, err
 	}
-	return endpoint(srv, h), nil
+	return s.endpoint(ctx, srv, h, true)
 }
 
 // RecordUse keeps a server's status true to what a run met: a connection that failed as an MCP
@@ -133,6 +133,11 @@ func (s *Service) RecordUse(ctx context.Context, srv *domain.MCPServer, connectE
 	switch {
 	case connectErr == nil && srv.Status != domain.MCPStatusActive:
 		next.Status, next.LastError = domain.MCPStatusActive, ""
+	case errors.Is(connectErr, errAuthRequired) && errors.As(connectErr, &me):
+		if srv.Status == domain.MCPStatusAuthRequired && srv.LastError == "the MCP server could not be used: "+me.Reason {
+			return nil
+		}
+		next.Status, next.LastError = domain.MCPStatusAuthRequired, "the MCP server could not be used: "+me.Reason
 	case errors.As(connectErr, &me) && (srv.Status != domain.MCPStatusError || srv.LastError != "the MCP server could not be used: "+me.Reason):
 		next.Status, next.LastError = domain.MCPStatusError, "the MCP server could not be used: "+me.Reason
 	default:

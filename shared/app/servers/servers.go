@@ -6,6 +6,8 @@
 package servers
 
 import (
+	"strings"
+
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/app/core"
 	"github.com/agentorch/agentorch/shared/mcpservers"
@@ -20,7 +22,15 @@ type serviceKey struct{}
 // no network call.
 func Service(a *core.App) *mcpservers.Service {
 	s, _ := core.Shared(a, serviceKey{}, func() (*mcpservers.Service, error) {
-		return mcpservers.New(a.Store, a.MCPConnector(), seal.New(a.CredentialsKey())).WithAudit(a.Audit), nil
+		s := mcpservers.New(a.Store, a.MCPConnector(), seal.New(a.CredentialsKey())).WithAudit(a.Audit)
+		if o, ok := a.MCPConnector().(mcpservers.OAuth); ok { // the mcp connector speaks OAuth too
+			redirect := ""
+			if a.Config.PublicBaseURL != "" {
+				redirect = strings.TrimSuffix(a.Config.PublicBaseURL, "/") + "/studio/oauth/callback"
+			}
+			s = s.WithOAuth(o, redirect)
+		}
+		return s, nil
 	})
 	return s
 }

@@ -1,0 +1,245 @@
+package mcpservers_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentorch/agentorch/infra/mcptest"
+	"github.com/agentorch/agentorch/shared/audit"
+	"github.com/agentorch/agentorch/shared/audit/audittest"
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/mcp"
+	"github.com/agentorch/agentorch/shared/mcpservers"
+	"github.com/agentorch/agentorch/shared/mcpservers/mcpserverstest"
+	"github.com/agentorch/agentorch/shared/netguard"
+	"github.com/agentorch/agentorch/shared/seal"
+)
+
+const callback = "http://localhost:3000/studio/oauth/callback"
+
+// oauthEnv is the service with the real connector (through a loopback guard) and an OAuth
+// protected server of the test tools.
+type oauthEnv struct {
+	svc   *mcpservers.Service
+	store *mcpserverstest.Store
+	conn  *mcp.Connector
+	as    *mcptest.OAuthServer
+	url   string
+}
+
+func newOAuthEnv(t *testing.T, as *mcptest.OAuthServer) oauthEnv {
+	t.Helper()
+	hs := httptest.NewServer(as.Handler())
+	t.Cleanup(hs.Close)
+	as.Base = hs.URL
+	conn := mcp.NewConnector(mcp.Options{Guard: netguard.Policy{AllowHosts: []string{"127.0.0.1", "localhost"}}})
+	st := mcpserverstest.NewStore()
+	svc := mcpservers.New(st, conn, seal.New(seal.Static(strings.Repeat("k", 40)))).WithAudit(audit.New(audittest.NewStore())).
+		WithOAuth(conn, callback)
+	return oauthEnv{svc: svc, store: st, conn: conn, as: as, url: hs.URL + mcptest.PathOAuthMCP}
+}
+
+// authorize starts an authorization, lets the authorization server redirect at once, and
+// completes it as the studio's callback page would.
+func (e oauthEnv) authorize(t *testing.T, p domain.Principal, id string) *domain.MCPServer {
+	t.Helper()
+	ctx := context.Background()
+	a, err := e.svc.StartAuthorization(ctx, p, id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, state, err := e.conn.FollowRedirect(ctx, a.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := e.svc.CompleteAuthorization(ctx, p, code, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+func TestOAuthAuthorizationCodeRegistration(t *testing.T) {
+	e := newOAuthEnv(t, &mcptest.OAuthServer{Scopes: []string{"tools:read"}})
+	ctx := context.Background()
+	srv, err := e.svc.Create(ctx, alice, createInput(t, `{"name":"gh","url":"`+e.url+`","auth":{"type":"oauth"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.Status != domain.MCPStatusAuthRequired || len(srv.Tools) != 0 || srv.Auth.Authorized || !strings.Contains(srv.LastError, "/authorize/") {
+		t.Fatalf("registered %+v, want auth_required without tools, naming the authorize call", srv)
+	}
+	a, err := e.svc.StartAuthorization(ctx, alice, srv.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(a.URL, "redirect_uri="+strings.ReplaceAll(strings.ReplaceAll(callback, ":", "%3A"), "/", "%2F")) || !a.ExpiresAt.After(time.Now()) {
+		t.Errorf("authorization %+v, want the studio callback as redirect and a future expiry", a)
+	}
+	code, state, err := e.conn.FollowRedirect(ctx, a.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another company's key cannot complete it.
+	if _, err := e.svc.CompleteAuthorization(ctx, eve, code, state); domain.KindOf(err) != domain.KindInvalid {
+		t.Errorf("eve completing alice's authorization: %v, want a 400 on state", err)
+	}
+	done, err := e.svc.CompleteAuthorization(ctx, alice, code, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Status != domain.MCPStatusActive || len(done.Tools) == 0 || !done.Auth.Authorized {
+		t.Fatalf("authorized %+v, want active with tools", done)
+	}
+	// The state is single-use.
+	if _, err := e.svc.CompleteAuthorization(ctx, alice, code, state); domain.KindOf(err) != domain.KindInvalid {
+		t.Errorf("replayed state: %v, want a 400", err)
+	}
+	// A run reaches the server with the stored token.
+	stored, err := e.svc.Get(ctx, alice, srv.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := e.svc.Endpoint(ctx, stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.conn.Connect(ctx, ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	res, err := s.CallTool(ctx, "echo", map[string]any{"message": "hi"})
+	if err != nil || res.Text != "hi" {
+		t.Fatalf("echo = %+v, %v", res, err)
+	}
+	if len(e.as.Authorizations) != 1 || e.as.Registrations != 1 {
+		t.Errorf("%d authorizations, %d registrations; want 1 each", len(e.as.Authorizations), e.as.Registrations)
+	}
+	// Nothing secret is stored in clear.
+	for _, tr := range e.as.TokenRequests {
+		for _, v := range []string{tr.Get("code_verifier"), tr.Get("client_secret")} {
+			if v != "" && bytes.Contains(stored.SealedAuth, []byte(v)) {
+				t.Errorf("sealed grant holds %q in clear", v)
+			}
+		}
+	}
+}
+
+func TestOAuthRefreshFailsToAuthRequired(t *testing.T) {
+	e := newOAuthEnv(t, &mcptest.OAuthServer{TokenTTL: 30 * time.Second}) // within a minute: refreshed at each use
+	ctx := context.Background()
+	srv := e.authorize(t, alice, must[*domain.MCPServer](t)(e.svc.Create(ctx, alice, createInput(t, `{"name":"gh","url":"`+e.url+`","auth":{"type":"oauth"}}`))).ID)
+	refreshes := func() int {
+		n := 0
+		for _, tr := range e.as.TokenRequests {
+			if tr.Get("grant_type") == "refresh_token" {
+				n++
+			}
+		}
+		return n
+	}
+	before := refreshes()
+	refreshed, err := e.svc.Refresh(ctx, alice, srv.ID)
+	if err != nil || refreshed.Status != domain.MCPStatusActive || refreshes() == before {
+		t.Fatalf("refresh with a renewable token: %+v, %v (%d refreshes); want active, refreshed", refreshed, err, refreshes()-before)
+	}
+	e.as.Revoked = true
+	got, err := e.svc.Refresh(ctx, alice, srv.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != domain.MCPStatusAuthRequired || !strings.Contains(got.LastError, "refreshed") || !strings.Contains(got.LastError, "authorize the server again") {
+		t.Errorf("after a refused refresh: status %q, last_error %q; want auth_required saying so", got.Status, got.LastError)
+	}
+	// A run meeting the same records it.
+	cur := must[*domain.MCPServer](t)(e.svc.Get(ctx, alice, srv.ID))
+	ep, err := e.svc.Endpoint(ctx, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, connErr := e.conn.Connect(ctx, ep)
+	if connErr == nil {
+		t.Fatal("connected with a revoked grant")
+	}
+	if err := e.svc.RecordUse(ctx, cur, connErr); err != nil {
+		t.Fatal(err)
+	}
+	if after := must[*domain.MCPServer](t)(e.svc.Get(ctx, alice, srv.ID)); after.Status != domain.MCPStatusAuthRequired {
+		t.Errorf("status after the run %q, want auth_required", after.Status)
+	}
+}
+
+func TestOAuthClientCredentialsRegistration(t *testing.T) {
+	e := newOAuthEnv(t, &mcptest.OAuthServer{ClientID: "svc", Secret: "cc-secret-value"})
+	ctx := context.Background()
+	srv, err := e.svc.Create(ctx, alice, createInput(t, `{"name":"svc","url":"`+e.url+`",
+		"auth":{"type":"oauth","grant":"client_credentials","client_id":"svc","client_secret":"cc-secret-value"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.Status != domain.MCPStatusActive || len(srv.Tools) == 0 || !srv.Auth.ClientSecretSet || srv.Auth.ClientID != "svc" {
+		t.Fatalf("registered %+v, want active with tools", srv)
+	}
+	if bytes.Contains(srv.SealedAuth, []byte("cc-secret-value")) {
+		t.Error("the client secret is stored in clear")
+	}
+	if _, err := e.svc.StartAuthorization(ctx, alice, srv.ID, ""); domain.KindOf(err) != domain.KindConflict {
+		t.Errorf("StartAuthorization of a client credentials server: %v, want a 409", err)
+	}
+}
+
+func TestOAuthInputRefused(t *testing.T) {
+	e := newOAuthEnv(t, &mcptest.OAuthServer{})
+	for _, tc := range []struct{ body, field string }{
+		{`{"type":"basic"}`, "auth.type"},
+		{`{"type":"oauth","grant":"password"}`, "auth.grant"},
+		{`{"type":"oauth","grant":"client_credentials","client_id":"x"}`, "auth.client_id"},
+		{`{"type":"oauth","scopes":["a b"]}`, "auth.scopes"},
+	} {
+		_, err := e.svc.Create(context.Background(), alice, createInput(t, `{"name":"x","url":"`+e.url+`","auth":`+tc.body+`}`))
+		if !hasField(err, tc.field) {
+			t.Errorf("auth %s: %v, want a 400 on %s", tc.body, err, tc.field)
+		}
+	}
+	_, err := e.svc.Create(context.Background(), alice, createInput(t, `{"name":"x","url":"`+e.url+`","headers":{"Authorization":"Bearer x"},"auth":{"type":"oauth"}}`))
+	if !hasField(err, "headers.Authorization") {
+		t.Errorf("auth with an Authorization header: %v, want a 400 on headers.Authorization", err)
+	}
+	// A server that is not behind OAuth is refused as one.
+	plain := httptest.NewServer(mcptest.Handler())
+	t.Cleanup(plain.Close)
+	_, err = e.svc.Create(context.Background(), alice, createInput(t, `{"name":"x","url":"`+plain.URL+mcptest.PathJSON+`","auth":{"type":"oauth"}}`))
+	if !hasField(err, "url") {
+		t.Errorf("auth on a server without OAuth: %v, want a 400 on url", err)
+	}
+}
+
+func hasField(err error, field string) bool {
+	var de *domain.Error
+	if !errors.As(err, &de) || de.Kind != domain.KindInvalid {
+		return false
+	}
+	for _, f := range de.Fields {
+		if f.Field == field {
+			return true
+		}
+	}
+	return false
+}
+
+// must is the value of a call that must succeed.
+func must[T any](t *testing.T) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
