@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { onAuth, signedIn, signIn, signOut } from './api'
 import { Agents } from './agents'
 import { Knowledge } from './knowledge'
+import { OAuthCallback, relayToOpener } from './oauth'
 import { Playground } from './playground'
 import { link, ROOT, useRoute } from './router'
 import { Settings } from './settings'
@@ -55,6 +56,7 @@ function App() {
   const [reason, setReason] = useState<string | undefined>()
   const { parts, query } = useRoute()
   useEffect(() => onAuth((ok, why) => { setAuthed(ok); setReason(why) }), [])
+  if (parts[0] === 'oauth' && relayToOpener(query)) return <p>Authorized; this window closes.</p>
   if (!authed) return <SignIn reason={reason} />
   const screen = parts[0] ?? 'agents'
   let body
@@ -62,6 +64,7 @@ function App() {
     case 'playground': body = <Playground query={query} />; break
     case 'knowledge': body = <Knowledge />; break
     case 'settings': body = <Settings />; break
+    case 'oauth': body = <OAuthCallback query={query} />; break
     case 'trace': body = <Trace session={parts[1] ?? ''} execution={parts[2] ?? ''} />; break
     default: body = <Agents id={parts[1]} />
   }

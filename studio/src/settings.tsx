@@ -2,6 +2,7 @@
 // and MCP servers (register; their tools and status).
 import { useState } from 'preact/hooks'
 import { api, hasKey, type ApiKey, type ApiKeyCreated, type MCPServer, type MCPTools } from './api'
+import { authorizeServer, useOAuthReturns } from './oauth'
 import { Confirm, ErrorBox, Section, Spinner, usePaged, when } from './ui'
 
 
@@ -99,18 +100,22 @@ function Keys() {
 function Servers() {
   const [reload, setReload] = useState(0)
   const list = usePaged<MCPServer>('mcp-servers/', 20, '', reload)
-  const [form, setForm] = useState({ name: '', url: '', description: '' })
+  const empty = { name: '', url: '', description: '', oauth: false, grant: 'authorization_code', client_id: '', client_secret: '' }
+  const [form, setForm] = useState(empty)
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<unknown>(null)
   const [tools, setTools] = useState<{ server: string; tools: MCPTools['tools'] } | null>(null)
+  useOAuthReturns((err) => { setError(err); setReload((n) => n + 1) })
 
   async function register(e: Event) {
     e.preventDefault()
     setBusy(true)
     setError(null)
     try {
-      await api('POST', 'mcp-servers/', form)
-      setForm({ name: '', url: '', description: '' })
+      const { oauth, grant, client_id, client_secret, ...rest } = form
+      const auth = oauth ? { type: 'oauth', grant, ...(client_id ? { client_id } : {}), ...(client_secret ? { client_secret } : {}) } : undefined
+      await api('POST', 'mcp-servers/', auth ? { ...rest, auth } : rest)
+      setForm(empty)
       setReload(reload + 1)
     } catch (err) {
       setError(err)
@@ -122,6 +127,14 @@ function Servers() {
     try {
       const t = await api<MCPTools>('GET', `mcp-servers/${s.id}/tools/`)
       setTools({ server: s.name, tools: t.tools })
+    } catch (err) {
+      setError(err)
+    }
+  }
+  async function authorize(s: MCPServer) {
+    setError(null)
+    try {
+      await authorizeServer(s)
     } catch (err) {
       setError(err)
     }
@@ -143,6 +156,7 @@ function Servers() {
             <strong>{s.name}</strong> <small>{s.url} · <span data-testid="mcp-status" data-status={s.status}>{s.status}</span>{s.last_error ? `: ${s.last_error}` : ''} · {s.tool_count} tools</small>{' '}
             <button type="button" data-testid="mcp-tools" aria-label={`Tools of ${s.name}`} onClick={() => show(s)}>Tools</button>{' '}
             <button type="button" data-testid="mcp-refresh" aria-label={`Refresh ${s.name}`} onClick={() => refresh(s)}>Refresh</button>
+            {s.auth?.grant === 'authorization_code' && <>{' '}<button type="button" data-testid="mcp-authorize" aria-label={`Authorize ${s.name}`} onClick={() => authorize(s)}>Authorize</button></>}
           </li>
         ))}
         {!list.loading && list.items.length === 0 && <li class="empty">No MCP servers.</li>}
@@ -161,6 +175,17 @@ function Servers() {
           <label>URL <input data-testid="mcp-url" type="url" value={form.url} placeholder="https://…/mcp" onInput={(e) => setForm({ ...form, url: e.currentTarget.value })} required /></label>
         </div>
         <label>Description <input value={form.description} onInput={(e) => setForm({ ...form, description: e.currentTarget.value })} /></label>
+        <label><input type="checkbox" data-testid="mcp-oauth" checked={form.oauth} onChange={(e) => setForm({ ...form, oauth: e.currentTarget.checked })} /> OAuth 2.1 (the server asks for it)</label>
+        {form.oauth && (
+          <div class="row">
+            <label>Grant <select value={form.grant} onChange={(e) => setForm({ ...form, grant: e.currentTarget.value })}>
+              <option value="authorization_code">A person authorizes (authorization code)</option>
+              <option value="client_credentials">The service itself (client credentials)</option>
+            </select></label>
+            <label>Client id <input value={form.client_id} placeholder="none: registered dynamically" onInput={(e) => setForm({ ...form, client_id: e.currentTarget.value })} /></label>
+            <label>Client secret <input type="password" autocomplete="off" value={form.client_secret} onInput={(e) => setForm({ ...form, client_secret: e.currentTarget.value })} /></label>
+          </div>
+        )}
         <button type="submit" data-testid="mcp-register" disabled={busy}>Register</button>
         {busy && <Spinner label="Connecting" />}
         <ErrorBox error={error} />
