@@ -25,9 +25,10 @@ type executeBody struct {
 	ResponseFormat string          `json:"response_format"`
 	Stream         bool            `json:"stream"`
 	Async          bool            `json:"async"`
-	// tool_results and approvals continue a paused execution (answerBody).
-	ToolResults json.RawMessage `json:"tool_results"`
-	Approvals   json.RawMessage `json:"approvals"`
+	// tool_results, approvals and elicitations continue a paused execution (answerBody).
+	ToolResults  json.RawMessage `json:"tool_results"`
+	Approvals    json.RawMessage `json:"approvals"`
+	Elicitations json.RawMessage `json:"elicitations"`
 }
 
 // readExecute reads an execute body: its top level, then the answer to a paused execution it
@@ -42,12 +43,15 @@ func readExecute(w http.ResponseWriter, r *http.Request, limit int64) (executeBo
 		return b, sessions.ExecuteRequest{}, err
 	}
 	req := sessions.ExecuteRequest{CorrelationID: b.CorrelationID, Inputs: b.Inputs}
-	if b.ToolResults != nil || b.Approvals != nil {
+	if b.ToolResults != nil || b.Approvals != nil || b.Elicitations != nil {
 		var a answerBody
 		if err := decodeJSON(body, raw, &a); err != nil {
 			return b, req, err
 		}
 		req.Answer, err = a.answer(b.ToolResults != nil, b.Approvals != nil)
+		if err == nil && b.Elicitations != nil {
+			err = a.elicitations(req.Answer)
+		}
 		return b, req, err
 	}
 	var c sessions.ContentInput
@@ -93,14 +97,15 @@ const maxAnswerEntries = 128
 // Its other members executeBody has checked (content and inputs must be absent). Its shape
 // errors are reported with its values' (answer), entry by entry, as the API always has.
 type answerBody struct {
-	Content        json.RawMessage   `json:"content"`
-	CorrelationID  json.RawMessage   `json:"correlation_id"`
-	Inputs         json.RawMessage   `json:"inputs"`
-	ResponseFormat json.RawMessage   `json:"response_format"`
-	Stream         json.RawMessage   `json:"stream"`
-	Async          json.RawMessage   `json:"async"`
-	ToolResults    []*toolResultJSON `json:"tool_results"`
-	Approvals      []*approvalJSON   `json:"approvals"`
+	Content        json.RawMessage    `json:"content"`
+	CorrelationID  json.RawMessage    `json:"correlation_id"`
+	Inputs         json.RawMessage    `json:"inputs"`
+	ResponseFormat json.RawMessage    `json:"response_format"`
+	Stream         json.RawMessage    `json:"stream"`
+	Async          json.RawMessage    `json:"async"`
+	ToolResults    []*toolResultJSON  `json:"tool_results"`
+	Approvals      []*approvalJSON    `json:"approvals"`
+	Elicitations   []*elicitationJSON `json:"elicitations"`
 	unknown, wrong []domain.FieldError
 }
 

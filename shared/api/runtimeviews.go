@@ -116,6 +116,15 @@ type toolCallJSON struct {
 	Name      string         `json:"name"`
 	Node      string         `json:"node,omitempty"`
 	Server    string         `json:"server,omitempty"`
+	// Elicitation is the question the call's server asks a person (required_action.type
+	// "elicitation"); absent otherwise.
+	Elicitation *elicitationView `json:"elicitation,omitempty"`
+}
+
+// elicitationView is a server's question: its message and the form it requests.
+type elicitationView struct {
+	Message         string         `json:"message"`
+	RequestedSchema map[string]any `json:"requested_schema"`
 }
 
 func viewRequiredAction(p *domain.PendingAction) *requiredActionJSON {
@@ -134,7 +143,11 @@ func viewToolCall(c domain.PendingToolCall) toolCallJSON {
 	if args == nil {
 		args = map[string]any{}
 	}
-	return toolCallJSON{ID: c.ID, Name: c.Name, Arguments: args, Kind: c.Kind, Node: c.Node, Server: c.Server}
+	v := toolCallJSON{ID: c.ID, Name: c.Name, Arguments: args, Kind: c.Kind, Node: c.Node, Server: c.Server}
+	if e := c.Elicitation; e != nil {
+		v.Elicitation = &elicitationView{Message: e.Message, RequestedSchema: e.Schema}
+	}
+	return v
 }
 
 // toolCallViews are the calls an assistant turn asked for (nil when none: the member is left out).

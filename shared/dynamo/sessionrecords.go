@@ -75,6 +75,28 @@ type pendingToolCallRecord struct {
 	Node      string         `json:"node,omitempty"`
 	Kind      string         `json:"kind,omitempty"`
 	Server    string         `json:"server,omitempty"`
+	// Elicitation is the question the call's server asked (a pending elicitation).
+	Elicitation *elicitationRecord `json:"elicitation,omitempty"`
+}
+
+// elicitationRecord is the stored form of a server's question.
+type elicitationRecord struct {
+	Message string         `json:"message"`
+	Schema  map[string]any `json:"requested_schema"`
+}
+
+func newElicitationRecord(e *domain.Elicitation) *elicitationRecord {
+	if e == nil {
+		return nil
+	}
+	return &elicitationRecord{Message: e.Message, Schema: e.Schema}
+}
+
+func (r *elicitationRecord) elicitation() *domain.Elicitation {
+	if r == nil {
+		return nil
+	}
+	return &domain.Elicitation{Message: r.Message, Schema: r.Schema}
 }
 
 func newToolCallRecords(calls []domain.PendingToolCall) []pendingToolCallRecord {
@@ -83,7 +105,8 @@ func newToolCallRecords(calls []domain.PendingToolCall) []pendingToolCallRecord 
 	}
 	out := make([]pendingToolCallRecord, len(calls))
 	for i, c := range calls {
-		out[i] = pendingToolCallRecord{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Node: c.Node, Kind: c.Kind, Server: c.Server}
+		out[i] = pendingToolCallRecord{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Node: c.Node, Kind: c.Kind, Server: c.Server,
+			Elicitation: newElicitationRecord(c.Elicitation)}
 	}
 	return out
 }
@@ -94,7 +117,8 @@ func toolCalls(rs []pendingToolCallRecord) []domain.PendingToolCall {
 	}
 	out := make([]domain.PendingToolCall, len(rs))
 	for i, r := range rs {
-		out[i] = domain.PendingToolCall{ID: r.ID, Name: r.Name, Arguments: r.Arguments, Node: r.Node, Kind: r.Kind, Server: r.Server}
+		out[i] = domain.PendingToolCall{ID: r.ID, Name: r.Name, Arguments: r.Arguments, Node: r.Node, Kind: r.Kind, Server: r.Server,
+			Elicitation: r.Elicitation.elicitation()}
 	}
 	return out
 }

@@ -35,6 +35,9 @@ type ExecuteRequest struct {
 	// Functions are function tools the client runs, for this run alone: offered to each
 	// react_agent node beside its own tools (clientrun.go). An answer brings them again.
 	Functions []domain.FunctionTool
+	// DeclineElicitations says that no person can answer an MCP server's question during this
+	// run (a surface whose client cannot be asked): it is declined instead of pausing the run.
+	DeclineElicitations bool
 }
 
 // Observer receives an execution's events and text as they happen (for streaming). The run's
@@ -328,7 +331,7 @@ func (t *turn) engineRun(p domain.Principal, history []engine.Message, parts []d
 	t.cost, t.keyID, t.embed, t.onEnd = pricing.Meter{}, p.KeyID, 0, obs.OnEnd
 	return engine.Run{
 		Graph: t.g, Principal: domain.Principal{Company: t.sess.Company, Owner: t.sess.Owner, Scopes: p.Scopes},
-		History: history, Input: parts, Variables: t.vars,
+		History: history, Input: parts, Variables: t.vars, DeclineElicitations: t.req.DeclineElicitations,
 		Trace: engine.TraceInfo{ConversationID: t.sess.ID, AgentID: t.sess.AgentID, AgentName: t.sess.AgentName, ExecutionID: t.exec.ID},
 		Emit: func(e engine.Event) {
 			t.events = append(t.events, eventRecord(e, t.exec.ID, t.req.CorrelationID, len(t.events)))

@@ -59,14 +59,18 @@ func (s *Service) checkTools(ctx context.Context, p domain.Principal, g *domain.
 	return nil
 }
 
-// Answer continues a paused execution: the client's results of its function calls, or a
-// person's decisions on its MCP calls. Exactly one of the two lists is given.
+// Answer continues a paused execution: the client's results of its function calls, a
+// person's decisions on its MCP calls, or a person's answers to the questions of its MCP calls'
+// servers (elicitations). Exactly one of the lists is given.
 type Answer struct {
-	ToolResults []ToolResultInput `json:"tool_results,omitempty"`
-	Approvals   []ApprovalInput   `json:"approvals,omitempty"`
-	// HasResults and HasApprovals say which field the body carried (an empty list counts).
-	HasResults   bool `json:"has_results,omitempty"`
-	HasApprovals bool `json:"has_approvals,omitempty"`
+	ToolResults  []ToolResultInput  `json:"tool_results,omitempty"`
+	Approvals    []ApprovalInput    `json:"approvals,omitempty"`
+	Elicitations []ElicitationInput `json:"elicitations,omitempty"`
+	// HasResults, HasApprovals and HasElicitations say which field the body carried (an empty
+	// list counts).
+	HasResults      bool `json:"has_results,omitempty"`
+	HasApprovals    bool `json:"has_approvals,omitempty"`
+	HasElicitations bool `json:"has_elicitations,omitempty"`
 }
 
 // ToolResultInput is one tool_results entry.
@@ -101,6 +105,9 @@ func (a *Answer) check() error {
 	if a.HasResults && a.HasApprovals {
 		add("approvals", "send either tool_results or approvals, not both")
 	}
+	if a.HasElicitations && (a.HasResults || a.HasApprovals) {
+		add("elicitations", "send one of tool_results, approvals and elicitations, not several")
+	}
 	seen := map[string]bool{}
 	for i, r := range a.ToolResults {
 		f := fmt.Sprintf("tool_results.%d", i)
@@ -128,6 +135,7 @@ func (a *Answer) check() error {
 			add(f+".reason", "must be at most 2000 characters")
 		}
 	}
+	errs = append(errs, a.checkElicitations(seen)...)
 	if len(errs) > 0 {
 		return domain.Invalid(errs)
 	}
@@ -147,10 +155,13 @@ func (a *Answer) match(p *domain.PendingAction) error {
 			ids = append(ids, ap.ToolCallID)
 		}
 	}
-	want := "tool_results"
-	if p.Type == domain.PendingApproval {
-		want = "approvals"
+	if a.HasElicitations {
+		list, ids = "elicitations", ids[:0]
+		for _, e := range a.Elicitations {
+			ids = append(ids, e.ToolCallID)
+		}
 	}
+	want := answerList(p.Type)
 	if list != want {
 		return field(list, fmt.Sprintf("the execution waits for %s, not %s", want, list))
 	}
@@ -174,6 +185,7 @@ func (a *Answer) match(p *domain.PendingAction) error {
 	if len(missing) > 0 {
 		errs = append(errs, domain.FieldError{Field: list, Message: "must answer every pending tool call; missing: " + strings.Join(missing, ", ")})
 	}
+	errs = append(errs, a.matchElicitations(p)...)
 	if len(errs) > 0 {
 		return domain.Invalid(errs)
 	}
@@ -187,6 +199,12 @@ func (a *Answer) engineAnswers() engine.Answers {
 	}
 	for _, ap := range a.Approvals {
 		ans.Approvals[ap.ToolCallID] = engine.Decision{Approve: ap.Approve, Reason: ap.Reason}
+	}
+	if a.HasElicitations {
+		ans.Elicitations = map[string]domain.ElicitAnswer{}
+		for _, e := range a.Elicitations {
+			ans.Elicitations[e.ToolCallID] = domain.ElicitAnswer{Action: e.Action, Content: e.Content}
+		}
 	}
 	return ans
 }
@@ -209,10 +227,7 @@ func pendingConflict(p *domain.PendingAction) error {
 	for i, c := range p.ToolCalls {
 		ids[i] = c.ID
 	}
-	how := "tool_results"
-	if p.Type == domain.PendingApproval {
-		how = "approvals"
-	}
+	how := answerList(p.Type)
 	return &domain.Error{Kind: domain.KindConflict, Err: errPending, Message: fmt.Sprintf(
 		"The session is waiting for %s of execution %s (tool calls: %s); answer them with %q before sending a new message",
 		p.Type, p.ExecutionID, strings.Join(ids, ", "), how)}
@@ -285,8 +300,11 @@ func (s *Service) resume(ctx context.Context, p domain.Principal, sess *domain.S
 }
 
 func answerField(a *Answer) string {
-	if a.HasApprovals {
+	switch {
+	case a.HasApprovals:
 		return "approvals"
+	case a.HasElicitations:
+		return "elicitations"
 	}
 	return "tool_results"
 }
