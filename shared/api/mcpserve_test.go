@@ -238,4 +238,15 @@ func BenchmarkMCPCall(b *testing.B) {
 			}
 		}
 	})
+	// With a progress token: an event stream with four notifications before the result.
+	b.Run("mcp-progress", func(b *testing.B) {
+		sid := session()
+		for b.Loop() {
+			p := &mcp.CallToolParams{Name: "helper", Arguments: map[string]any{"message": "hi", "session_id": sid}}
+			p.SetProgressToken("bench")
+			if res, err := cs.CallTool(context.Background(), p); err != nil || res.IsError {
+				b.Fatal(res, err)
+			}
+		}
+	})
 }
