@@ -128,6 +128,8 @@ func Handler() http.Handler {
 	mux.Handle(PathMCP, sdk.NewStreamableHTTPHandler(get, nil))
 	mux.Handle(PathJSON, sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{JSONResponse: true}))
 	mux.Handle(PathSSE, sdk.NewSSEHandler(get, nil))
+	asker := NewElicitServer()
+	mux.Handle(PathElicit, sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return asker }, nil))
 	mux.HandleFunc(PathGarbage, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, "this is {not json")

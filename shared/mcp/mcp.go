@@ -54,7 +54,6 @@ type Connector struct {
 	*OAuth    // the OAuth 2.1 client of registered servers behind OAuth, through the same guard
 	opts      Options
 	transport http.RoundTripper
-	client    *sdk.Client
 }
 
 var _ domain.MCPConnector = (*Connector)(nil)
@@ -71,7 +70,6 @@ func NewConnector(opts Options) *Connector {
 		OAuth:     NewOAuth(opts.Guard),
 		opts:      opts,
 		transport: opts.Guard.Transport(opts.DefaultTimeout),
-		client:    sdk.NewClient(&sdk.Implementation{Name: "agentorch", Version: "1.0.0"}, nil),
 	}
 }
 
@@ -157,7 +155,8 @@ func (c *Connector) initialize(a attempt, t sdk.Transport) (*session, *probe, er
 	stop := context.AfterFunc(hsCtx, end)
 	pr := &probe{}
 	a.callCtx, a.pr = hsCtx, pr
-	cs, err := c.client.Connect(withProbe(life, pr), t, &sdk.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	ask := newAskSlot(a.red)
+	cs, err := clientFor(ask).Connect(withProbe(life, pr), t, &sdk.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if !stop() && err == nil {
 		err = context.Cause(hsCtx) // the handshake's time ran out as it succeeded
 		_ = cs.Close()
@@ -166,7 +165,7 @@ func (c *Connector) initialize(a attempt, t sdk.Transport) (*session, *probe, er
 		end()
 		return nil, pr, a.classify(err)
 	}
-	return &session{cs: cs, end: end, timeout: a.timeout, maxOutput: c.opts.MaxOutput, stream: pr, red: a.red}, pr, nil
+	return &session{cs: cs, end: end, timeout: a.timeout, maxOutput: c.opts.MaxOutput, stream: pr, red: a.red, ask: ask}, pr, nil
 }
 
 // session is one open connection (domain.MCPSession).
@@ -177,6 +176,7 @@ type session struct {
 	maxOutput int
 	stream    *probe    // the handshake's, which the HTTP+SSE transport's stream reports to
 	red       *redactor // the endpoint's header values
+	ask       *askSlot  // the calls in flight, whom the server's questions go to
 }
 
 // attempt is one call of s under the caller's ctx, bounded by callCtx.
@@ -193,6 +193,7 @@ func (s *session) CallTool(ctx context.Context, name string, args map[string]any
 	if args == nil {
 		args = map[string]any{}
 	}
+	defer s.ask.during(ctx)()
 	res, err := s.cs.CallTool(withProbe(callCtx, pr), &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		return nil, s.attempt(ctx, callCtx, began, pr).classify(err)
