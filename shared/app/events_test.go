@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -54,8 +56,14 @@ const (
 	placeholderRun       = "{{RUN_ID}}" // of an ingestion job (checked for shape, not replayed)
 	placeholderMCPURL    = "{{MCP_URL}}"
 	placeholderMCPServer = "{{MCP_SERVER_ID}}"
-	placeholderWebhook   = "{{WEBHOOK_ID}}"
-	placeholderDelivery  = "{{WEBHOOK_DELIVERY_ID}}"
+	// A server behind OAuth (mcptest.OAuthServer), registered, and an authorization of it that
+	// came back (its code and state).
+	placeholderMCPOAuthURL    = "{{MCP_OAUTH_URL}}"
+	placeholderMCPOAuthServer = "{{MCP_OAUTH_SERVER_ID}}"
+	placeholderOAuthCode      = "{{OAUTH_CODE}}"
+	placeholderOAuthState     = "{{OAUTH_STATE}}"
+	placeholderWebhook        = "{{WEBHOOK_ID}}"
+	placeholderDelivery       = "{{WEBHOOK_DELIVERY_ID}}"
 )
 
 // mediaRoute serves an uploaded image's bytes rather than JSON.
@@ -355,6 +363,15 @@ func (r *replayer) fill(t *testing.T, raw []byte, secret string, route sam.Route
 	if has(placeholderMCPServer) {
 		vars[placeholderMCPServer] = r.newMCPServer(t, secret, vars[placeholderMCPURL])
 	}
+	if has(placeholderMCPOAuthURL) || has(placeholderMCPOAuthServer) || has(placeholderOAuthState) {
+		vars[placeholderMCPOAuthURL] = r.mcpOAuthURL(t)
+	}
+	if has(placeholderMCPOAuthServer) || has(placeholderOAuthState) {
+		vars[placeholderMCPOAuthServer] = r.newOAuthMCPServer(t, secret, vars[placeholderMCPOAuthURL])
+	}
+	if has(placeholderOAuthState) {
+		vars[placeholderOAuthCode], vars[placeholderOAuthState] = r.authorizeMCPServer(t, secret, vars[placeholderMCPOAuthServer])
+	}
 	if has(placeholderWebhook) {
 		vars[placeholderWebhook] = r.newWebhook(t, secret)
 	}
@@ -615,6 +632,48 @@ func (r *replayer) mcpURL(t *testing.T) string {
 	}
 	t.Cleanup(stop)
 	return base + mcptest.PathMCP
+}
+
+// mcpOAuthURL serves the test tools behind OAuth (with their authorization server) and
+// returns their MCP URL.
+func (r *replayer) mcpOAuthURL(t *testing.T) string {
+	t.Helper()
+	as := &mcptest.OAuthServer{}
+	hs := httptest.NewServer(as.Handler())
+	t.Cleanup(hs.Close)
+	as.Base = hs.URL
+	return hs.URL + mcptest.PathOAuthMCP
+}
+
+// newOAuthMCPServer registers a server behind OAuth by replaying its create event.
+func (r *replayer) newOAuthMCPServer(t *testing.T, secret, url string) string {
+	t.Helper()
+	var out struct {
+		ID string `json:"id"`
+	}
+	r.replayJSON(t, "mcpservers-create-oauth-mcp-server.json", map[string]string{placeholderKey: secret, placeholderMCPOAuthURL: url}, http.StatusCreated, &out)
+	return out.ID
+}
+
+// authorizeMCPServer starts the authorization of server id by replaying its event, and lets the
+// authorization server redirect at once: the code and state the redirect carries.
+func (r *replayer) authorizeMCPServer(t *testing.T, secret, id string) (code, state string) {
+	t.Helper()
+	var out struct {
+		URL string `json:"authorization_url"`
+	}
+	r.replayJSON(t, "mcpservers-authorize-mcp-server.json", map[string]string{placeholderKey: secret, placeholderMCPOAuthServer: id}, http.StatusOK, &out)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(out.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || resp.StatusCode != http.StatusFound {
+		t.Fatalf("authorization: %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	return loc.Query().Get("code"), loc.Query().Get("state")
 }
 
 // newMCPServer registers an MCP server by replaying the create event and returns its id.
