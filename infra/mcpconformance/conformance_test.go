@@ -16,10 +16,9 @@ import (
 
 // scenarios are the client scenarios run: every one dated 2025-11-25 or earlier that the
 // service's client meets, the auth/* ones included, and the draft and extension auth ones it
-// passes. Not run: elicitation-sep1034-client-defaults (the elicitation part's),
-// auth/client-credentials-jwt (private_key_jwt, an extension the service does not offer) and
+// passes. Not run: auth/client-credentials-jwt (private_key_jwt, an extension the service does not offer) and
 // auth/cross-app-access-complete-flow (token exchange with an enterprise IdP, likewise).
-var scenarios = []string{"initialize", "tools_call", "sse-retry",
+var scenarios = []string{"initialize", "tools_call", "sse-retry", "elicitation-sep1034-client-defaults",
 	"auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
 	"auth/basic-cimd", "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported",
 	"auth/scope-omitted-when-undefined", "auth/scope-step-up", "auth/scope-retry-limit",

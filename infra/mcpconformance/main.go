@@ -90,8 +90,11 @@ func run(ctx context.Context, scenario string, args []string) error {
 		fmt.Println("test_reconnection:", res.Text)
 		return nil
 	}
+	if scenario == "elicitation-sep1034-client-defaults" {
+		return elicitDefaults(ctx, c, ep)
+	}
 	if strings.HasPrefix(scenario, "auth/") {
 		return authorized(ctx, c, ep, scenario, os.Getenv("MCP_CONFORMANCE_CONTEXT"))
 	}
-	return fmt.Errorf("scenario %q is not supported (initialize, tools_call, sse-retry, auth/*)", scenario)
+	return fmt.Errorf("scenario %q is not supported (initialize, tools_call, sse-retry, elicitation-sep1034-client-defaults, auth/*)", scenario)
 }

@@ -76,7 +76,7 @@ func NewConnector(opts Options) *Connector {
 // ListTools connects, initializes, reads every page of tools/list and disconnects.
 func (c *Connector) ListTools(ctx context.Context, ep domain.MCPEndpoint) ([]domain.MCPTool, error) {
 	began := time.Now()
-	s, err := c.connect(ctx, ep, began)
+	s, err := c.connect(ctx, ep, began, false)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (c *Connector) ListTools(ctx context.Context, ep domain.MCPEndpoint) ([]dom
 // Connect opens a session that a run reuses for all its calls to that server; the caller
 // closes it.
 func (c *Connector) Connect(ctx context.Context, ep domain.MCPEndpoint) (domain.MCPSession, error) {
-	s, err := c.connect(ctx, ep, time.Now())
+	s, err := c.connect(ctx, ep, time.Now(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,10 @@ func (c *Connector) timeout(ep domain.MCPEndpoint) time.Duration {
 // connect checks the URL, then initializes a session over Streamable HTTP, falling back to
 // HTTP+SSE when the server answers the first POST with 400, 404 or 405 (the backwards
 // compatibility the MCP specification describes). began is when the caller's operation began.
-func (c *Connector) connect(ctx context.Context, ep domain.MCPEndpoint, began time.Time) (*session, error) {
+// listen opens the standalone event stream (a GET) on which a server sends its own requests,
+// such as a question to the person (elicitation) that is not tied to a call's stream: a run's
+// session listens, a listing of tools does not.
+func (c *Connector) connect(ctx context.Context, ep domain.MCPEndpoint, began time.Time, listen bool) (*session, error) {
 	u, err := url.Parse(ep.URL)
 	if err != nil || !u.IsAbs() {
 		return nil, &domain.MCPError{Reason: "the URL is not an absolute http or https URL", Err: errors.New("invalid MCP server URL")}
@@ -122,7 +125,7 @@ func (c *Connector) connect(ctx context.Context, ep domain.MCPEndpoint, began ti
 	// capBody's, which fails only the call, comes first; the SDK's ends the session. MaxRetries
 	// bounds the GETs that resume a call's event stream the server closed before the answer
 	// (with Last-Event-ID, after the server's retry), each through the guard and the caps.
-	streamable := &sdk.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: hc, MaxRetries: 2, DisableStandaloneSSE: true,
+	streamable := &sdk.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: hc, MaxRetries: 2, DisableStandaloneSSE: !listen,
 		MaxEventSize: 2 * MaxAnswerBytes}
 	if ep.Auth != nil {
 		streamable.OAuthHandler = authHandler{ep.Auth} // bearer tokens, authorized again on a 401 or a 403 for scope
