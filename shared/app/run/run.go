@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/api/mcpserve"
+	"github.com/agentorch/agentorch/shared/api/openaiserve"
 	"github.com/agentorch/agentorch/shared/app/core"
 	"github.com/agentorch/agentorch/shared/app/hooks"
 	"github.com/agentorch/agentorch/shared/app/kb"
@@ -131,6 +132,7 @@ func prices(cfg platform.Config) *pricing.Book {
 func Runtime(a *core.App) (*api.Group, error) {
 	g := api.NewRuntime(Sessions(a), a.Options())
 	mcpserve.Serve(g, tooling.AgentsService(a), Sessions(a), retriever{a})
+	openaiserve.Serve(g, tooling.AgentsService(a), Sessions(a))
 	return g, nil
 }
 
