@@ -216,3 +216,38 @@ func TestChallenge(t *testing.T) {
 		t.Errorf("Challenge (-want +got):\n%s", diff)
 	}
 }
+
+// BenchmarkListToolsOAuth is a registration's tools/list on a server behind OAuth with a token
+// held (what OAuth adds over a static header: the token source per request); against
+// BenchmarkListToolsBearer, the same with the token as a static header.
+func BenchmarkListToolsOAuth(b *testing.B) {
+	srv := &mcptest.OAuthServer{}
+	hs := httptest.NewServer(srv.Handler())
+	b.Cleanup(hs.Close)
+	srv.Base = hs.URL
+	u := hs.URL + mcptest.PathOAuthMCP
+	c := mcp.NewConnector(mcp.Options{Guard: loopback})
+	ep := domain.MCPEndpoint{URL: u, Auth: flow(mcp.NewOAuth(loopback))}
+	if _, err := c.ListTools(context.Background(), ep); err != nil { // authorizes once
+		b.Fatal(err)
+	}
+	b.Run("oauth", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := c.ListTools(context.Background(), ep); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	tok, err := ep.Auth.Token(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	bearer := domain.MCPEndpoint{URL: u, Headers: map[string]string{"Authorization": "Bearer " + tok}}
+	b.Run("static-header", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := c.ListTools(context.Background(), bearer); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -243,3 +243,31 @@ func must[T any](t *testing.T) func(T, error) T {
 		return v
 	}
 }
+
+func TestOAuthNewURLDropsTheTokens(t *testing.T) {
+	e := newOAuthEnv(t, &mcptest.OAuthServer{ClientID: "svc", Secret: "cc-secret-value"})
+	ctx := context.Background()
+	cc := must[*domain.MCPServer](t)(e.svc.Create(ctx, alice, createInput(t, `{"name":"svc","url":"`+e.url+`",
+		"auth":{"type":"oauth","grant":"client_credentials","client_id":"svc","client_secret":"cc-secret-value"}}`)))
+	code := e.authorize(t, alice, must[*domain.MCPServer](t)(e.svc.Create(ctx, alice, createInput(t, `{"name":"gh","url":"`+e.url+`","auth":{"type":"oauth"}}`))).ID)
+	// The server moves: another resource, whose tokens the old ones are not.
+	moved := &mcptest.OAuthServer{ClientID: "svc", Secret: "cc-secret-value"}
+	hs := httptest.NewServer(moved.Handler())
+	t.Cleanup(hs.Close)
+	moved.Base = hs.URL
+	other := hs.URL + mcptest.PathOAuthMCP
+	got, err := e.svc.Update(ctx, alice, cc.ID, updateInput(t, `{"url":"`+other+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != domain.MCPStatusActive || len(moved.TokenRequests) != 1 || moved.TokenRequests[0].Get("resource") != other {
+		t.Errorf("client credentials after a new url: %s, %d token requests at the new server (want 1, for %s)", got.Status, len(moved.TokenRequests), other)
+	}
+	got, err = e.svc.Update(ctx, alice, code.ID, updateInput(t, `{"url":"`+other+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != domain.MCPStatusAuthRequired || got.Auth.Authorized {
+		t.Errorf("authorization code after a new url: %s, authorized %v; want auth_required without a token", got.Status, got.Auth.Authorized)
+	}
+}
