@@ -17,6 +17,7 @@ const cimdURL = "https://conformance-test.local/client-metadata.json"
 type suiteContext struct {
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret"`
+	PrivateKey   string `json:"private_key_pem"` // auth/client-credentials-jwt's (ES256)
 }
 
 // authorized runs an auth/* scenario as the service meets an OAuth-protected server: the
@@ -35,8 +36,12 @@ func authorized(ctx context.Context, c *mcp.Connector, ep domain.MCPEndpoint, sc
 	flow := &mcp.Flow{OAuth: o, Fetch: o.FollowRedirect, Client: domain.MCPOAuthClient{
 		ID: sc.ClientID, Secret: sc.ClientSecret, MetadataURL: cimdURL,
 		RedirectURL: "http://localhost:3000/oauth/callback", Name: "agentorch conformance"}}
-	if scenario == "auth/client-credentials-basic" {
+	switch scenario {
+	case "auth/client-credentials-basic":
 		flow.Grant = domain.MCPGrantClientCredentials
+	case "auth/client-credentials-jwt":
+		flow.Grant = domain.MCPGrantClientCredentials
+		flow.Client.PrivateKey, flow.Client.AuthMethod = sc.PrivateKey, domain.MCPAuthMethodJWT
 	}
 	ep.Auth = flow
 	tools, err := c.ListTools(ctx, ep)

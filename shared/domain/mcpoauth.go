@@ -23,6 +23,7 @@ const (
 	MCPAuthMethodBasic = "client_secret_basic"
 	MCPAuthMethodPost  = "client_secret_post"
 	MCPAuthMethodNone  = "none"
+	MCPAuthMethodJWT   = "private_key_jwt" // RFC 7523; client credentials only (the conformance suite's extension)
 )
 
 // MCPInsufficientScope is the error a server names in a 403 that asks for more scope.
@@ -79,6 +80,7 @@ type MCPOAuthClient struct {
 	Secret      string `json:"client_secret,omitempty"`
 	AuthMethod  string `json:"token_endpoint_auth_method,omitempty"` // "" picks one the server supports
 	MetadataURL string `json:"-"`                                    // a Client ID Metadata Document's URL, used as client_id where supported
+	PrivateKey  string `json:"-"`                                    // PEM: authenticates with a signed JWT (private_key_jwt, ES256) instead of a secret
 	RedirectURL string `json:"-"`
 	Name        string `json:"-"` // client_name in a dynamic registration
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
@@ -302,11 +304,21 @@ func (o *OAuth) Exchange(ctx context.Context, srv *domain.MCPOAuthServer, c doma
 	return token(tok, scopes), nil
 }
 
-// ClientCredentials gets a token for c itself (the client credentials grant, with the resource).
+// ClientCredentials gets a token for c itself (the client credentials grant, with the resource),
+// authenticated with its secret or, with a private key, a signed JWT (RFC 7523).
 func (o *OAuth) ClientCredentials(ctx context.Context, srv *domain.MCPOAuthServer, c domain.MCPOAuthClient, scopes []string) (*domain.MCPToken, error) {
 	cfg := config(srv, c, scopes)
 	cc := &clientcredentials.Config{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, TokenURL: cfg.Endpoint.TokenURL,
 		Scopes: scopes, AuthStyle: cfg.Endpoint.AuthStyle, EndpointParams: url.Values{"resource": {srv.Resource}}}
+	if c.AuthMethod == domain.MCPAuthMethodJWT {
+		assertion, err := clientAssertion(c, srv.Issuer)
+		if err != nil {
+			return nil, oauthFail(err, "the client's private key cannot sign (an EC P-256 key in PEM is needed)")
+		}
+		cc.ClientSecret, cc.AuthStyle = "", oauth2.AuthStyleInParams
+		cc.EndpointParams.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		cc.EndpointParams.Set("client_assertion", assertion)
+	}
 	tok, err := cc.Token(o.ctx(ctx))
 	if err != nil {
 		return nil, tokenFail(err, "the client credentials were refused")
@@ -353,4 +365,17 @@ func token(tok *oauth2.Token, asked []string) *domain.MCPToken {
 		t.Scopes = strings.Fields(s)
 	}
 	return t
+}
+
+// clientAssertion is c's JWT for the authorization server issuer (RFC 7523 §3): c's id as
+// issuer and subject, the issuer as audience, five minutes, a new id; ES256.
+func clientAssertion(c domain.MCPOAuthClient, issuer string) (string, error) {
+	key, err := jwt.ParseECPrivateKeyFromPEM([]byte(c.PrivateKey))
+	if err != nil {
+		return "", err
+	}
+	now := time.Now()
+	claims := jwt.RegisteredClaims{Issuer: c.ID, Subject: c.ID, Audience: jwt.ClaimStrings{issuer}, IssuedAt: jwt.NewNumericDate(now),
+		ExpiresAt: jwt.NewNumericDate(now.Add(5 * time.Minute)), ID: rand.Text()}
+	return jwt.NewWithClaims(jwt.SigningMethodES256, claims).SignedString(key)
 }
