@@ -120,7 +120,7 @@ func (c *Connector) connect(ctx context.Context, ep domain.MCPEndpoint, began ti
 		Transport:     &headerTransport{base: c.transport, headers: ep.Headers, guard: c.opts.Guard, origin: originOf(u)},
 		CheckRedirect: c.opts.Guard.CheckRedirect,
 	}
-	a := attempt{ctx: ctx, timeout: c.timeout(ep), began: began, red: newRedactor(ep.Headers)}
+	a := attempt{ctx: ctx, timeout: c.timeout(ep), began: began, red: newRedactor(redactedValues(ctx, ep))}
 	// The SDK's own cap on an event (16 MiB by default) stays above MaxAnswerBytes, so that
 	// capBody's, which fails only the call, comes first; the SDK's ends the session. MaxRetries
 	// bounds the GETs that resume a call's event stream the server closed before the answer

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"sync"
@@ -40,6 +41,25 @@ func (h authHandler) Authorize(ctx context.Context, req *http.Request, resp *htt
 		return nil // not a question of scope: the request fails again as it is (step-up is for insufficient_scope)
 	}
 	return h.a.Authorize(ctx, c)
+}
+
+// redactedValues is what a connection's redactor hides: ep's header values and the OAuth access
+// token the connection starts with, which a server may echo as it would a header (a token
+// renewed during the session is not known here).
+func redactedValues(ctx context.Context, ep domain.MCPEndpoint) map[string]string {
+	if ep.Auth == nil {
+		return ep.Headers
+	}
+	tok, err := ep.Auth.Token(ctx)
+	if err != nil || tok == "" {
+		return ep.Headers
+	}
+	m := maps.Clone(ep.Headers)
+	if m == nil {
+		m = map[string]string{}
+	}
+	m["\x00oauth"] = "Bearer " + tok // a name no header has
+	return m
 }
 
 // CodeFetcher sends a person (or, in tests, a headless client) to authURL and returns the code

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -106,9 +107,11 @@ func TestHeaderValuesRedacted(t *testing.T) {
 		name    string
 		headers map[string]string
 		secrets []string
+		auth    domain.MCPAuth
 	}{
-		{"bearer", map[string]string{"Authorization": "Bearer " + token, "X-Api-Key": "key-<&>-value"}, []string{token, "key-<&>-value"}},
-		{"basic", map[string]string{"Authorization": "Basic " + basic}, []string{basic, "pa55word-xyz"}},
+		{"bearer", map[string]string{"Authorization": "Bearer " + token, "X-Api-Key": "key-<&>-value"}, []string{token, "key-<&>-value"}, nil},
+		{"basic", map[string]string{"Authorization": "Basic " + basic}, []string{basic, "pa55word-xyz"}, nil},
+		{"oauth", map[string]string{"X-Api-Key": "key-<&>-value"}, []string{"oauth-access-7d1e", "key-<&>-value"}, heldToken("oauth-access-7d1e")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			echo := func(r *http.Request) string {
@@ -146,7 +149,7 @@ func TestHeaderValuesRedacted(t *testing.T) {
 				return true
 			})
 			c := mcp.NewConnector(mcp.Options{Guard: loopback})
-			ep := domain.MCPEndpoint{URL: url, Headers: tc.headers}
+			ep := domain.MCPEndpoint{URL: url, Headers: tc.headers, Auth: tc.auth}
 			var outputs []string
 			tools, err := c.ListTools(context.Background(), ep)
 			if err != nil {
@@ -186,6 +189,14 @@ func TestHeaderValuesRedacted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// heldToken is an OAuth grant that holds one token and cannot renew it.
+type heldToken string
+
+func (h heldToken) Token(context.Context) (string, error) { return string(h), nil }
+func (h heldToken) Authorize(context.Context, domain.MCPChallenge) error {
+	return &domain.MCPError{Reason: "refused", Err: errors.New("refused")}
 }
 
 // TestDeadlines: a tools/list that never ends is a timeout whichever deadline ends it, the
