@@ -1,6 +1,7 @@
 package mcpserverstest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,6 +33,41 @@ func StoreSuite(t *testing.T, newStore func(t *testing.T) mcpservers.Store) {
 	t.Run("Rename", func(t *testing.T) { rename(t, newStore(t)) })
 	t.Run("Delete", func(t *testing.T) { deleteServer(t, newStore(t)) })
 	t.Run("TooLarge", func(t *testing.T) { tooLarge(t, newStore(t)) })
+	t.Run("OAuth", func(t *testing.T) { oauthRoundTrip(t, newStore(t)) })
+}
+
+// oauthRoundTrip: a server behind OAuth reads back with its auth and its sealed grant, through
+// an update too.
+func oauthRoundTrip(t *testing.T, st mcpservers.Store) {
+	ctx := context.Background()
+	s := server(company("acme"), "linear")
+	s.HeaderNames, s.SealedHeaders = []string{}, nil
+	s.Auth = &domain.MCPServerAuth{Type: "oauth", Grant: domain.MCPGrantAuthorizationCode, ClientID: "cid", ClientSecretSet: true,
+		Scopes: []string{"read", "write"}}
+	s.SealedAuth = []byte{9, 8, 7, 0, 255}
+	s.Status = domain.MCPStatusAuthRequired
+	mustCreate(t, st, 10, s)
+	got, err := st.GetMCPServer(ctx, s.Company, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(s.Auth, got.Auth); diff != "" || !bytes.Equal(got.SealedAuth, s.SealedAuth) || got.Status != domain.MCPStatusAuthRequired {
+		t.Errorf("read back auth (-want +got):\n%s\nsealed %v, status %q", diff, got.SealedAuth, got.Status)
+	}
+	next := *got
+	next.Auth = &domain.MCPServerAuth{Type: "oauth", Grant: domain.MCPGrantAuthorizationCode, Authorized: true}
+	next.SealedAuth = []byte{1}
+	next.UpdatedAt = got.UpdatedAt.Add(time.Second)
+	if err := st.UpdateMCPServer(ctx, &next, got); err != nil {
+		t.Fatal(err)
+	}
+	got, err = st.GetMCPServer(ctx, s.Company, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Auth.Authorized || !bytes.Equal(got.SealedAuth, []byte{1}) {
+		t.Errorf("after the update: auth %+v, sealed %v", got.Auth, got.SealedAuth)
+	}
 }
 
 var base = time.Date(2026, 11, 23, 9, 0, 0, 123456789, time.UTC)
