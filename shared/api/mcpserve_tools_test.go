@@ -51,7 +51,7 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 }
 
 // TestMCPServeToolShapes: a tool is named by its agent's key or by system_config.mcp.tool_name
-// (when valid and free); a default_message makes message optional; each prompt variable is a
+// (when free: the older agent keeps a name, and no agent takes the search's); a default_message makes message optional; each prompt variable is a
 // property of the input, and a call's value of it reaches the prompt.
 func TestMCPServeToolShapes(t *testing.T) {
 	s := newStack(t)
@@ -59,7 +59,9 @@ func TestMCPServeToolShapes(t *testing.T) {
 	key := s.key("alice", company)
 	s.mcpAgent(key, `{"name":"Status","system_prompt":"Report the status.","llm_config":{"provider":"local","model":"dev"},"mcp":{"tool_name":"daily_status","default_message":"What is the status today?"}}`)
 	s.mcpAgent(key, `{"name":"Greeter","system_prompt":"Hello {{ variables.who }} from {{variables.place}}.","llm_config":{"provider":"local","model":"dev"}}`)
-	s.mcpAgent(key, `{"name":"Bad name","system_prompt":"x","llm_config":{"provider":"local","model":"dev"},"mcp":{"tool_name":"has space"}}`)
+	// A name no provider takes is refused when the agent is saved.
+	res := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: `{"system_config":{"name":"Bad name","system_prompt":"x","mcp":{"tool_name":"has space"}}}`})
+	wantField(t, res, "system_config.mcp.tool_name")
 	s.mcpAgent(key, `{"name":"Taken","system_prompt":"x","llm_config":{"provider":"local","model":"dev"},"mcp":{"tool_name":"daily_status"}}`)
 	s.mcpAgent(key, `{"name":"Squatter","system_prompt":"x","llm_config":{"provider":"local","model":"dev"},"mcp":{"tool_name":"search_knowledge_base"}}`)
 	var agents []map[string]any
@@ -80,7 +82,7 @@ func TestMCPServeToolShapes(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	want := []string{"daily_status", keys["Greeter"], keys["Bad name"], keys["Taken"], keys["Squatter"], "search_knowledge_base"}
+	want := []string{"daily_status", keys["Greeter"], keys["Taken"], keys["Squatter"], "search_knowledge_base"}
 	slices.Sort(want)
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)

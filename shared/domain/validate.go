@@ -52,6 +52,9 @@ func ValidateAgentConfig(cfg map[string]any, prefix string) []FieldError {
 	if x, ok := cfg["entry_point"]; ok {
 		v.str(x, join(prefix, "entry_point"), false)
 	}
+	if x, ok := cfg["mcp"]; ok && x != nil {
+		v.mcpServe(x, join(prefix, "mcp"))
+	}
 	return v.errs
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -16,10 +15,6 @@ import (
 	"github.com/agentorch/agentorch/shared/engine"
 	"github.com/agentorch/agentorch/shared/sessions"
 )
-
-// toolNameRE is a name an agent may give its tool (system_config.mcp.tool_name): the characters
-// MCP allows, at most 64 of them, as model providers take function names.
-var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
 // agentTool is an agent as a tool: its MCP description and what a call needs.
 type agentTool struct {
@@ -47,21 +42,19 @@ func agentTools(agents []*domain.Agent, reserved map[string]bool) []*agentTool {
 	byAge := slices.Clone(agents)
 	slices.SortStableFunc(byAge, func(a, b *domain.Agent) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	for _, a := range byAge {
-		opts, _ := a.SystemConfig["mcp"].(map[string]any)
-		if n, _ := opts["tool_name"].(string); n != a.AgentKey && toolNameRE.MatchString(n) && !taken[n] {
+		// An invalid name is refused when the configuration is saved; one stored before is ignored.
+		if n := domain.MCPServeOf(a.SystemConfig).ToolName; n != a.AgentKey && domain.ValidToolName(n) && !taken[n] {
 			names[a] = n
 			taken[n] = true
 		}
 	}
 	out := make([]*agentTool, 0, len(agents))
 	for _, a := range agents {
-		opts, _ := a.SystemConfig["mcp"].(map[string]any)
 		name := a.AgentKey
 		if n, ok := names[a]; ok {
 			name = n
 		}
-		msg, _ := opts["default_message"].(string)
-		t := &agentTool{agentKey: a.AgentKey, message: strings.TrimSpace(msg), vars: map[string]bool{}}
+		t := &agentTool{agentKey: a.AgentKey, message: domain.MCPServeOf(a.SystemConfig).DefaultMessage, vars: map[string]bool{}}
 		if g, errs := domain.ParseConfig(a.SystemConfig, nil, ""); len(errs) == 0 {
 			for _, v := range engine.Variables(g) {
 				t.vars[v] = true
