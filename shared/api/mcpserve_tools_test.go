@@ -76,6 +76,10 @@ func TestMCPServeToolShapes(t *testing.T) {
 	defer srv.Close()
 	cs := mcpConnect(t, srv, "x-api-key", key)
 
+	// Tools, and nothing the server does not do: no logging, no list-changed notifications.
+	if c := cs.InitializeResult().Capabilities; c.Tools == nil || c.Tools.ListChanged || c.Logging != nil || c.Resources != nil || c.Prompts != nil {
+		t.Errorf("capabilities = %+v", c)
+	}
 	tools := listTools(t, cs)
 	var names []string
 	for n := range tools {

@@ -80,8 +80,9 @@ func (h *mcpServe) serve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	search := h.kb != nil && p.Can(domain.ScopeKnowledgeRead)
-	tools := mcpTools{search: search, agents: agentTools(agents, map[string]bool{SearchToolName: search})}
+	// The search's name is kept from the agents whether or not this key may search, so that an
+	// agent's tool has one name for every key.
+	tools := mcpTools{search: h.kb != nil && p.Can(domain.ScopeKnowledgeRead), agents: agentTools(agents, map[string]bool{SearchToolName: true})}
 	r.Body = readCloser{bytes.NewReader(body)}
 	sdk := h.json
 	if asksProgress(body) {
@@ -179,10 +180,15 @@ type mcpTools struct {
 	agents []*agentTool
 }
 
+// capabilities are what the server offers: tools, whose list it cannot announce a change of (a
+// stateless server has no stream to send it on), and no logging (the SDK's default), as it
+// sends no log messages.
+var capabilities = &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+
 // server is the MCP server of one request: the caller's agents as its tools, and the knowledge
 // search when the caller may read knowledge bases.
 func (h *mcpServe) server(r *http.Request) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "agentorch", Version: "1"}, nil)
+	s := mcp.NewServer(&mcp.Implementation{Name: "agentorch", Version: "1"}, &mcp.ServerOptions{Capabilities: capabilities})
 	tools, _ := r.Context().Value(mcpToolsKey{}).(mcpTools)
 	p := api.Principal(r)
 	if tools.search {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -27,14 +28,12 @@ type agentTool struct {
 
 // agentTools are the agents as tools, in the order of agents. A tool is named by its agent's
 // key, or by the agent's system_config.mcp.tool_name when that is a valid name that no other
-// tool of the list (nor a name reserved true) takes: the keys are served first, so a chosen name
+// tool of the list (nor a name of reserved) takes: the keys are served first, so a chosen name
 // never hides an agent, and of two agents choosing one name the older has it, so a new agent
 // never takes a name from one that clients already call.
 func agentTools(agents []*domain.Agent, reserved map[string]bool) []*agentTool {
 	taken := map[string]bool{}
-	for k, v := range reserved {
-		taken[k] = v
-	}
+	maps.Copy(taken, reserved)
 	for _, a := range agents {
 		taken[a.AgentKey] = true
 	}
