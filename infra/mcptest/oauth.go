@@ -2,11 +2,14 @@ package mcptest
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -221,4 +224,26 @@ func (o *OAuthServer) token(w http.ResponseWriter, r *http.Request) {
 		out["refresh_token"] = refresh
 	}
 	writeJSON(w, 200, out)
+}
+
+// StartOAuth serves an OAuthServer (a pre-registered client clientID with secret, if given)
+// on addr until stop is called or ctx ends; mcpURL is its protected MCP endpoint.
+func StartOAuth(ctx context.Context, addr, clientID, secret string) (o *OAuthServer, mcpURL string, stop func(), err error) {
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("mcptest: listen %s: %w", addr, err)
+	}
+	o = &OAuthServer{Base: "http://" + ln.Addr().String(), ClientID: clientID, Secret: secret}
+	hs := &http.Server{Handler: o.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = hs.Serve(ln) // ends with Close
+	}()
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		<-ctx.Done()
+		_ = hs.Close()
+	}()
+	return o, o.Base + PathOAuthMCP, func() { cancel(); <-done }, nil
 }

@@ -25,6 +25,7 @@ func main() {
 
 func run() error {
 	addr := flag.String("addr", "127.0.0.1:8931", "address to listen on")
+	oauthAddr := flag.String("oauth-addr", "", "address of the same tools behind OAuth 2.1, with their authorization server (none if empty)")
 	flag.Parse()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
@@ -35,6 +36,14 @@ func run() error {
 	defer stop()
 	fmt.Printf("mcptest: Streamable HTTP at %s%s (JSON answers at %s, HTTP+SSE at %s, garbage at %s, HTML at %s)\n",
 		base, mcptest.PathMCP, mcptest.PathJSON, mcptest.PathSSE, mcptest.PathGarbage, mcptest.PathHTML)
+	if *oauthAddr != "" {
+		_, url, stopOAuth, err := mcptest.StartOAuth(ctx, *oauthAddr, "", "")
+		if err != nil {
+			return err
+		}
+		defer stopOAuth()
+		fmt.Printf("mcptest: behind OAuth at %s (dynamic registration; the authorization server redirects at once)\n", url)
+	}
 	<-ctx.Done()
 	return nil
 }
