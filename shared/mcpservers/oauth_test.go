@@ -271,3 +271,58 @@ func TestOAuthNewURLDropsTheTokens(t *testing.T) {
 		t.Errorf("authorization code after a new url: %s, authorized %v; want auth_required without a token", got.Status, got.Auth.Authorized)
 	}
 }
+
+func TestOAuthStepUpInUse(t *testing.T) {
+	ctx := context.Background()
+	call := func(t *testing.T, e oauthEnv, srv *domain.MCPServer) error {
+		t.Helper()
+		ep, err := e.svc.Endpoint(ctx, must[*domain.MCPServer](t)(e.svc.Get(ctx, alice, srv.ID)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := e.conn.Connect(ctx, ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = s.Close() }()
+		_, err = s.CallTool(ctx, "echo", map[string]any{"message": "hi"})
+		if err != nil {
+			if rerr := e.svc.RecordUse(ctx, srv, err); rerr != nil {
+				t.Fatal(rerr)
+			}
+		}
+		return err
+	}
+	t.Run("client credentials ask for more", func(t *testing.T) {
+		e := newOAuthEnv(t, &mcptest.OAuthServer{Scopes: []string{"tools:read"}, StepUpScope: "tools:write", ClientID: "svc", Secret: "cc-secret-value"})
+		srv := must[*domain.MCPServer](t)(e.svc.Create(ctx, alice, createInput(t, `{"name":"svc","url":"`+e.url+`",
+			"auth":{"type":"oauth","grant":"client_credentials","client_id":"svc","client_secret":"cc-secret-value"}}`)))
+		if err := call(t, e, srv); err != nil {
+			t.Fatalf("call with step-up: %v", err)
+		}
+		last := e.as.TokenRequests[len(e.as.TokenRequests)-1]
+		if last.Get("scope") != "tools:read tools:write" {
+			t.Errorf("step-up token request asked %q, want the granted and the asked scopes", last.Get("scope"))
+		}
+	})
+	t.Run("an authorization code grant needs a person", func(t *testing.T) {
+		e := newOAuthEnv(t, &mcptest.OAuthServer{Scopes: []string{"tools:read"}, StepUpScope: "tools:write"})
+		srv := e.authorize(t, alice, must[*domain.MCPServer](t)(e.svc.Create(ctx, alice, createInput(t, `{"name":"gh","url":"`+e.url+`","auth":{"type":"oauth"}}`))).ID)
+		err := call(t, e, srv)
+		if me := mcpError(t, err); !strings.Contains(me.Reason, "asks for more scope (tools:read tools:write)") {
+			t.Errorf("reason %q, want the scope asked for", me.Reason)
+		}
+		if got := must[*domain.MCPServer](t)(e.svc.Get(ctx, alice, srv.ID)); got.Status != domain.MCPStatusAuthRequired {
+			t.Errorf("status %q, want auth_required", got.Status)
+		}
+	})
+}
+
+func mcpError(t *testing.T, err error) *domain.MCPError {
+	t.Helper()
+	var me *domain.MCPError
+	if !errors.As(err, &me) {
+		t.Fatalf("error %v, want a *domain.MCPError", err)
+	}
+	return me
+}
