@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -330,120 +329,6 @@ func failedConnect(err error) (status, lastError string, _ error) {
 	return "", "", err
 }
 
-// storedAuth is the domain.MCPAuth of a registered server: its stored token, refreshed (and
-// stored again) when it has expired; client credentials asked again, with more scope when the
-// server asks for it. What a person must cure fails with errAuthRequired.
-type storedAuth struct {
-	s       *Service
-	mu      sync.Mutex
-	srv     *domain.MCPServer // as last stored
-	g       *grant
-	persist bool // store renewed tokens (false: the caller stores the record, with g)
-	renewed bool // g holds a token renewed since it was opened
-	tries   int
-}
-
-var _ domain.MCPAuth = (*storedAuth)(nil)
-
-func (a *storedAuth) Token(ctx context.Context) (string, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.g.Token == nil {
-		return "", nil
-	}
-	if a.g.Token.Expired(a.s.now()) {
-		if err := a.renew(ctx, nil); err != nil {
-			return "", err
-		}
-	}
-	return a.g.Token.Access, nil
-}
-
-func (a *storedAuth) Authorize(ctx context.Context, c domain.MCPChallenge) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.tries++; a.tries > maxAuthorizations {
-		return authRequired("the server refused %d tokens in a row; authorize it again", maxAuthorizations)
-	}
-	switch {
-	case a.srv.Auth.Grant == domain.MCPGrantClientCredentials:
-		var held []string
-		if a.g.Token != nil {
-			held = a.g.Token.Scopes
-		}
-		return a.renew(ctx, domain.MCPScopes(c, a.g.Server, held, false))
-	case a.g.Token == nil:
-		return authRequired("the server has not been authorized yet: start an authorization (POST /api/v1/mcp-servers/%s/authorize/)", a.srv.ID)
-	case c.Error == domain.MCPInsufficientScope:
-		return authRequired("the server asks for more scope (%s); authorize it again", strings.Join(c.Scopes, " "))
-	case c.Status == 401 && a.g.Token.Refresh != "" && a.tries == 1:
-		return a.renew(ctx, nil)
-	}
-	return authRequired("the server refused the token; authorize it again")
-}
-
-// renew gets a new token (client credentials for scopes, or a refresh) and stores it.
-func (a *storedAuth) renew(ctx context.Context, scopes []string) error {
-	var tok *domain.MCPToken
-	var err error
-	if a.srv.Auth.Grant == domain.MCPGrantClientCredentials {
-		if len(scopes) == 0 && a.g.Token != nil {
-			scopes = a.g.Token.Scopes
-		}
-		if len(a.srv.Auth.Scopes) > 0 && len(scopes) == 0 {
-			scopes = a.srv.Auth.Scopes
-		}
-		tok, err = a.s.oauth.ClientCredentials(ctx, a.g.Server, a.g.Client, scopes)
-	} else {
-		tok, err = a.s.oauth.Refresh(ctx, a.g.Server, a.g.Client, a.g.Token)
-	}
-	if err != nil {
-		var me *domain.MCPError
-		reason := "the token could not be renewed"
-		if errors.As(err, &me) {
-			reason = me.Reason
-		}
-		return &domain.MCPError{Reason: reason + "; authorize the server again", Err: errors.Join(errAuthRequired, err)}
-	}
-	a.g.Token, a.renewed = tok, true
-	if a.persist {
-		a.store(ctx)
-	}
-	return nil
-}
-
-// store writes the renewed grant on the record; a record changed meanwhile is read again once
-// (a rotated refresh token must not be lost). A failure leaves the token in this connection only.
-func (a *storedAuth) store(ctx context.Context) {
-	for range 2 {
-		next := *a.srv
-		auth := *a.srv.Auth
-		next.Auth = &auth
-		if a.s.sealGrant(ctx, &next, a.g) != nil {
-			return
-		}
-		next.UpdatedAt = a.s.later(a.srv.UpdatedAt)
-		err := a.s.store.UpdateMCPServer(ctx, &next, a.srv)
-		if err == nil {
-			a.srv = &next
-			return
-		}
-		if domain.KindOf(err) != domain.KindConflict {
-			return
-		}
-		cur, err := a.s.store.GetMCPServer(ctx, a.srv.Company, a.srv.ID)
-		if err != nil || cur.Auth == nil {
-			return
-		}
-		a.srv = cur
-	}
-}
-
-// authRequired is the failure of a server a person must authorize (again).
-func authRequired(format string, args ...any) error {
-	return &domain.MCPError{Reason: fmt.Sprintf(format, args...), Err: errAuthRequired}
-}
-
 // createWithAuth sets up a new registration's OAuth: with client credentials it connects with
 // its first token; with the authorization code it waits for a person (status auth_required, no
 // tools yet) and connects when the authorization comes back.
@@ -486,19 +371,4 @@ func (s *Service) resetAuth(ctx context.Context, srv *domain.MCPServer) error {
 // needsPerson reports a server behind OAuth that holds no token: only a person can give one.
 func needsPerson(srv *domain.MCPServer) bool {
 	return srv.Auth != nil && !srv.Auth.Authorized
-}
-
-// endpoint is how to reach srv with the given headers, and its stored OAuth grant (persist:
-// renewed tokens are stored on the record).
-func (s *Service) endpoint(ctx context.Context, srv *domain.MCPServer, headers map[string]string, persist bool) (domain.MCPEndpoint, error) {
-	ep := endpoint(srv, headers)
-	if srv.Auth == nil || s.oauth == nil {
-		return ep, nil
-	}
-	g, err := s.openGrant(ctx, srv)
-	if err != nil {
-		return ep, err
-	}
-	ep.Auth = &storedAuth{s: s, srv: srv, g: g, persist: persist}
-	return ep, nil
 }
