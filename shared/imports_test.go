@@ -34,7 +34,7 @@ var layer = map[string]string{
 	// The OTLP exporter (an outside collector) and the test-only receiver that holds it.
 	"telemetry": "adapter", "telemetry/telemetrytest": "adapter",
 	// The HTTP layer and the composition root.
-	"api": "api", "api/mcpserve": "api", "api/openaiserve": "api", "app": "app", "app/core": "app", "app/kb": "app", "app/run": "app", "app/secrets": "app", "app/tooling": "app",
+	"api": "api", "api/a2aserve": "api", "api/mcpserve": "api", "api/openaiserve": "api", "app": "app", "app/core": "app", "app/kb": "app", "app/run": "app", "app/secrets": "app", "app/tooling": "app",
 	"app/meta": "app", "app/servers": "app", "app/hooks": "app",
 }
 

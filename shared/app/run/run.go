@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/agentorch/agentorch/shared/api"
+	"github.com/agentorch/agentorch/shared/api/a2aserve"
 	"github.com/agentorch/agentorch/shared/api/mcpserve"
 	"github.com/agentorch/agentorch/shared/api/openaiserve"
 	"github.com/agentorch/agentorch/shared/app/core"
@@ -133,6 +134,7 @@ func Runtime(a *core.App) (*api.Group, error) {
 	g := api.NewRuntime(Sessions(a), a.Options())
 	mcpserve.Serve(g, tooling.AgentsService(a), Sessions(a), retriever{a})
 	openaiserve.Serve(g, tooling.AgentsService(a), Sessions(a))
+	a2aserve.Serve(g, tooling.AgentsService(a), Sessions(a), api.StaticBaseURL(a.Config.PublicBaseURL))
 	return g, nil
 }
 

@@ -1,0 +1,272 @@
+package a2aserve
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"strings"
+	"sync/atomic"
+
+	"github.com/a2aproject/a2a-go/a2a"
+
+	"github.com/agentorch/agentorch/shared/api"
+	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/sessions"
+)
+
+// handler is the SDK's a2asrv.RequestHandler over sessions and executions: it keeps nothing
+// itself (no task store, no queue), so that any process answers any request, as in Lambda.
+type handler struct{ s *server }
+
+// sendFor is a message/send or message/stream made ready: the session it goes to (its
+// contextId's, or a new one of the agent) and the execute request (a new message, or the answer
+// to the paused task it names).
+type sendFor struct {
+	sessionID string
+	req       sessions.ExecuteRequest
+}
+
+func (h *handler) prepare(ctx context.Context, c *call, params *a2a.MessageSendParams) (*sendFor, error) {
+	if params == nil || params.Message == nil {
+		return nil, invalidParams("params.message is required")
+	}
+	if !c.p.Can(domain.ScopeSessionsWrite) {
+		return nil, domain.ErrPermission
+	}
+	// A run spends the model: a spent monthly budget refuses it before anything is read.
+	if err := h.s.g.CheckBudget(ctx, c.p); err != nil {
+		return nil, err
+	}
+	m := params.Message
+	sid := m.ContextID
+	var execID string
+	if m.TaskID != "" {
+		tsid, eid, ok := splitTaskID(m.TaskID)
+		if !ok {
+			return nil, taskNotFound(m.TaskID)
+		}
+		if sid != "" && sid != tsid {
+			return nil, invalidParams("message.taskId is not a task of message.contextId")
+		}
+		sid, execID = tsid, eid
+	}
+	if sid == "" {
+		sess, _, err := h.s.runs.FromAgent(ctx, c.p, c.agent.AgentKey)
+		if err != nil {
+			return nil, err
+		}
+		return h.newMessage(sess.ID, m)
+	}
+	sess, err := h.s.runs.Get(ctx, c.p, sid)
+	if err != nil {
+		return nil, err
+	}
+	if sess.AgentID != c.agent.ID {
+		return nil, invalidParams(fmt.Sprintf("Context %s is not a session of the agent %s", sid, c.agent.AgentKey))
+	}
+	if execID == "" {
+		return h.newMessage(sid, m)
+	}
+	// A message naming a task continues it: only a paused one can be, with its answer.
+	if sess.Pending == nil || sess.Pending.ExecutionID != execID {
+		return nil, invalidParams(fmt.Sprintf("Task %s is not waiting for input", m.TaskID))
+	}
+	for _, p := range m.Parts {
+		if d, ok := p.(a2a.DataPart); ok {
+			a, ok, err := answerOf(d.Data)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return &sendFor{sessionID: sid, req: sessions.ExecuteRequest{Answer: a}}, nil
+			}
+		}
+	}
+	return nil, invalidParams(pendingText(sess.Pending))
+}
+
+// newMessage is a message's execute request: its text parts as the content, its data parts as
+// the values of the prompt's variables.
+func (h *handler) newMessage(sid string, m *a2a.Message) (*sendFor, error) {
+	var text []string
+	var inputs map[string]any
+	for _, p := range m.Parts {
+		switch p := p.(type) {
+		case a2a.TextPart:
+			text = append(text, p.Text)
+		case a2a.DataPart:
+			if inputs == nil {
+				inputs = map[string]any{}
+			}
+			for k, v := range p.Data {
+				inputs[k] = v
+			}
+		default:
+			return nil, &rpcError{msg: "invalid_request_error: Only text and data parts are accepted; pass images and files by URL in the text", kind: a2a.ErrUnsupportedContentType}
+		}
+	}
+	content := strings.Join(text, "\n")
+	if strings.TrimSpace(content) == "" {
+		return nil, invalidParams("message.parts must hold a text part")
+	}
+	return &sendFor{sessionID: sid, req: sessions.ExecuteRequest{Content: sessions.TextContent(content), Inputs: inputs}}, nil
+}
+
+// OnSendMessage runs the message to its end (or its pause) and answers the task; with
+// configuration.blocking false it queues the run and answers the submitted task at once.
+func (h *handler) OnSendMessage(ctx context.Context, params *a2a.MessageSendParams) (a2a.SendMessageResult, error) {
+	c := callOf(ctx)
+	in, err := h.prepare(ctx, c, params)
+	if err != nil {
+		return nil, c.fail(h.s, err)
+	}
+	if params.Config != nil && params.Config.Blocking != nil && !*params.Config.Blocking {
+		e, err := h.s.runs.Enqueue(ctx, c.p, in.sessionID, in.req)
+		if err != nil {
+			return nil, c.fail(h.s, err)
+		}
+		return task(in.sessionID, e, nil, nil), nil
+	}
+	var started atomic.Value
+	rctx, cancel := api.Detach(ctx)
+	defer cancel()
+	res, err := h.s.runs.Execute(rctx, c.p, in.sessionID, in.req, sessions.Observer{OnStart: func(id string) { started.Store(id) }})
+	if err != nil {
+		id, _ := started.Load().(string)
+		if id == "" || domain.KindOf(err) == domain.KindConflict {
+			return nil, c.fail(h.s, err)
+		}
+		typ, msg := h.s.g.ErrorOf(c.r, err)
+		return failedTask(in.sessionID, id, typ, msg), nil
+	}
+	return task(in.sessionID, res.Execution, res.Messages, res.Pending), nil
+}
+
+// OnSendMessageStream runs the message and streams it: the task as it starts (working), the
+// reply's text as it is produced (appended chunks of the "response" artifact, the last one
+// marked), and the final status (completed, input-required, failed or canceled).
+func (h *handler) OnSendMessageStream(ctx context.Context, params *a2a.MessageSendParams) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		c := callOf(ctx)
+		in, err := h.prepare(ctx, c, params)
+		if err != nil {
+			yield(nil, c.fail(h.s, err))
+			return
+		}
+		f := newFeed()
+		c.runs.Add(1)
+		go func() {
+			defer c.runs.Done()
+			rctx, cancel := api.Detach(ctx)
+			defer cancel()
+			res, err := h.s.runs.Execute(rctx, c.p, in.sessionID, in.req, sessions.Observer{
+				OnStart: func(id string) { f.push(started(id)) },
+				OnText:  func(_, delta string) { f.push(delta) },
+			})
+			f.push(ended{res, err})
+		}()
+		st := &streamer{sessionID: in.sessionID, user: params.Message}
+		for item := range f.items(ctx) {
+			ev, final, err := st.event(item, func(err error) (string, string) { return h.s.g.ErrorOf(c.r, err) })
+			if err != nil {
+				yield(nil, c.fail(h.s, err))
+				return
+			}
+			for _, e := range ev {
+				if !yield(e, nil) {
+					return
+				}
+			}
+			if final {
+				return
+			}
+		}
+	}
+}
+
+// OnGetTask answers a task as its execution stands (tasks/get).
+func (h *handler) OnGetTask(ctx context.Context, q *a2a.TaskQueryParams) (*a2a.Task, error) {
+	c := callOf(ctx)
+	if !c.p.Can(domain.ScopeSessionRead) {
+		return nil, c.fail(h.s, domain.ErrPermission)
+	}
+	sid, eid, ok := splitTaskID(q.ID)
+	if !ok {
+		return nil, taskNotFound(q.ID)
+	}
+	sess, e, msgs, err := h.s.runs.GetExecution(ctx, c.p, sid, eid)
+	if domain.KindOf(err) == domain.KindNotFound || (err == nil && sess.AgentID != c.agent.ID) {
+		return nil, taskNotFound(q.ID)
+	}
+	if err != nil {
+		return nil, c.fail(h.s, err)
+	}
+	t := task(sid, e, msgs, nil)
+	if q.HistoryLength != nil && *q.HistoryLength < len(t.History) {
+		t.History = t.History[len(t.History)-max(*q.HistoryLength, 0):]
+	}
+	return t, nil
+}
+
+// OnCancelTask stops a task's execution wherever it is, as the cancel route does (tasks/cancel):
+// a finished task is not cancelable.
+func (h *handler) OnCancelTask(ctx context.Context, id *a2a.TaskIDParams) (*a2a.Task, error) {
+	c := callOf(ctx)
+	if !c.p.Can(domain.ScopeSessionsWrite) {
+		return nil, c.fail(h.s, domain.ErrPermission)
+	}
+	sid, eid, ok := splitTaskID(id.ID)
+	if !ok {
+		return nil, taskNotFound(id.ID)
+	}
+	sess, err := h.s.runs.Get(ctx, c.p, sid)
+	if domain.KindOf(err) == domain.KindNotFound || (err == nil && sess.AgentID != c.agent.ID) {
+		return nil, taskNotFound(id.ID)
+	}
+	if err != nil {
+		return nil, c.fail(h.s, err)
+	}
+	e, _, err := h.s.runs.Cancel(ctx, c.p, sid, eid)
+	switch domain.KindOf(err) {
+	case domain.KindNotFound:
+		return nil, taskNotFound(id.ID)
+	case domain.KindConflict:
+		typ, msg := h.s.g.ErrorOf(c.r, err)
+		return nil, &rpcError{msg: typ + ": " + msg, kind: a2a.ErrTaskNotCancelable}
+	}
+	if err != nil {
+		return nil, c.fail(h.s, err)
+	}
+	return task(sid, e, nil, nil), nil
+}
+
+// OnResubscribeToTask is not offered: a task is polled with tasks/get.
+func (h *handler) OnResubscribeToTask(context.Context, *a2a.TaskIDParams) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) { yield(nil, a2a.ErrUnsupportedOperation) }
+}
+
+// OnGetTaskPushConfig and the other push notification methods are not offered (the card says
+// so): a task is polled or streamed.
+func (h *handler) OnGetTaskPushConfig(context.Context, *a2a.GetTaskPushConfigParams) (*a2a.TaskPushConfig, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+// OnListTaskPushConfig is not offered (OnGetTaskPushConfig).
+func (h *handler) OnListTaskPushConfig(context.Context, *a2a.ListTaskPushConfigParams) ([]*a2a.TaskPushConfig, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+// OnSetTaskPushConfig is not offered (OnGetTaskPushConfig).
+func (h *handler) OnSetTaskPushConfig(context.Context, *a2a.TaskPushConfig) (*a2a.TaskPushConfig, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+// OnDeleteTaskPushConfig is not offered (OnGetTaskPushConfig).
+func (h *handler) OnDeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConfigParams) error {
+	return a2a.ErrPushNotificationNotSupported
+}
+
+// OnGetExtendedAgentCard: the card is already served to authenticated callers only.
+func (h *handler) OnGetExtendedAgentCard(context.Context) (*a2a.AgentCard, error) {
+	return nil, a2a.ErrAuthenticatedExtendedCardNotConfigured
+}
