@@ -36,3 +36,11 @@ func (g *Group) authenticated(w http.ResponseWriter, r *http.Request) (*http.Req
 	}
 	return r.WithContext(context.WithValue(r.Context(), principalKey, p)), nil
 }
+
+// ReadObject reads a request's body as one JSON or YAML object, as every route reads its body
+// (the Content-Type decides; 415 for others, 413 over limit, 400 for what is not one object),
+// and returns it as JSON (a YAML body converted), for a surface package's own typed decoding.
+func ReadObject(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	_, b, err := readObject(w, r, limit)
+	return b, err
+}

@@ -170,7 +170,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 	var served []string
 	groups := []*api.Group{
 		api.NewMeta(api.Options{}), api.NewAgents(agents.NewService(nil, tools.NewRegistry(tools.Builtins(tools.Options{})...)), api.Options{}), api.NewAuth(nil, api.Options{}).WithAudit(nil).ServeUsage(nil).ServeLimits(nil),
-		api.NewSessions(&fakeSessions{}, api.Options{}), withA2A(withMCP(api.NewRuntime(&fakeSessions{}, api.Options{}))), api.NewImages(nil, nil, api.Options{}),
+		api.NewSessions(&fakeSessions{}, api.Options{}), withA2A(withOpenAI(withMCP(api.NewRuntime(&fakeSessions{}, api.Options{})))), api.NewImages(nil, nil, api.Options{}),
 		api.NewFiles(unreachableKnowledge{}, api.Options{}), api.NewCollections(unreachableKnowledge{}, api.Options{}), api.NewKnowledge(unreachableKnowledge{}, api.Options{}),
 		api.NewMCPServers(nil, api.Options{}), api.NewWebhooks(nil, nil, api.Options{}),
 	}

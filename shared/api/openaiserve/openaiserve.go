@@ -104,19 +104,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v) // a client gone away is not ours to report
 }
 
-// decode reads a JSON body into v, bounded as an execute's body is.
+// decode reads the body into v as every route reads one (JSON or YAML, an object, bounded as an
+// execute's body is).
 func (h *server) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, h.g.MaxExecuteBody()))
-	if err := dec.Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
+	b, err := api.ReadObject(w, r, h.g.MaxExecuteBody())
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
 		var typeErr *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &tooBig):
-			return domain.Errorf(domain.KindTooLarge, "The request body is larger than %d bytes", tooBig.Limit)
-		case errors.As(err, &typeErr) && typeErr.Field != "":
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
 			return domain.Invalid([]domain.FieldError{{Field: typeErr.Field, Message: "must be of type " + jsonType(typeErr.Type.Kind().String())}})
 		}
-		return domain.Invalid([]domain.FieldError{{Field: "", Message: "The request body must be a JSON object"}})
+		return domain.Invalid([]domain.FieldError{{Field: "", Message: "The request body does not have the request's shape"}})
 	}
 	return nil
 }
