@@ -36,7 +36,7 @@ func decodeBody(t *testing.T, body string, dst any) []domain.FieldError {
 // own decoding named them before the one decoder (every value of the wrong type, by full path,
 // with the JSON type it has; unknown fields first, in sorted order).
 func TestDecodeMCPServerInputs(t *testing.T) {
-	const fields = "unknown field; the fields are name, url, description, headers, timeout_ms"
+	const fields = "unknown field; the fields are name, url, description, headers, timeout_ms, auth"
 	const headers = "must be an object of header names to string values"
 	const timeout = "must be an integer from 100 to 60000 (milliseconds)"
 	for _, tc := range []struct {
