@@ -37,6 +37,7 @@ func decodeBody(t *testing.T, body string, dst any) []domain.FieldError {
 // with the JSON type it has; unknown fields first, in sorted order).
 func TestDecodeMCPServerInputs(t *testing.T) {
 	const fields = "unknown field; the fields are name, url, description, headers, timeout_ms, auth"
+	const updateFields = "unknown field; the fields are name, url, description, headers, timeout_ms" // auth is set at registration only
 	const headers = "must be an object of header names to string values"
 	const timeout = "must be an integer from 100 to 60000 (milliseconds)"
 	for _, tc := range []struct {
@@ -57,7 +58,7 @@ func TestDecodeMCPServerInputs(t *testing.T) {
 			{Field: "name", Message: "must be a string, got a boolean"}, {Field: "url", Message: "must be a string, got an array"}}},
 		{"nulls", `{"name":null,"url":null,"description":null,"headers":null,"timeout_ms":null}`, false, nil},
 		{"update headers an array", `{"headers":[]}`, true, []domain.FieldError{{Field: "headers", Message: headers + ", got an array"}}},
-		{"update unknown field", `{"colour":"red"}`, true, []domain.FieldError{{Field: "colour", Message: fields}}},
+		{"update unknown field", `{"colour":"red"}`, true, []domain.FieldError{{Field: "colour", Message: updateFields}}},
 		{"update description a number", `{"description":5}`, true, []domain.FieldError{{Field: "description", Message: "must be a string, got a number"}}},
 		{"update nulls", `{"name":null,"url":null,"description":null,"headers":null,"timeout_ms":null}`, true, nil},
 	} {
