@@ -3,10 +3,12 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentorch/agentorch/infra/mcptest"
 )
@@ -98,5 +100,43 @@ func TestElicitationEndToEnd(t *testing.T) {
 	}
 	if n := len(eventsOf(s.sessionEvents(key, sid), "elicitation")); n != 2 {
 		t.Errorf("%d elicitation events, want 2 (the answers)", n)
+	}
+}
+
+// TestElicitationDeclinedWhereNoOneCanBeAsked: the surfaces whose clients cannot be asked an MCP
+// server's question (the MCP server surface, stateless; the OpenAI API) run the agent with its
+// questions declined: the call goes on and its result says so, instead of a pause no one could
+// answer.
+func TestElicitationDeclinedWhereNoOneCanBeAsked(t *testing.T) {
+	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	s := newStack(t)
+	key := s.key("alice", "acme")
+	s.mcpServer(key, "asker", base+mcptest.PathElicit)
+	cfg := `{"system_config":{"name":"Quizzer","agent_type":"react_agent","llm_config":{"provider":"local","model":"dev"},
+		"tools":[{"type":"mcp","server":"asker","allowed_tools":["ask"]}]}}`
+	if r := s.do(req{method: "POST", path: "/api/v1/agent/", key: key, body: cfg}); r.status != 201 {
+		t.Fatalf("create agent: %d %s", r.status, r.body)
+	}
+	const said = "no person can answer in this run, so it was declined"
+	srv := httptest.NewServer(s.mux)
+	defer srv.Close()
+
+	cs := mcpConnect(t, srv, "x-api-key", key)
+	res, err := cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: "quizzer", Arguments: map[string]any{"message": "ask {}"}})
+	if err != nil {
+		t.Fatalf("tools/call: %v", err)
+	}
+	if text := res.Content[0].(*mcpsdk.TextContent).Text; res.IsError || !strings.Contains(text, "decline") || !strings.Contains(text, said) {
+		t.Errorf("MCP: result %v %q, want the declined question in the call's result", res.IsError, text)
+	}
+
+	r := s.do(req{method: "POST", path: "/api/v1/openai/v1/chat/completions", key: key,
+		body: `{"model":"quizzer","messages":[{"role":"user","content":"ask {}"}]}`})
+	if r.status != 200 || !strings.Contains(string(r.body), said) {
+		t.Errorf("OpenAI: %d %s, want a completion whose call declined the question", r.status, r.body)
 	}
 }

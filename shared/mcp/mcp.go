@@ -75,7 +75,7 @@ func NewConnector(opts Options) *Connector {
 
 // ListTools connects, initializes, reads every page of tools/list and disconnects.
 func (c *Connector) ListTools(ctx context.Context, ep domain.MCPEndpoint) ([]domain.MCPTool, error) {
-	began := time.Now()
+	ctx, began := isolate(ctx), time.Now()
 	s, err := c.connect(ctx, ep, began, false)
 	if err != nil {
 		return nil, err
@@ -87,7 +87,7 @@ func (c *Connector) ListTools(ctx context.Context, ep domain.MCPEndpoint) ([]dom
 // Connect opens a session that a run reuses for all its calls to that server; the caller
 // closes it.
 func (c *Connector) Connect(ctx context.Context, ep domain.MCPEndpoint) (domain.MCPSession, error) {
-	s, err := c.connect(ctx, ep, time.Now(), true)
+	s, err := c.connect(isolate(ctx), ep, time.Now(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func (s *session) attempt(ctx, callCtx context.Context, began time.Time, pr *pro
 // CallTool calls the tool the server names name with args, within the endpoint's timeout.
 func (s *session) CallTool(ctx context.Context, name string, args map[string]any) (*domain.MCPResult, error) {
 	began := time.Now()
-	callCtx, cancel := context.WithTimeout(ctx, s.timeout)
+	callCtx, cancel := context.WithTimeout(isolate(ctx), s.timeout)
 	defer cancel()
 	pr := &probe{}
 	if args == nil {

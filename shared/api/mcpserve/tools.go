@@ -220,5 +220,8 @@ func (h *mcpServe) run(ctx context.Context, p domain.Principal, t *agentTool, ra
 	// As the execute does, the run is detached from the client and stops before the deadline.
 	ctx, cancel := api.Detach(ctx)
 	defer cancel()
-	return h.runs.Execute(ctx, p, sid, sessions.ExecuteRequest{Content: sessions.TextContent(in.message), Inputs: in.inputs}, obs)
+	// A stateless MCP answer cannot carry a question back to the person: an MCP server's
+	// question during the run (elicitation) is declined, not a pause no one could answer.
+	return h.runs.Execute(ctx, p, sid, sessions.ExecuteRequest{Content: sessions.TextContent(in.message), Inputs: in.inputs,
+		DeclineElicitations: true}, obs)
 }

@@ -66,7 +66,8 @@ func parseCallID(id string) (sessionID, callID string, ok bool) {
 // plan is the session a conversation runs in ("" for a new one on the agent) and the request
 // it runs there.
 func (c *conversation) plan() (string, sessions.ExecuteRequest, error) {
-	req := sessions.ExecuteRequest{Functions: c.tools, Inputs: c.inputs}
+	// OpenAI's API has no way to ask the person an MCP server's question (elicitation): declined.
+	req := sessions.ExecuteRequest{Functions: c.tools, Inputs: c.inputs, DeclineElicitations: true}
 	invalid := func(f, m string) error { return domain.Invalid([]domain.FieldError{{Field: f, Message: m}}) }
 	n := len(c.msgs)
 	if n == 0 {
