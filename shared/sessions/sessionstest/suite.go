@@ -123,7 +123,10 @@ func createReadsBack(t *testing.T, st sessions.Store) {
 	s := newSession(p, t0)
 	s.AgentID, s.AgentName = uuid.NewString(), "agent"
 	s.Pending = &domain.PendingAction{Type: domain.PendingToolCalls, ExecutionID: uuid.NewString(), Input: "hi", CreatedAt: t0,
-		ToolCalls: []domain.PendingToolCall{{ID: "c1", Name: "lookup", Arguments: map[string]any{"q": "otters", "n": json.Number("3")}, Kind: "function"}}}
+		ToolCalls: []domain.PendingToolCall{{ID: "c1", Name: "lookup", Arguments: map[string]any{"q": "otters", "n": json.Number("3")}, Kind: "function"},
+			{ID: "c2", Name: "ask", Arguments: map[string]any{}, Kind: "mcp", Server: "srv", Elicitation: &domain.Elicitation{Message: "Who?",
+				Schema: map[string]any{"type": "object", "required": []any{"age"}, "properties": map[string]any{
+					"age": map[string]any{"type": "integer", "default": json.Number("30")}, "ok": map[string]any{"type": "boolean", "default": true}}}}}}}
 	want := *s
 	create(t, st, s)
 	s.Name, s.Config["name"] = "changed", "changed" // the store keeps its own copy
