@@ -6,6 +6,7 @@ import (
 	"iter"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 
@@ -160,7 +161,7 @@ func (h *handler) OnSendMessageStream(ctx context.Context, params *a2a.MessageSe
 			rctx, cancel := api.Detach(ctx)
 			defer cancel()
 			res, err := h.s.runs.Execute(rctx, c.p, in.sessionID, in.req, sessions.Observer{
-				OnStart: func(id string) { f.push(started(id)) },
+				OnStart: func(id string) { f.push(started{id, time.Now()}) },
 				OnText:  func(_, delta string) { f.push(delta) },
 			})
 			f.push(ended{res, err})

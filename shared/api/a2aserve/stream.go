@@ -11,11 +11,14 @@ import (
 	"github.com/agentorch/agentorch/shared/sessions"
 )
 
-// What a streamed run hands the stream: its execution id once it holds the session (started),
-// each text delta (string), and its outcome (ended), last.
+// What a streamed run hands the stream: its execution id and when once it holds the session
+// (started), each text delta (string), and its outcome (ended), last.
 type (
-	started string
-	ended   struct {
+	started struct {
+		id string
+		at time.Time
+	}
+	ended struct {
 		res *sessions.Result
 		err error
 	}
@@ -80,8 +83,8 @@ func (s *streamer) id() a2a.TaskID { return taskID(s.sessionID, s.execID) }
 func (s *streamer) event(item any, errorOf func(error) (string, string)) (evs []a2a.Event, final bool, err error) {
 	switch it := item.(type) {
 	case started:
-		s.execID = string(it)
-		return []a2a.Event{s.startTask()}, false, nil
+		s.execID = it.id
+		return []a2a.Event{s.startTask(it.at)}, false, nil
 	case string:
 		if s.held != "" {
 			evs = append(evs, s.chunk(s.held, false))
@@ -99,7 +102,7 @@ func (s *streamer) event(item any, errorOf func(error) (string, string)) (evs []
 		}
 		if s.execID == "" {
 			s.execID = it.res.Execution.ID
-			evs = append(evs, s.startTask())
+			evs = append(evs, s.startTask(it.res.Execution.CreatedAt))
 		}
 		t := task(s.sessionID, it.res.Execution, it.res.Messages, it.res.Pending)
 		switch {
@@ -113,12 +116,12 @@ func (s *streamer) event(item any, errorOf func(error) (string, string)) (evs []
 	return nil, false, nil
 }
 
-// startTask is the task as its run starts: working, with the message it answers.
-func (s *streamer) startTask() *a2a.Task {
-	now := time.Now().UTC()
+// startTask is the task as its run started (at): working, with the message it answers.
+func (s *streamer) startTask(at time.Time) *a2a.Task {
+	at = at.UTC()
 	user := *s.user
 	user.ContextID, user.TaskID = s.sessionID, s.id()
-	return &a2a.Task{ID: s.id(), ContextID: s.sessionID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: &now},
+	return &a2a.Task{ID: s.id(), ContextID: s.sessionID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: &at},
 		History: []*a2a.Message{&user}, Metadata: map[string]any{"session_id": s.sessionID, "execution_id": s.execID}}
 }
 

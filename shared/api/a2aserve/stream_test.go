@@ -37,11 +37,12 @@ func TestStreamerChunks(t *testing.T) {
 	now := time.Now()
 	res := &sessions.Result{Execution: &domain.Execution{ID: testExec, Status: domain.ExecCompleted, CreatedAt: now, CompletedAt: &now},
 		Messages: []domain.Message{{ID: "m1", Content: "Hello there."}}}
-	evs, final, err := run(t, started(testExec), "Hel", "lo ", "there.", ended{res: res})
+	begun := now.Add(-time.Second)
+	evs, final, err := run(t, started{testExec, begun}, "Hel", "lo ", "there.", ended{res: res})
 	if err != nil || !final || len(evs) != 5 {
 		t.Fatalf("%d events, final %v, %v", len(evs), final, err)
 	}
-	if task, ok := evs[0].(*a2a.Task); !ok || task.ID != taskID(testSession, testExec) || task.Status.State != a2a.TaskStateWorking ||
+	if task, ok := evs[0].(*a2a.Task); !ok || task.ID != taskID(testSession, testExec) || task.Status.State != a2a.TaskStateWorking || !task.Status.Timestamp.Equal(begun) ||
 		task.History[0].TaskID != task.ID || task.History[0].ContextID != testSession {
 		t.Errorf("first event = %+v", evs[0])
 	}
@@ -69,7 +70,7 @@ func TestStreamerEnds(t *testing.T) {
 	if evs, final, err := run(t, ended{err: boom}); !errors.Is(err, boom) || !final || len(evs) != 0 {
 		t.Errorf("failed before start: %v %v %v", evs, final, err)
 	}
-	evs, _, err := run(t, started(testExec), ended{err: boom})
+	evs, _, err := run(t, started{testExec, time.Now()}, ended{err: boom})
 	if st, ok := evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent); err != nil || !ok || st.Status.State != a2a.TaskStateFailed ||
 		st.Status.Message.Parts[0].(a2a.TextPart).Text != "api_error: boom" {
 		t.Errorf("failed after start: %+v %v", evs, err)
@@ -84,7 +85,7 @@ func TestStreamerEnds(t *testing.T) {
 	if d, ok := st.Status.Message.Parts[1].(a2a.DataPart); st.Status.State != a2a.TaskStateInputRequired || !ok || d.Data["required_action"].(map[string]any)["type"] != "tool_calls" {
 		t.Errorf("paused status = %+v", st.Status)
 	}
-	evs, _, _ = run(t, started(testExec), ended{res: &sessions.Result{Execution: &domain.Execution{ID: testExec, Status: domain.ExecCompleted, CreatedAt: now},
+	evs, _, _ = run(t, started{testExec, time.Now()}, ended{res: &sessions.Result{Execution: &domain.Execution{ID: testExec, Status: domain.ExecCompleted, CreatedAt: now},
 		Messages: []domain.Message{{Content: "whole"}}}})
 	if c, ok := evs[1].(*a2a.TaskArtifactUpdateEvent); !ok || !c.LastChunk || c.Append || c.Artifact.Parts[0].(a2a.TextPart).Text != "whole" {
 		t.Errorf("reply without deltas: %+v", evs)
