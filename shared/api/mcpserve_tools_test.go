@@ -77,6 +77,7 @@ func TestMCPServeToolShapes(t *testing.T) {
 	cs := mcpConnect(t, srv, "x-api-key", key)
 
 	// Tools, and nothing the server does not do: no logging, no list-changed notifications.
+	//nolint:staticcheck // SA1019: logging is deprecated (SEP-2577), and the server must not declare it.
 	if c := cs.InitializeResult().Capabilities; c.Tools == nil || c.Tools.ListChanged || c.Logging != nil || c.Resources != nil || c.Prompts != nil {
 		t.Errorf("capabilities = %+v", c)
 	}

@@ -198,8 +198,11 @@ func (o *OAuth) legacyMetadata(ctx context.Context, origin string) (*oauthex.Aut
 	var doc struct {
 		Issuer string `json:"issuer"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&doc); err != nil || doc.Issuer == "" {
-		return nil, fmt.Errorf("authorization server metadata without an issuer: %v", err)
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&doc); err != nil {
+		return nil, fmt.Errorf("authorization server metadata: %w", err)
+	}
+	if doc.Issuer == "" {
+		return nil, errors.New("authorization server metadata without an issuer")
 	}
 	return oauthex.GetAuthServerMeta(ctx, metaURL, doc.Issuer, o.client)
 }
