@@ -103,8 +103,8 @@ func TestDecodeFirstError(t *testing.T) {
 		{"correlation id a number", `{"correlation_id":5}`, &executeBody{}, []domain.FieldError{{Field: "correlation_id", Message: "must be a string"}}},
 		{"any content", `{"content":[{"type":"text"}],"inputs":{"a":[1]},"tool_results":5}`, &executeBody{}, nil},
 		{"unknown before wrong", `{"stream":"x","zz":1,"aa":2}`, &executeBody{}, []domain.FieldError{
-			{Field: "aa", Message: "unknown field; the fields are content, correlation_id, inputs, response_format, stream, async, tool_results, approvals"},
-			{Field: "zz", Message: "unknown field; the fields are content, correlation_id, inputs, response_format, stream, async, tool_results, approvals"}}},
+			{Field: "aa", Message: "unknown field; the fields are content, correlation_id, inputs, response_format, stream, async, tool_results, approvals, elicitations"},
+			{Field: "zz", Message: "unknown field; the fields are content, correlation_id, inputs, response_format, stream, async, tool_results, approvals, elicitations"}}},
 		{"array item", `{"scopes":["agents:read",3]}`, &createKeyRequest{}, []domain.FieldError{{Field: "scopes", Message: "must be a string"}}},
 		{"fraction for an integer", `{"expires_in":1.5}`, &createKeyRequest{}, []domain.FieldError{{Field: "expires_in", Message: "must be an integer"}}},
 		{"company", `{"company":"other","zz":1,"name":5}`, &createKeyRequest{}, []domain.FieldError{{Field: "company", Message: "unknown field: a key's company is always the caller's"}}},
