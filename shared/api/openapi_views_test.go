@@ -36,6 +36,7 @@ var jsonTypes = []struct {
 	{messageView{}, "ResultMessage"},
 	{mcpServerJSON{}, "MCPServer"},
 	{mcpToolsJSON{}, "MCPTools"},
+	{authorizationJSON{}, "MCPServerAuthorization"},
 	{fileJSON{}, "File"},
 	{webhookJSON{}, "Webhook"},
 	{webhookSecretJSON{}, "WebhookWithSecret"},
@@ -75,6 +76,8 @@ var jsonTypes = []struct {
 	{feedbackRequest{}, "FeedbackRequest"},
 	{executeBody{}, "ExecuteRequest"},
 	{answerBody{}, "ExecuteRequest"}, // the body read again when it answers (execute.go)
+	{authorizeJSON{}, "MCPServerAuthorize"},
+	{callbackJSON{}, "MCPServerCallback"},
 }
 
 // TestJSONTypesMatchSchemas holds each type of jsonTypes to its schema in both directions: every
