@@ -128,7 +128,7 @@ func (c *Connector) connect(ctx context.Context, ep domain.MCPEndpoint, began ti
 	streamable := &sdk.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: hc, MaxRetries: 2, DisableStandaloneSSE: !listen,
 		MaxEventSize: 2 * MaxAnswerBytes}
 	if ep.Auth != nil {
-		streamable.OAuthHandler = authHandler{ep.Auth} // bearer tokens, authorized again on a 401 or a 403 for scope
+		streamable.OAuthHandler = authHandler{a: ep.Auth, red: a.red} // bearer tokens, authorized again on a 401 or a 403 for scope
 	}
 	s, pr, err := c.initialize(a, streamable)
 	if err != nil && pr.legacyHint() {

@@ -20,8 +20,12 @@ import (
 
 // authHandler is the SDK's OAuth handler over a domain.MCPAuth: the Streamable HTTP transport
 // asks it for the token of each request and, on a 401 or a 403, to authorize before it sends
-// the request once more.
-type authHandler struct{ a domain.MCPAuth }
+// the request once more. Every token it hands out joins the connection's redactor first, so
+// that a token renewed during a session (a refresh, a step-up) is hidden as the first one is.
+type authHandler struct {
+	a   domain.MCPAuth
+	red *redactor
+}
 
 var _ auth.OAuthHandler = authHandler{}
 
@@ -30,6 +34,7 @@ func (h authHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, error
 	if err != nil || tok == "" {
 		return nil, err
 	}
+	h.red.add("Bearer " + tok)
 	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok, TokenType: "Bearer"}), nil
 }
 
@@ -45,7 +50,7 @@ func (h authHandler) Authorize(ctx context.Context, req *http.Request, resp *htt
 
 // redactedValues is what a connection's redactor hides: ep's header values and the OAuth access
 // token the connection starts with, which a server may echo as it would a header (a token
-// renewed during the session is not known here).
+// renewed during the session joins it as it is sent: authHandler).
 func redactedValues(ctx context.Context, ep domain.MCPEndpoint) map[string]string {
 	if ep.Auth == nil {
 		return ep.Headers

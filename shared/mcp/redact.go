@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"encoding/base64"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Redacted replaces a header value in what a server says.
@@ -18,49 +20,72 @@ const minRedacted = 4
 // redactor removes an endpoint's header values from text the server supplies (error messages,
 // tool results, tool descriptions) before it leaves the adapter: a server that echoes the
 // Authorization header it was sent must not put it into last_error, a tool result or an event.
+// It grows as a session goes: an OAuth token renewed in the middle of it (a refresh, a step-up)
+// is added before it is sent (add).
 type redactor struct {
+	mu      sync.RWMutex
+	seen    map[string]bool
 	secrets []string // longest first, so that a value is replaced before a part of it
 }
 
-// newRedactor collects the values of headers: each value, the part after an auth scheme
-// ("Bearer abc" → "abc"), a Basic credential decoded ("user:password" and the password), and
-// the JSON-escaped form of each.
+// newRedactor collects the values of headers (add).
 func newRedactor(headers map[string]string) *redactor {
-	seen := map[string]bool{}
-	add := func(s string) {
+	r := &redactor{seen: map[string]bool{}}
+	r.add(slices.Collect(maps.Values(headers))...)
+	return r
+}
+
+// add collects header values: each value, the part after an auth scheme ("Bearer abc" →
+// "abc"), a Basic credential decoded ("user:password" and the password), and the JSON-escaped
+// form of each.
+func (r *redactor) add(values ...string) {
+	var fresh []string
+	put := func(s string) {
 		s = strings.TrimSpace(s)
-		if len(s) < minRedacted || seen[s] {
+		if len(s) < minRedacted || r.seen[s] {
 			return
 		}
-		seen[s] = true
+		r.seen[s] = true
+		fresh = append(fresh, s)
 		if b, err := json.Marshal(s); err == nil {
-			if esc := string(b[1 : len(b)-1]); esc != s && !seen[esc] {
-				seen[esc] = true
+			if esc := string(b[1 : len(b)-1]); esc != s && !r.seen[esc] {
+				r.seen[esc] = true
+				fresh = append(fresh, esc)
 			}
 		}
 	}
-	for _, v := range headers {
-		add(v)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, v := range values {
+		put(v)
 		scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " ")
 		if !ok {
 			continue
 		}
-		add(cred)
+		put(cred)
 		if strings.EqualFold(scheme, "Basic") {
 			if plain, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred)); err == nil {
-				add(string(plain))
+				put(string(plain))
 				if _, password, ok := strings.Cut(string(plain), ":"); ok {
-					add(password)
+					put(password)
 				}
 			}
 		}
 	}
-	r := &redactor{}
-	for s := range seen {
-		r.secrets = append(r.secrets, s)
+	if len(fresh) == 0 {
+		return
 	}
-	slices.SortFunc(r.secrets, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
-	return r
+	// A new slice: text and value may still range over the old one.
+	secrets := append(slices.Clone(r.secrets), fresh...)
+	slices.SortFunc(secrets, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
+	r.secrets = secrets
+}
+
+// list is the values to redact, longest first.
+func (r *redactor) list() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.secrets
 }
 
 // text is s with every header value replaced by Redacted.
@@ -68,7 +93,7 @@ func (r *redactor) text(s string) string {
 	if r == nil {
 		return s
 	}
-	for _, secret := range r.secrets {
+	for _, secret := range r.list() {
 		if strings.Contains(s, secret) {
 			s = strings.ReplaceAll(s, secret, Redacted)
 		}
@@ -78,7 +103,7 @@ func (r *redactor) text(s string) string {
 
 // value is v (decoded JSON) with every string, object keys included, passed through text.
 func (r *redactor) value(v any) any {
-	if r == nil || len(r.secrets) == 0 {
+	if r == nil || len(r.list()) == 0 {
 		return v
 	}
 	switch v := v.(type) {

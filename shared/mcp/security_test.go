@@ -242,3 +242,79 @@ func TestDeadlines(t *testing.T) {
 		}
 	}
 }
+
+// TestRenewedTokenRedacted: a token renewed in the middle of a session (the server refuses the
+// first with a 401 and the grant gives a second) is redacted as the first is, in a tool result,
+// an isError result and a JSON-RPC error of the calls that follow.
+func TestRenewedTokenRedacted(t *testing.T) {
+	const first, second = "oauth-access-first-51c0", "oauth-access-renewed-9e4b"
+	url := mcpServer(t, mcptest.PathJSON, func(w http.ResponseWriter, r *http.Request, call rpcCall) bool {
+		got := r.Header.Get("Authorization")
+		params := string(call.Params)
+		switch {
+		case call.Method != "tools/call":
+			return false
+		case got == "Bearer "+first:
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			http.Error(w, "expired", http.StatusUnauthorized)
+		case strings.Contains(params, `"rpc-error"`):
+			rpcAnswer(w, call.ID, nil, map[string]any{"code": -32000, "message": "you sent " + got})
+		default:
+			rpcAnswer(w, call.ID, textResult("you sent "+got, strings.Contains(params, `"is-error"`)), nil)
+		}
+		return true
+	})
+	auth := &renewingToken{tokens: []string{first, second}}
+	s, err := mcp.NewConnector(mcp.Options{Guard: loopback}).Connect(context.Background(), domain.MCPEndpoint{URL: url, Auth: auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	var outputs []string
+	for _, name := range []string{"text", "is-error", "rpc-error"} {
+		res, err := s.CallTool(context.Background(), name, nil)
+		switch {
+		case err != nil:
+			me := mcpError(t, err)
+			outputs = append(outputs, me.Reason, me.Error(), fmt.Sprint(me.Err))
+		default:
+			outputs = append(outputs, res.Text)
+		}
+	}
+	all := strings.Join(outputs, "\n")
+	if auth.renewals() != 1 || strings.Count(all, "you sent "+mcp.Redacted) < 3 {
+		t.Errorf("%d renewals; want 1 and the renewed token echoed and redacted 3 times in:\n%s", auth.renewals(), all)
+	}
+	if strings.Contains(all, second) || strings.Contains(all, first) {
+		t.Errorf("a token shows in:\n%s", all)
+	}
+}
+
+// renewingToken is an OAuth grant that gives its next token each time it is asked to authorize.
+type renewingToken struct {
+	mu     sync.Mutex
+	tokens []string
+	i      int
+}
+
+func (a *renewingToken) Token(context.Context) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.tokens[a.i], nil
+}
+
+func (a *renewingToken) Authorize(context.Context, domain.MCPChallenge) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.i+1 == len(a.tokens) {
+		return &domain.MCPError{Reason: "refused", Err: errors.New("refused")}
+	}
+	a.i++
+	return nil
+}
+
+func (a *renewingToken) renewals() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.i
+}
