@@ -326,3 +326,86 @@ func mcpError(t *testing.T, err error) *domain.MCPError {
 	}
 	return me
 }
+
+// TestOAuthConcurrentRefresh: two processes that read the same grant refresh its rotating
+// refresh token at once. The authorization server takes the first and refuses the second
+// (invalid_grant, the token is used); the one refused uses the tokens the other stored instead
+// of sending a person round, so both calls succeed, the server stays active, and the stored
+// refresh token is the live one.
+func TestOAuthConcurrentRefresh(t *testing.T) {
+	e := newOAuthEnv(t, &mcptest.OAuthServer{TokenTTL: 30 * time.Second}) // within a minute: refreshed at each use
+	ctx := context.Background()
+	srv := e.authorize(t, alice, must[*domain.MCPServer](t)(e.svc.Create(ctx, alice, createInput(t, `{"name":"gh","url":"`+e.url+`","auth":{"type":"oauth"}}`))).ID)
+	use := func(cur *domain.MCPServer, ep domain.MCPEndpoint) error {
+		s, err := e.conn.Connect(ctx, ep)
+		if rerr := e.svc.RecordUse(ctx, cur, err); rerr != nil {
+			return rerr
+		}
+		if err != nil {
+			return err
+		}
+		defer func() { _ = s.Close() }()
+		res, err := s.CallTool(ctx, "echo", map[string]any{"message": "hi"})
+		if err == nil && res.Text != "hi" {
+			err = errors.New("echo answered " + res.Text)
+		}
+		return err
+	}
+	// Both read the record before either refreshes, as two runs starting at once do.
+	var curs [2]*domain.MCPServer
+	var eps [2]domain.MCPEndpoint
+	for i := range 2 {
+		curs[i] = must[*domain.MCPServer](t)(e.svc.Get(ctx, alice, srv.ID))
+		eps[i] = must[domain.MCPEndpoint](t)(e.svc.Endpoint(ctx, curs[i]))
+	}
+	errs := make(chan error, 2)
+	for i := range 2 {
+		go func() { errs <- use(curs[i], eps[i]) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("a use racing another's refresh: %v", err)
+		}
+	}
+	refused, sent := 0, map[string]bool{} // a refresh token sent twice: the second is refused
+	for _, tr := range e.as.TokenRequests {
+		if rt := tr.Get("refresh_token"); tr.Get("grant_type") == "refresh_token" {
+			if sent[rt] {
+				refused++
+			}
+			sent[rt] = true
+		}
+	}
+	if refused == 0 {
+		t.Error("no refresh token used twice: the race did not happen")
+	}
+	got := must[*domain.MCPServer](t)(e.svc.Get(ctx, alice, srv.ID))
+	if got.Status != domain.MCPStatusActive || !got.Auth.Authorized {
+		t.Fatalf("after the race: status %q, last_error %q; want active", got.Status, got.LastError)
+	}
+	// The stored refresh token is the live one: the next use refreshes it.
+	if err := use(got, must[domain.MCPEndpoint](t)(e.svc.Endpoint(ctx, got))); err != nil {
+		t.Errorf("a use after the race: %v", err)
+	}
+}
+
+// TestOAuthRenewalKeepsNewerGrant: a run holding the grant read before a person authorized the
+// server again refreshes its own (still valid) refresh token; its write finds another grant
+// stored and leaves it: the person's grant is not silently replaced.
+func TestOAuthRenewalKeepsNewerGrant(t *testing.T) {
+	e := newOAuthEnv(t, &mcptest.OAuthServer{TokenTTL: 30 * time.Second})
+	ctx := context.Background()
+	srv := e.authorize(t, alice, must[*domain.MCPServer](t)(e.svc.Create(ctx, alice, createInput(t, `{"name":"gh","url":"`+e.url+`","auth":{"type":"oauth"}}`))).ID)
+	old := must[*domain.MCPServer](t)(e.svc.Get(ctx, alice, srv.ID))
+	ep := must[domain.MCPEndpoint](t)(e.svc.Endpoint(ctx, old))
+	again := e.authorize(t, alice, srv.ID)
+	s, err := e.conn.Connect(ctx, ep) // refreshes the old grant's token: the authorization server still takes it
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	got := must[*domain.MCPServer](t)(e.svc.Get(ctx, alice, srv.ID))
+	if !bytes.Equal(got.SealedAuth, again.SealedAuth) {
+		t.Error("the run's renewed grant replaced the one the person authorized since")
+	}
+}

@@ -1,11 +1,13 @@
 package mcpservers
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentorch/agentorch/shared/domain"
 )
@@ -34,7 +36,7 @@ func (s *Service) endpoint(ctx context.Context, srv *domain.MCPServer, headers m
 type storedAuth struct {
 	s       *Service
 	mu      sync.Mutex
-	srv     *domain.MCPServer // as last stored
+	srv     *domain.MCPServer // as last stored: its SealedAuth is the grant g was read from (or stored as)
 	g       *grant
 	persist bool // store renewed tokens (false: the caller stores the record, with g)
 	renewed bool // g holds a token renewed since it was opened
@@ -94,6 +96,9 @@ func (a *storedAuth) renew(ctx context.Context, scopes []string) error {
 		tok, err = a.s.oauth.ClientCredentials(ctx, a.g.Server, a.g.Client, scopes)
 	} else {
 		tok, err = a.s.oauth.Refresh(ctx, a.g.Server, a.g.Client, a.g.Token)
+		if err != nil && a.g.Token != nil && a.g.Token.Refresh != "" && a.storedElsewhere(ctx) {
+			return nil // another process refreshed first: its token is the one to use
+		}
 	}
 	if err != nil {
 		var me *domain.MCPError
@@ -110,8 +115,12 @@ func (a *storedAuth) renew(ctx context.Context, scopes []string) error {
 	return nil
 }
 
-// store writes the renewed grant on the record; a record changed meanwhile is read again once
-// (a rotated refresh token must not be lost). A failure leaves the token in this connection only.
+// store writes the renewed grant on the record, only over the grant it was renewed from: the
+// write is conditional on the record (UpdatedAt), and a record changed meanwhile is read again
+// and written once more only if its sealed grant is still the one renewed from (another
+// change, such as a status, must not lose a rotated refresh token). A grant stored meanwhile by
+// another process (its own refresh, a new authorization) stands: this token then stays in this
+// connection only, as it does when the write fails.
 func (a *storedAuth) store(ctx context.Context) {
 	for range 2 {
 		next := *a.srv
@@ -129,12 +138,60 @@ func (a *storedAuth) store(ctx context.Context) {
 		if domain.KindOf(err) != domain.KindConflict {
 			return
 		}
-		cur, err := a.s.store.GetMCPServer(ctx, a.srv.Company, a.srv.ID)
-		if err != nil || cur.Auth == nil {
+		cur, err := a.current(ctx)
+		if err != nil || cur.Auth == nil || !bytes.Equal(cur.SealedAuth, a.srv.SealedAuth) {
 			return
 		}
 		a.srv = cur
 	}
+}
+
+// storedElsewhere is true when, a refresh having failed, the record holds a grant stored since
+// a.g was read, whose token a.g then takes: two processes that refresh the same rotating
+// refresh token at once each see the other's success as an invalid_grant, and the one refused
+// must use the winner's tokens rather than send a person to authorize again. The record is read
+// again a few times over about a second, as the winner may not have stored its tokens yet.
+// Only a failed refresh reads; a use without one costs nothing more.
+func (a *storedAuth) storedElsewhere(ctx context.Context) bool {
+	wait := 50 * time.Millisecond
+	for i := range 5 {
+		if i > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return false
+			case <-t.C:
+			}
+			wait *= 2
+		}
+		cur, err := a.current(ctx)
+		if err != nil || cur.Auth == nil {
+			return false
+		}
+		if bytes.Equal(cur.SealedAuth, a.srv.SealedAuth) {
+			continue
+		}
+		g, err := a.s.openGrant(ctx, cur)
+		if err != nil || g.Token == nil || g.Token.Access == "" {
+			return false
+		}
+		a.srv, a.g, a.renewed = cur, g, true
+		return true
+	}
+	return false
+}
+
+// current reads the record as stored now (strongly consistent: it follows another's write).
+func (a *storedAuth) current(ctx context.Context) (*domain.MCPServer, error) {
+	found, err := a.s.store.FindMCPServers(ctx, a.srv.Company, []string{a.srv.ID})
+	if err != nil {
+		return nil, err
+	}
+	if len(found) != 1 {
+		return nil, domain.ErrNotFound
+	}
+	return found[0], nil
 }
 
 // authRequired is the failure of a server a person must authorize (again).
