@@ -69,11 +69,12 @@ type Doer interface {
 	Do(*http.Request) (*http.Response, error)
 }
 
-// job is a delivery queue message: an event to fan out (Event set) or an attempt of one
-// delivery (Delivery set).
+// job is a delivery queue message: an event to fan out (Event set), an attempt of one
+// delivery (Delivery set) or of one A2A push notification (Push set).
 type job struct {
 	Event    *eventJob    `json:"event,omitempty"`
 	Delivery *deliveryJob `json:"delivery,omitempty"`
+	Push     *pushJob     `json:"push,omitempty"`
 }
 
 type eventJob struct {
@@ -128,6 +129,8 @@ type Deliverer struct {
 	client Doer
 	svc    *Service
 	now    func() time.Time
+	pushes PushStore // nil: no A2A push notifications (WithPushes)
+	tasks  Tasks
 }
 
 // NewDeliverer builds the delivery side; client must be guarded and follow no redirect
@@ -167,6 +170,8 @@ func (d *Deliverer) Process(ctx context.Context, body string) error {
 		return d.fan(withTrace(ctx, j.Event.Trace), j.Event)
 	case j.Delivery != nil:
 		return d.attempt(withTrace(ctx, j.Delivery.Trace), j.Delivery)
+	case j.Push != nil:
+		return d.attemptPush(withTrace(ctx, j.Push.Trace), j.Push)
 	}
 	return errors.New("webhook job: neither an event nor a delivery")
 }
@@ -175,6 +180,11 @@ func (d *Deliverer) Process(ctx context.Context, body string) error {
 // Each delivery's id is derived from the event and the webhook, so a fan-out run twice (the
 // queue's at-least-once) makes the same deliveries, and a taken id is skipped.
 func (d *Deliverer) fan(ctx context.Context, ev *eventJob) error {
+	// The task's A2A push notifications first: a repeat of the fan-out (a webhook's failure
+	// below) queues them again, which their receivers tell apart by the task's state.
+	if err := d.fanPushes(ctx, ev); err != nil || ev.Type == domain.EventTaskPush {
+		return err
+	}
 	hooks, err := d.hooks.ListWebhooks(ctx, ev.Company)
 	if err != nil {
 		return retryable(fmt.Errorf("list webhooks of %s: %w", ev.Company, err))
@@ -386,6 +396,8 @@ func CheckJob(body string) error {
 	case j.Event != nil && j.Event.Company != "" && j.Event.Type != "":
 		return nil
 	case j.Delivery != nil && j.Delivery.Company != "" && j.Delivery.WebhookID != "" && j.Delivery.ID != "":
+		return nil
+	case j.Push != nil && j.Push.Company != "" && j.Push.SessionID != "" && j.Push.ExecutionID != "" && j.Push.ID != "":
 		return nil
 	}
 	return errors.New("webhook job: neither an event nor a delivery")

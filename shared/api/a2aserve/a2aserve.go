@@ -7,10 +7,13 @@
 package a2aserve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -45,8 +48,11 @@ type Runs interface {
 // caller authenticates with an API key as on every other route (x-api-key, or the key as a
 // bearer token) and sees only the agents it may read; an unknown agent is 404. base is the
 // public base URL the card names the endpoint under; when it is empty, the request's own host.
-func Serve(g *api.Group, agents Agents, runs Runs, base api.BaseURL) {
+func Serve(g *api.Group, agents Agents, runs Runs, base api.BaseURL, opts ...Option) {
 	s := &server{g: g, agents: agents, runs: runs, base: base}
+	for _, o := range opts {
+		o(s)
+	}
 	s.rpc = a2asrv.NewJSONRPCHandler(&handler{s: s})
 	g.HandleAuthenticated(http.MethodGet, "/api/v1/a2a/{agent_key}/.well-known/agent-card.json", s.card)
 	g.HandleAuthenticated(http.MethodPost, "/api/v1/a2a/{agent_key}/", s.serve)
@@ -58,6 +64,10 @@ type server struct {
 	runs   Runs
 	base   api.BaseURL
 	rpc    http.Handler
+	// pushes keeps tasks' push notification configs; nil when they are not offered (WithPushes).
+	pushes   Pushes
+	events   Events
+	checkURL func(*url.URL) error
 }
 
 // call is what one JSON-RPC request's methods need: the request (for its error reports), the
@@ -86,12 +96,51 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) error {
 	c := &call{r: r, p: p, agent: a}
 	// The SDK writes its answers without a type; a stream sets its own.
 	w.Header().Set("Content-Type", "application/json")
-	s.rpc.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callKey{}, c)))
+	var body bytes.Buffer
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.TeeReader(r.Body, &body), r.Body}
+	tw := &trackedWriter{ResponseWriter: w}
+	s.rpc.ServeHTTP(tw, r.WithContext(context.WithValue(r.Context(), callKey{}, c)))
+	if !tw.wrote {
+		// a2a-go v0.3.3 writes nothing for a method whose result is null
+		// (tasks/pushNotificationConfig/delete); JSON-RPC answers it.
+		var req struct {
+			ID any `json:"id"`
+		}
+		_ = json.Unmarshal(body.Bytes(), &req)
+		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": nil})
+	}
 	// A stream whose client went away leaves its run going: the request ends with it (in Lambda,
 	// returning would freeze the run).
 	c.runs.Wait()
 	return nil
 }
+
+// trackedWriter notes whether anything was written through it.
+type trackedWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (t *trackedWriter) WriteHeader(code int) {
+	t.wrote = true
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *trackedWriter) Write(b []byte) (int, error) {
+	t.wrote = true
+	return t.ResponseWriter.Write(b)
+}
+
+func (t *trackedWriter) Flush() {
+	if f, ok := t.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (t *trackedWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
 // card answers the agent's Agent Card: its JSON-RPC endpoint, its one skill (itself), streaming,
 // and the API key as the security scheme.
@@ -114,8 +163,7 @@ func (s *server) agentCard(r *http.Request, a *domain.Agent) *a2a.AgentCard {
 	return &a2a.AgentCard{
 		Name: a.Name, Description: description(a), Version: version(a), ProtocolVersion: ProtocolVersion,
 		URL: s.baseURL(r) + "/api/v1/a2a/" + a.AgentKey + "/", PreferredTransport: a2a.TransportProtocolJSONRPC,
-		// Push notifications are not offered: tasks are polled (tasks/get) or streamed.
-		Capabilities:      a2a.AgentCapabilities{Streaming: true},
+		Capabilities:      a2a.AgentCapabilities{Streaming: true, PushNotifications: s.pushes != nil},
 		DefaultInputModes: modes, DefaultOutputModes: modes,
 		Skills: []a2a.AgentSkill{{ID: a.AgentKey, Name: a.Name, Description: description(a), Tags: []string{"agent"}}},
 		SecuritySchemes: a2a.NamedSecuritySchemes{

@@ -86,7 +86,7 @@ func TestA2ACardAndSend(t *testing.T) {
 		t.Fatal(err)
 	}
 	if card.Name != "Helper" || card.URL != s.url+"/api/v1/a2a/helper/" || card.PreferredTransport != a2a.TransportProtocolJSONRPC ||
-		!card.Capabilities.Streaming || card.Capabilities.PushNotifications || len(card.Skills) != 1 || card.Skills[0].ID != "helper" {
+		!card.Capabilities.Streaming || !card.Capabilities.PushNotifications || len(card.Skills) != 1 || card.Skills[0].ID != "helper" {
 		t.Errorf("card = %+v", card)
 	}
 	if _, ok := card.SecuritySchemes["apiKey"].(a2a.APIKeySecurityScheme); !ok || len(card.Security) == 0 {

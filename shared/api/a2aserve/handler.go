@@ -121,10 +121,23 @@ func (h *handler) OnSendMessage(ctx context.Context, params *a2a.MessageSendPara
 	if err != nil {
 		return nil, c.fail(h.s, err)
 	}
+	// A push config is checked before the run starts, and stored once its execution is known.
+	var push *domain.TaskPush
+	if params.Config != nil && params.Config.PushConfig != nil {
+		if push, err = h.pushOf(c, params.Config.PushConfig); err != nil {
+			return nil, c.fail(h.s, err)
+		}
+	}
 	if params.Config != nil && params.Config.Blocking != nil && !*params.Config.Blocking {
 		e, err := h.s.runs.Enqueue(ctx, c.p, in.sessionID, in.req)
 		if err != nil {
 			return nil, c.fail(h.s, err)
+		}
+		if push != nil {
+			// The run is queued already: a config that cannot be kept fails the send, not the run.
+			if _, err := h.setPush(ctx, c, in.sessionID, e.ID, push); err != nil {
+				return nil, c.fail(h.s, err)
+			}
 		}
 		return task(in.sessionID, e, nil, nil), nil
 	}
@@ -139,6 +152,12 @@ func (h *handler) OnSendMessage(ctx context.Context, params *a2a.MessageSendPara
 		}
 		typ, msg := h.s.g.ErrorOf(c.r, err)
 		return failedTask(in.sessionID, id, typ, msg), nil
+	}
+	if push != nil {
+		// A blocking send's task has ended or paused: setting its config pushes it at once.
+		if _, err := h.setPush(ctx, c, in.sessionID, res.Execution.ID, push); err != nil {
+			return nil, c.fail(h.s, err)
+		}
 	}
 	return task(in.sessionID, res.Execution, res.Messages, res.Pending), nil
 }
@@ -244,27 +263,6 @@ func (h *handler) OnCancelTask(ctx context.Context, id *a2a.TaskIDParams) (*a2a.
 // OnResubscribeToTask is not offered: a task is polled with tasks/get.
 func (h *handler) OnResubscribeToTask(context.Context, *a2a.TaskIDParams) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) { yield(nil, a2a.ErrUnsupportedOperation) }
-}
-
-// OnGetTaskPushConfig and the other push notification methods are not offered (the card says
-// so): a task is polled or streamed.
-func (h *handler) OnGetTaskPushConfig(context.Context, *a2a.GetTaskPushConfigParams) (*a2a.TaskPushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
-}
-
-// OnListTaskPushConfig is not offered (OnGetTaskPushConfig).
-func (h *handler) OnListTaskPushConfig(context.Context, *a2a.ListTaskPushConfigParams) ([]*a2a.TaskPushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
-}
-
-// OnSetTaskPushConfig is not offered (OnGetTaskPushConfig).
-func (h *handler) OnSetTaskPushConfig(context.Context, *a2a.TaskPushConfig) (*a2a.TaskPushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
-}
-
-// OnDeleteTaskPushConfig is not offered (OnGetTaskPushConfig).
-func (h *handler) OnDeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConfigParams) error {
-	return a2a.ErrPushNotificationNotSupported
 }
 
 // OnGetExtendedAgentCard: the card is already served to authenticated callers only.

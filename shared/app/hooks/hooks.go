@@ -73,7 +73,7 @@ var DeliveryBackoff = platform.Backoff{Base: webhooks.RetryBase, Max: webhooks.R
 // Delivery builds the delivery function's processor: it fans events out to the subscribed
 // webhooks and makes their attempts; a failed attempt comes back after DeliveryBackoff.
 func Delivery(a *core.App) (func(ctx context.Context, body string) error, error) {
-	process := Deliverer(a).Process
+	process := pushingDeliverer(a).Process
 	if a.Config.WebhookQueueURL == "" {
 		return process, nil
 	}

@@ -134,7 +134,7 @@ func Runtime(a *core.App) (*api.Group, error) {
 	g := api.NewRuntime(Sessions(a), a.Options())
 	mcpserve.Serve(g, tooling.AgentsService(a), Sessions(a), retriever{a})
 	openaiserve.Serve(g, tooling.AgentsService(a), Sessions(a))
-	a2aserve.Serve(g, tooling.AgentsService(a), Sessions(a), api.StaticBaseURL(a.Config.PublicBaseURL))
+	a2aserve.Serve(g, tooling.AgentsService(a), Sessions(a), api.StaticBaseURL(a.Config.PublicBaseURL), hooks.A2APushes(a)...)
 	return g, nil
 }
 
