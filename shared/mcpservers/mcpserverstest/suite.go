@@ -34,6 +34,44 @@ func StoreSuite(t *testing.T, newStore func(t *testing.T) mcpservers.Store) {
 	t.Run("Delete", func(t *testing.T) { deleteServer(t, newStore(t)) })
 	t.Run("TooLarge", func(t *testing.T) { tooLarge(t, newStore(t)) })
 	t.Run("OAuth", func(t *testing.T) { oauthRoundTrip(t, newStore(t)) })
+	t.Run("GrantRace", func(t *testing.T) { grantRace(t, newStore(t)) })
+}
+
+// grantRace: what two processes renewing the same grant at once rely on. Both read the record;
+// the first write of a renewed grant lands, the second from the same read is a conflict and
+// writes nothing (a rotated refresh token is never overwritten silently), and the record read
+// again with FindMCPServers, at once, holds the first one's sealed grant (which the second then
+// uses instead of asking a person to authorize again).
+func grantRace(t *testing.T, st mcpservers.Store) {
+	ctx := context.Background()
+	s := server(company("acme"), "linear")
+	s.Auth = &domain.MCPServerAuth{Type: "oauth", Grant: domain.MCPGrantAuthorizationCode, Authorized: true}
+	s.SealedAuth = []byte("grant-0")
+	mustCreate(t, st, 10, s)
+	var read [2]*domain.MCPServer
+	for i := range read {
+		got, err := st.GetMCPServer(ctx, s.Company, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read[i] = got
+	}
+	renewed := func(prev *domain.MCPServer, sealed string) *domain.MCPServer {
+		next := *prev
+		next.SealedAuth, next.UpdatedAt = []byte(sealed), prev.UpdatedAt.Add(time.Millisecond)
+		return &next
+	}
+	if err := st.UpdateMCPServer(ctx, renewed(read[0], "grant-a"), read[0]); err != nil {
+		t.Fatal(err)
+	}
+	wantIs(t, "the second renewal from the same read", st.UpdateMCPServer(ctx, renewed(read[1], "grant-b"), read[1]), domain.ErrConflict)
+	found, err := st.FindMCPServers(ctx, s.Company, []string{s.ID})
+	if err != nil || len(found) != 1 {
+		t.Fatalf("read again: %v, %v", found, err)
+	}
+	if got := string(found[0].SealedAuth); got != "grant-a" {
+		t.Errorf("read again after the race: sealed grant %q, want the first renewal's", got)
+	}
 }
 
 // oauthRoundTrip: a server behind OAuth reads back with its auth and its sealed grant, through
