@@ -116,6 +116,14 @@ func TestA2APushNotifications(t *testing.T) {
 		t.Errorf("late push = %s %v", p.task.ID, p.header)
 	}
 
+	// A blocking send with a config answers the task and pushes it too.
+	params = textMessage("blocking hello")
+	params.Config = &a2a.MessageSendConfig{PushConfig: &a2a.PushConfig{URL: url + "/blocking", Token: "tok-4"}}
+	done := send(t, c, params)
+	if p := awaitPush(t, got, "/blocking", a2a.TaskStateCompleted); p.task.ID != done.ID || !strings.Contains(artifactText(&p.task), "blocking hello") {
+		t.Errorf("blocking send's push = %s %q", p.task.ID, artifactText(&p.task))
+	}
+
 	// A run paused on a client tool is pushed input-required, with what it waits for.
 	cc := s.client(key, "client")
 	params = textMessage(`lookup {"word":"otter"}`)
