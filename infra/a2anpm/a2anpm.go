@@ -86,6 +86,8 @@ type Tour struct {
 	Key       string `json:"key"`
 	Agent     string `json:"agent"`
 	ToolAgent string `json:"toolAgent"`
+	// PushURL, when set, is where the tour asks its finished task to be pushed.
+	PushURL string `json:"pushUrl,omitempty"`
 }
 
 // Run runs the tour with the official client and answers what each call answered, as JSON

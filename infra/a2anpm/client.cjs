@@ -2,7 +2,8 @@
 // it reads {base, key, agent, toolAgent} on stdin, and prints what each call answered as JSON:
 // the card, message/send, message/stream (every event) in the same context, tasks/get, a
 // tasks/cancel of a completed task (its error), an input-required round trip (the paused task,
-// the task its data-part answer completed) and a tasks/cancel of a paused task.
+// the task its data-part answer completed), a tasks/cancel of a paused task, and with pushUrl a
+// push config set on the finished task (which pushes it there), listed, and deleted.
 const { randomUUID } = require("node:crypto");
 const { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, DefaultAgentCardResolver } = require("@a2a-js/sdk/client");
 
@@ -18,7 +19,7 @@ process.stdin.on("end", () => {
   );
 });
 
-async function tour({ base, key, agent, toolAgent }) {
+async function tour({ base, key, agent, toolAgent, pushUrl }) {
   // The card's security scheme: the API key as a bearer token, on every request.
   const fetchImpl = (url, init = {}) => {
     const headers = new Headers(init.headers || {});
@@ -58,5 +59,12 @@ async function tour({ base, key, agent, toolAgent }) {
   out.resumed = await tools.sendMessage(message([{ kind: "data", data: answer }], { taskId: out.paused.id, contextId: out.paused.contextId }));
   const again = await tools.sendMessage(message(text('lookup {"word":"seal"}')));
   out.cancelled = await tools.cancelTask({ id: again.id });
+  if (pushUrl) {
+    const taskId = out.send.id;
+    out.pushSet = await client.setTaskPushNotificationConfig({ taskId, pushNotificationConfig: { id: "js", url: pushUrl, token: "js-token" } });
+    out.pushList = await client.listTaskPushNotificationConfig({ id: taskId });
+    await client.deleteTaskPushNotificationConfig({ id: taskId, pushNotificationConfigId: "js" });
+    out.pushListAfterDelete = await client.listTaskPushNotificationConfig({ id: taskId });
+  }
   return out;
 }

@@ -15,8 +15,8 @@ import (
 )
 
 // TestA2AJSClient runs the official JavaScript client (@a2a-js/sdk, infra/a2anpm) against the
-// endpoints: the card, message/send, message/stream, tasks/get, tasks/cancel, and an
-// input-required round trip, each answer checked here.
+// endpoints: the card, message/send, message/stream, tasks/get, tasks/cancel, an
+// input-required round trip and a push config's set, list and delete, each answer checked here.
 func TestA2AJSClient(t *testing.T) {
 	s := newStack(t)
 	root, err := localstack.RepoRoot()
@@ -31,7 +31,8 @@ func TestA2AJSClient(t *testing.T) {
 	key := s.key("alice", "acme")
 	s.agent(key, helperAgent)
 	s.agent(key, clientAgent)
-	raw, err := a2anpm.Run(context.Background(), root, a2anpm.Tour{Base: s.url, Key: key, Agent: "helper", ToolAgent: "client"})
+	pushURL, pushed := receiver(t)
+	raw, err := a2anpm.Run(context.Background(), root, a2anpm.Tour{Base: s.url, Key: key, Agent: "helper", ToolAgent: "client", PushURL: pushURL + "/js"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +41,8 @@ func TestA2AJSClient(t *testing.T) {
 		Send, Get, Paused, Resumed, Cancelled a2a.Task
 		Events                                []json.RawMessage
 		CancelCompleted                       string
+		PushSet                               a2a.TaskPushConfig
+		PushList, PushListAfterDelete         []a2a.TaskPushConfig
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("tour output: %v\n%s", err, raw)
@@ -84,5 +87,14 @@ func TestA2AJSClient(t *testing.T) {
 	}
 	if out.Cancelled.Status.State != a2a.TaskStateCanceled {
 		t.Errorf("tasks/cancel of a paused task = %s", out.Cancelled.Status.State)
+	}
+	// Push notifications: the config set on the finished task pushed it with the token; it was
+	// listed, then deleted.
+	if out.PushSet.TaskID != out.Send.ID || out.PushSet.Config.ID != "js" || len(out.PushList) != 1 || out.PushList[0].Config.URL != pushURL+"/js" ||
+		len(out.PushListAfterDelete) != 0 {
+		t.Errorf("push configs: set %+v, list %+v, after delete %+v", out.PushSet, out.PushList, out.PushListAfterDelete)
+	}
+	if p := awaitPush(t, pushed, "/js", a2a.TaskStateCompleted); p.task.ID != out.Send.ID || p.header.Get("X-A2A-Notification-Token") != "js-token" {
+		t.Errorf("push = %s %v", p.task.ID, p.header)
 	}
 }
