@@ -169,6 +169,10 @@ func (h *handler) OnSendMessageStream(ctx context.Context, params *a2a.MessageSe
 	return func(yield func(a2a.Event, error) bool) {
 		c := callOf(ctx)
 		in, err := h.prepare(ctx, c, params)
+		var push *domain.TaskPush
+		if err == nil && params.Config != nil && params.Config.PushConfig != nil {
+			push, err = h.pushOf(c, params.Config.PushConfig)
+		}
 		if err != nil {
 			yield(nil, c.fail(h.s, err))
 			return
@@ -183,6 +187,11 @@ func (h *handler) OnSendMessageStream(ctx context.Context, params *a2a.MessageSe
 				OnStart: func(id string) { f.push(started{id, time.Now()}) },
 				OnText:  func(_, delta string) { f.push(delta) },
 			})
+			if push != nil && err == nil {
+				// The stream has told of the run already: a config that cannot be kept is lost
+				// with its error, as a webhook event is.
+				_, _ = h.setPush(rctx, c, in.sessionID, res.Execution.ID, push)
+			}
 			f.push(ended{res, err})
 		}()
 		st := &streamer{sessionID: in.sessionID, user: params.Message}

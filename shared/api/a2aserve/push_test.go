@@ -124,6 +124,22 @@ func TestA2APushNotifications(t *testing.T) {
 		t.Errorf("blocking send's push = %s %q", p.task.ID, artifactText(&p.task))
 	}
 
+	// So does a streamed one.
+	params = textMessage("streamed hello")
+	params.Config = &a2a.MessageSendConfig{PushConfig: &a2a.PushConfig{URL: url + "/stream", Token: "tok-5"}}
+	var streamed a2a.TaskID
+	for ev, err := range c.SendStreamingMessage(ctx, params) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk, ok := ev.(*a2a.Task); ok {
+			streamed = tk.ID
+		}
+	}
+	if p := awaitPush(t, got, "/stream", a2a.TaskStateCompleted); p.task.ID != streamed || p.header.Get("X-A2A-Notification-Token") != "tok-5" {
+		t.Errorf("streamed send's push = %s %v", p.task.ID, p.header)
+	}
+
 	// A run paused on a client tool is pushed input-required, with what it waits for.
 	cc := s.client(key, "client")
 	params = textMessage(`lookup {"word":"otter"}`)
