@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,17 +44,17 @@ const deadlineMargin = 2 * time.Second
 func (h *runtimeHandlers) stream(w http.ResponseWriter, r *http.Request, sid string, req sessions.ExecuteRequest, format string) error {
 	ctx, cancel := detach(r.Context())
 	defer cancel()
-	q := &sseQueue{ready: make(chan struct{}, 1)}
+	q := NewQueue[sseEvent]()
 	var execID atomic.Value // set once, before the run's first event
 	obs := sessions.Observer{
 		OnStart: func(id string) { execID.Store(id) },
 		OnEvent: func(e engine.Event) {
 			if e.Type != engine.EventRequiresAction { // the stream ends with it, carrying the result
 				id, _ := execID.Load().(string)
-				q.push(e.Type, runtimeEventJSON{Type: e.Type, Node: e.Node, Time: e.Time, Data: e.Data, ExecutionID: id})
+				q.Push(event(e.Type, runtimeEventJSON{Type: e.Type, Node: e.Node, Time: e.Time, Data: e.Data, ExecutionID: id}))
 			}
 		},
-		OnText: func(node, delta string) { q.push("text", textDeltaJSON{Node: node, Delta: delta}) },
+		OnText: func(node, delta string) { q.Push(event("text", textDeltaJSON{Node: node, Delta: delta})) },
 	}
 	type outcome struct {
 		res *sessions.Result
@@ -76,12 +75,12 @@ func (h *runtimeHandlers) stream(w http.ResponseWriter, r *http.Request, sid str
 	sw := &sseWriter{w: w, rc: http.NewResponseController(w)}
 	for {
 		select {
-		case <-q.ready:
-			sw.send(q.take())
+		case <-q.Ready():
+			sw.send(q.Take())
 		case out := <-done:
 			// Every event and text of the run was queued before Execute returned.
-			sw.send(q.take())
-			q.close()
+			sw.send(q.Take())
+			q.Close()
 			if out.err != nil && !sw.started {
 				return out.err // nothing sent yet: a normal error response with its status
 			}
@@ -125,45 +124,6 @@ func event(name string, v any) sseEvent {
 		b = []byte("null")
 	}
 	return sseEvent{name: name, data: b}
-}
-
-// sseQueue hands a run's events from the goroutines that emit them to the one that writes the
-// stream. push never blocks on the client.
-type sseQueue struct {
-	mu     sync.Mutex
-	events []sseEvent
-	closed bool
-	ready  chan struct{} // holds a token while events wait
-}
-
-func (q *sseQueue) push(name string, v any) {
-	e := event(name, v) // encoded now: the event is not touched once emitted
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed {
-		return
-	}
-	q.events = append(q.events, e)
-	select {
-	case q.ready <- struct{}{}:
-	default:
-	}
-}
-
-// take returns the waiting events, oldest first, and empties the queue.
-func (q *sseQueue) take() []sseEvent {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	out := q.events
-	q.events = nil
-	return out
-}
-
-// close drops whatever is pushed later.
-func (q *sseQueue) close() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.closed = true
 }
 
 // sseWriter writes events to the response, the headers before the first. After a failed write

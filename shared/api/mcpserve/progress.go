@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/engine"
 	"github.com/agentorch/agentorch/shared/sessions"
 )
@@ -16,22 +17,21 @@ import (
 // call's own context, so that they go out on the call's event stream.
 type progress struct {
 	token any
-	mu    sync.Mutex
-	queue []*mcp.ProgressNotificationParams
+	mu    sync.Mutex // orders the count with the queue
 	n     float64
-	ready chan struct{}
+	queue *api.Queue[*mcp.ProgressNotificationParams]
 	end   chan struct{}
 	done  chan struct{}
 }
 
 // startProgress starts sending progress of token through ss.
 func startProgress(ctx context.Context, ss *mcp.ServerSession, token any) *progress {
-	p := &progress{token: token, ready: make(chan struct{}, 1), end: make(chan struct{}), done: make(chan struct{})}
+	p := &progress{token: token, queue: api.NewQueue[*mcp.ProgressNotificationParams](), end: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		for {
 			select {
-			case <-p.ready:
+			case <-p.queue.Ready():
 				p.send(ctx, ss)
 			case <-p.end:
 				p.send(ctx, ss)
@@ -44,24 +44,16 @@ func startProgress(ctx context.Context, ss *mcp.ServerSession, token any) *progr
 
 // send sends what is queued; a client that went away misses it, the run goes on.
 func (p *progress) send(ctx context.Context, ss *mcp.ServerSession) {
-	p.mu.Lock()
-	q := p.queue
-	p.queue = nil
-	p.mu.Unlock()
-	for _, n := range q {
+	for _, n := range p.queue.Take() {
 		_ = ss.NotifyProgress(ctx, n)
 	}
 }
 
 func (p *progress) push(message string) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.n++
-	p.queue = append(p.queue, &mcp.ProgressNotificationParams{ProgressToken: p.token, Progress: p.n, Message: message})
-	p.mu.Unlock()
-	select {
-	case p.ready <- struct{}{}:
-	default:
-	}
+	p.queue.Push(&mcp.ProgressNotificationParams{ProgressToken: p.token, Progress: p.n, Message: message})
 }
 
 // stop sends what is left and returns when it is sent.

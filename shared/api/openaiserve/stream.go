@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
-	"sync"
 
+	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/sessions"
 )
 
@@ -62,41 +62,15 @@ type piece struct {
 	node, text string
 }
 
-// queue holds what the run's goroutines tell until the handler's goroutine writes it, so that a
-// slow client never holds the run up.
-type queue struct {
-	mu     sync.Mutex
-	pieces []piece
-	ready  chan struct{}
-}
-
-func (q *queue) push(p piece) {
-	q.mu.Lock()
-	q.pieces = append(q.pieces, p)
-	q.mu.Unlock()
-	select {
-	case q.ready <- struct{}{}:
-	default:
-	}
-}
-
-func (q *queue) take() []piece {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	out := q.pieces
-	q.pieces = nil
-	return out
-}
-
 // stream runs c and answers with st's events: the stream begins when the run has started (a
 // failure before that is an ordinary error response), text follows as the agent writes it (the
 // texts of two nodes parted by a blank line, as the answer joins them), and the run's end or
 // failure closes it. The handler returns only when the run has ended.
 func (h *server) stream(w http.ResponseWriter, r *http.Request, c *conversation, st streamer) error {
-	q := &queue{ready: make(chan struct{}, 1)}
+	q := api.NewQueue[piece]()
 	obs := sessions.Observer{
-		OnStart: func(run string) { q.push(piece{start: true, run: run}) },
-		OnText:  func(node, delta string) { q.push(piece{node: node, text: delta}) },
+		OnStart: func(run string) { q.Push(piece{start: true, run: run}) },
+		OnText:  func(node, delta string) { q.Push(piece{node: node, text: delta}) },
 	}
 	type result struct {
 		res *sessions.Result
@@ -136,10 +110,10 @@ func (h *server) stream(w http.ResponseWriter, r *http.Request, c *conversation,
 	}
 	for {
 		select {
-		case <-q.ready:
-			write(q.take())
+		case <-q.Ready():
+			write(q.Take())
 		case out := <-done:
-			write(q.take())
+			write(q.Take())
 			err := out.err
 			var o *outcome
 			if err == nil {
