@@ -15,7 +15,13 @@ import (
 // The push configs of one A2A task share a partition under its company, so that an execution's
 // end finds them with one Query (in the delivery function, off the execute's path):
 //
-//	task push: pk CO#<company>#TP#<session id>.<execution id>  sk P#<config id>  data
+//	task push: pk CO#<company>#TP#<session id>.<execution id>  sk P#<config id>  data, ttl
+//
+// A config expires TaskPushTTL after it was set (DynamoDB's TTL removes it), so that the configs
+// of tasks long ended do not pile up.
+
+// TaskPushTTL is how long a push config is kept.
+const TaskPushTTL = 30 * 24 * time.Hour
 
 func taskPushes(company, sessionID, execID string) string {
 	return "CO#" + company + "#TP#" + sessionID + "." + execID
@@ -43,6 +49,7 @@ func (st *Store) PutTaskPush(ctx context.Context, p *domain.TaskPush) error {
 	if err != nil {
 		return err
 	}
+	it[attrTTL] = numberAttr(p.CreatedAt.Add(TaskPushTTL).Unix())
 	if err := st.put(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: it}); err != nil {
 		return fmt.Errorf("put push config %s: %w", p.ID, err)
 	}
