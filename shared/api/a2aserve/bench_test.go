@@ -13,7 +13,8 @@ import (
 
 // BenchmarkA2ASend is what a message/send costs over the plain execute it makes, both with the
 // local model on a session of the same agent, over HTTP to the same server, through a2a-go's
-// client (go test -run X -bench A2ASend ./shared/api/a2aserve/).
+// client (go test -run X -bench A2ASend ./shared/api/a2aserve/); and what a push config adds to a
+// queued send.
 func BenchmarkA2ASend(b *testing.B) {
 	s := newStack(b)
 	key := s.key("alice", "acme")
@@ -40,6 +41,27 @@ func BenchmarkA2ASend(b *testing.B) {
 				b.Fatal(res.Status)
 			}
 		}
+	})
+	// Queued sends (configuration.blocking false), each in a new session, without and with a
+	// push config: what storing the config adds to the send.
+	queued := func(b *testing.B, push *a2a.PushConfig) {
+		blocking := false
+		for b.Loop() {
+			p := textMessage("hi")
+			p.Config = &a2a.MessageSendConfig{Blocking: &blocking, PushConfig: push}
+			res, err := c.SendMessage(context.Background(), p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if st := res.(*a2a.Task).Status.State; st != a2a.TaskStateSubmitted {
+				b.Fatal(st)
+			}
+		}
+	}
+	b.Run("a2a-queued", func(b *testing.B) { queued(b, nil) })
+	b.Run("a2a-queued-push", func(b *testing.B) {
+		url, _ := receiver(b)
+		queued(b, &a2a.PushConfig{URL: url + "/bench", Token: "t"})
 	})
 	b.Run("a2a", func(b *testing.B) {
 		sid := session()
