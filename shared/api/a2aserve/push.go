@@ -95,6 +95,10 @@ func (h *handler) setPush(ctx context.Context, c *call, sessionID, execID string
 		return nil, err
 	}
 	_, e, _, err := h.s.runs.GetExecution(ctx, c.p, sessionID, execID)
+	if domain.KindOf(err) == domain.KindNotFound {
+		// No such task (set names one in a session of the caller's): the config goes too.
+		_ = h.s.pushes.DeleteTaskPush(ctx, c.p.Company, sessionID, execID, p.ID)
+	}
 	if err != nil {
 		return nil, err
 	}

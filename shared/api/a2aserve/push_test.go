@@ -156,6 +156,15 @@ func TestA2APushNotifications(t *testing.T) {
 		t.Errorf("paused push's status message = %s", mustJSON(t, p.task.Status.Message))
 	}
 
+	// An unknown task of the caller's session is not found, and keeps no config.
+	ghost := a2a.TaskID(task.ContextID + ".01a21c53-0000-7000-8000-000000000000")
+	if _, err := c.SetTaskPushConfig(ctx, &a2a.TaskPushConfig{TaskID: ghost, Config: a2a.PushConfig{URL: url + "/x"}}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("set on an unknown task: %v", err)
+	}
+	if list, err := c.ListTaskPushConfig(ctx, &a2a.ListTaskPushConfigParams{TaskID: ghost}); err != nil || len(list) != 0 {
+		t.Errorf("configs of an unknown task = %+v, %v", list, err)
+	}
+
 	// Refused: a URL that is not http(s), and another company's task (not found, as tasks/get).
 	if _, err := c.SetTaskPushConfig(ctx, &a2a.TaskPushConfig{TaskID: task.ID, Config: a2a.PushConfig{URL: "ftp://example.com/x"}}); !errors.Is(err, a2a.ErrInvalidParams) {
 		t.Errorf("ftp URL: %v", err)
