@@ -8,16 +8,13 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/agentorch/agentorch/infra/childproc"
-	"github.com/agentorch/agentorch/shared/filelock"
 )
 
 // Package is the pinned client (npm/package-lock.json pins its whole tree): the 0.3 line, which
@@ -36,47 +33,15 @@ var tourJS string
 const Dir = ".cache/node-a2a"
 
 // ErrNoNPM is returned by EnsureDeps when npm or node is missing (tests skip on it, and only on it).
-var ErrNoNPM = errors.New("npm is not installed")
+var ErrNoNPM = childproc.ErrNoNPM
 
-func installed(repoRoot string) bool {
-	_, err := os.Stat(filepath.Join(repoRoot, Dir, "node_modules", "@a2a-js", "sdk", "package.json"))
-	return err == nil
-}
+var packages = childproc.NPMPackages{Name: Package, Dir: Dir, Files: npmFiles,
+	Installed: []string{"node_modules/@a2a-js/sdk/package.json"}, MachineNode: true}
 
 // EnsureDeps installs the pinned package when it is missing (`npm ci` from the lockfile),
 // writing npm's output to log. It is idempotent and safe to call from several test binaries.
 func EnsureDeps(ctx context.Context, repoRoot string, log io.Writer) error {
-	if installed(repoRoot) {
-		return nil
-	}
-	if log == nil {
-		log = io.Discard
-	}
-	for _, bin := range []string{"npm", "node"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			return fmt.Errorf("install %s: %w", Package, ErrNoNPM)
-		}
-	}
-	unlock, err := filelock.Lock(filepath.Join(repoRoot, ".cache", "install-a2a.lock"))
-	if err != nil {
-		return fmt.Errorf("install %s: %w", Package, err)
-	}
-	defer unlock()
-	if installed(repoRoot) {
-		return nil
-	}
-	prefix := filepath.Join(repoRoot, Dir)
-	if err := childproc.WriteNPMManifest(npmFiles, prefix); err != nil {
-		return fmt.Errorf("install %s: %w", Package, err)
-	}
-	_, _ = fmt.Fprintf(log, "a2anpm: installing %s into %s\n", Package, prefix)
-	if err := childproc.Run(ctx, log, "npm", "ci", "--no-audit", "--no-fund", "--prefix", prefix); err != nil {
-		return fmt.Errorf("install %s with npm ci: %w", Package, err)
-	}
-	if !installed(repoRoot) {
-		return fmt.Errorf("install %s: npm ci finished but the package is not where expected", Package)
-	}
-	return nil
+	return packages.Ensure(ctx, repoRoot, log)
 }
 
 // Tour is what the client's tour asks of the server: its base URL (scheme, host), an API key, an

@@ -177,25 +177,25 @@ func (h *handler) OnSendMessageStream(ctx context.Context, params *a2a.MessageSe
 			yield(nil, c.fail(h.s, err))
 			return
 		}
-		f := newFeed()
+		f := api.NewQueue[any]()
 		c.runs.Add(1)
 		go func() {
 			defer c.runs.Done()
 			rctx, cancel := api.Detach(ctx)
 			defer cancel()
 			res, err := h.s.runs.Execute(rctx, c.p, in.sessionID, in.req, sessions.Observer{
-				OnStart: func(id string) { f.push(started{id, time.Now()}) },
-				OnText:  func(_, delta string) { f.push(delta) },
+				OnStart: func(id string) { f.Push(started{id, time.Now()}) },
+				OnText:  func(_, delta string) { f.Push(delta) },
 			})
 			if push != nil && err == nil {
 				// The stream has told of the run already: a config that cannot be kept is lost
 				// with its error, as a webhook event is.
 				_, _ = h.setPush(rctx, c, in.sessionID, res.Execution.ID, push)
 			}
-			f.push(ended{res, err})
+			f.Push(ended{res, err})
 		}()
 		st := &streamer{sessionID: in.sessionID, user: params.Message}
-		for item := range f.items(ctx) {
+		for item := range items(ctx, f) {
 			ev, final, err := st.event(item, func(err error) (string, string) { return h.s.g.ErrorOf(c.r, err) })
 			if err != nil {
 				yield(nil, c.fail(h.s, err))

@@ -3,11 +3,11 @@ package a2aserve
 import (
 	"context"
 	"iter"
-	"sync"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 
+	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/sessions"
 )
 
@@ -24,40 +24,18 @@ type (
 	}
 )
 
-// feed queues what a run hands the stream: the run never waits for the client (a slow or gone
-// client does not hold it up), and the stream takes the items in order.
-type feed struct {
-	mu    sync.Mutex
-	queue []any
-	ready chan struct{}
-}
-
-func newFeed() *feed { return &feed{ready: make(chan struct{}, 1)} }
-
-func (f *feed) push(v any) {
-	f.mu.Lock()
-	f.queue = append(f.queue, v)
-	f.mu.Unlock()
-	select {
-	case f.ready <- struct{}{}:
-	default:
-	}
-}
-
-// items yields the queued items until ctx ends; the caller stops at the ended item.
-func (f *feed) items(ctx context.Context) iter.Seq[any] {
+// items yields what a run handed q (its started, text and ended items) until ctx ends: the run
+// never waits for the client, and the stream takes the items in order; the caller stops at the
+// ended item.
+func items(ctx context.Context, q *api.Queue[any]) iter.Seq[any] {
 	return func(yield func(any) bool) {
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-f.ready:
+			case <-q.Ready():
 			}
-			f.mu.Lock()
-			q := f.queue
-			f.queue = nil
-			f.mu.Unlock()
-			for _, v := range q {
+			for _, v := range q.Take() {
 				if !yield(v) {
 					return
 				}
