@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,6 +69,60 @@ func runTests(m *testing.M) int {
 	defer func() { _ = st.Stop() }()
 	ExportTestEndpoints(st.Endpoints())
 	return m.Run()
+}
+
+// lazy is the stack of a test binary whose tests start it on first use (LazyTestEnv).
+var lazy struct {
+	once  sync.Once
+	stack *Stack
+	err   error
+}
+
+// RunLazyTests is the whole TestMain of a package where only some tests use the local stack
+// (the others run over in-memory fakes, or are unit tests):
+//
+//	func TestMain(m *testing.M) { localstack.RunLazyTests(m) }
+//
+// The first LazyTestEnv starts the stack, as RunTests would; RunLazyTests stops it after the
+// tests and exits with their status.
+func RunLazyTests(m *testing.M) {
+	code := m.Run()
+	if lazy.stack != nil {
+		_ = lazy.stack.Stop()
+	}
+	os.Exit(code)
+}
+
+// LazyTestEnv is fresh resources on the local stack (NewTestEnv), the stack named by the
+// AGENTORCH_TEST_* variables or else started on first use for this test binary. With -short the
+// test is skipped: it is end-to-end.
+func LazyTestEnv(t testing.TB) *TestEnv {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end over the local stack; runs without -short")
+	}
+	lazy.once.Do(func() {
+		if _, ok := TestEndpoints(); ok {
+			return
+		}
+		ctx := context.Background()
+		root, err := RepoRoot()
+		if err == nil {
+			err = EnsureDeps(ctx, root, os.Stderr)
+		}
+		if err == nil {
+			lazy.stack, err = Start(ctx, Options{Root: root})
+		}
+		if err != nil {
+			lazy.err = fmt.Errorf("localstack: %w", err)
+			return
+		}
+		ExportTestEndpoints(lazy.stack.Endpoints())
+	})
+	if lazy.err != nil {
+		t.Fatal(lazy.err)
+	}
+	return NewTestEnv(t)
 }
 
 // TestEndpoints reads the shared stack's endpoints from the environment.

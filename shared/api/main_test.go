@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,53 +27,12 @@ import (
 // tests run the application over the local stand-ins (newStack): the features through HTTP,
 // queues, streaming; go test -short skips them.
 //
-// TestMain runs the tests and stops the local stack if one of them started it.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if local.stack != nil {
-		_ = local.stack.Stop()
-	}
-	os.Exit(code)
-}
-
-// local is the local stack of this test binary, started by the first test that needs it
-// (unless the AGENTORCH_TEST_* variables name a running one), as localstack.RunTests starts it.
-var local struct {
-	once  sync.Once
-	stack *localstack.Stack
-	err   error
-}
+// TestMain runs the tests; the first that needs the local stack starts it (testEnv).
+func TestMain(m *testing.M) { localstack.RunLazyTests(m) }
 
 // testEnv is fresh resources on the local stack, started on first use. With -short the
-// end-to-end tests that need it are skipped: what remains are the handlers over fakes.
-func testEnv(t testing.TB) *localstack.TestEnv {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("end-to-end over the local stack; runs without -short")
-	}
-	local.once.Do(func() {
-		if _, ok := localstack.TestEndpoints(); ok {
-			return
-		}
-		ctx := context.Background()
-		root, err := localstack.RepoRoot()
-		if err == nil {
-			err = localstack.EnsureDeps(ctx, root, os.Stderr)
-		}
-		if err == nil {
-			local.stack, err = localstack.Start(ctx, localstack.Options{Root: root})
-		}
-		if err != nil {
-			local.err = fmt.Errorf("localstack: %w", err)
-			return
-		}
-		localstack.ExportTestEndpoints(local.stack.Endpoints())
-	})
-	if local.err != nil {
-		t.Fatal(local.err)
-	}
-	return localstack.NewTestEnv(t)
-}
+// end-to-end tests that need it are skipped.
+func testEnv(t testing.TB) *localstack.TestEnv { return localstack.LazyTestEnv(t) }
 
 // stack is one application on fresh DynamoDB resources, served the way the dev server serves it,
 // or the handlers over in-memory fakes (newFakeStack), when app is nil.

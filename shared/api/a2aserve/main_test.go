@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"sync"
 	"testing"
 
 	"github.com/agentorch/agentorch/infra/localstack"
@@ -22,51 +19,12 @@ import (
 // The tests run the application over the local stand-ins, routed by template.yaml as the dev
 // server routes it, with the real A2A clients (a2a-go's here, @a2a-js/sdk's in js_test.go).
 //
-// TestMain runs the tests and stops the local stack if one of them started it.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if local.stack != nil {
-		_ = local.stack.Stop()
-	}
-	os.Exit(code)
-}
+// TestMain runs the tests; the first that needs the local stack starts it (testEnv).
+func TestMain(m *testing.M) { localstack.RunLazyTests(m) }
 
-// local is the local stack of this test binary, started by the first test that needs it
-// (unless the AGENTORCH_TEST_* variables name a running one, as under make test).
-var local struct {
-	once  sync.Once
-	stack *localstack.Stack
-	err   error
-}
-
-func testEnv(t testing.TB) *localstack.TestEnv {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("end-to-end over the local stack; runs without -short")
-	}
-	local.once.Do(func() {
-		if _, ok := localstack.TestEndpoints(); ok {
-			return
-		}
-		ctx := context.Background()
-		root, err := localstack.RepoRoot()
-		if err == nil {
-			err = localstack.EnsureDeps(ctx, root, os.Stderr)
-		}
-		if err == nil {
-			local.stack, err = localstack.Start(ctx, localstack.Options{Root: root})
-		}
-		if err != nil {
-			local.err = fmt.Errorf("localstack: %w", err)
-			return
-		}
-		localstack.ExportTestEndpoints(local.stack.Endpoints())
-	})
-	if local.err != nil {
-		t.Fatal(local.err)
-	}
-	return localstack.NewTestEnv(t)
-}
+// testEnv is fresh resources on the local stack, started on first use. With -short the
+// end-to-end tests that need it are skipped.
+func testEnv(t testing.TB) *localstack.TestEnv { return localstack.LazyTestEnv(t) }
 
 // stack is the application on fresh resources behind an HTTP server whose address is the
 // public base URL, so that the Agent Cards name it.
