@@ -38,11 +38,7 @@ func elicited(t *testing.T, s *stack, key, sid, body string) map[string]any {
 // answer (defaults applied) and the model given that result; a form that does not fit the
 // schema is a 400 naming the field; a second question pauses again.
 func TestElicitationEndToEnd(t *testing.T) {
-	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	base := startMCPTest(t)
 	s := newStack(t)
 	key := s.key("alice", "acme")
 	s.mcpServer(key, "asker", base+mcptest.PathElicit)
@@ -108,11 +104,7 @@ func TestElicitationEndToEnd(t *testing.T) {
 // questions declined: the call goes on and its result says so, instead of a pause no one could
 // answer.
 func TestElicitationDeclinedWhereNoOneCanBeAsked(t *testing.T) {
-	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	base := startMCPTest(t)
 	s := newStack(t)
 	key := s.key("alice", "acme")
 	s.mcpServer(key, "asker", base+mcptest.PathElicit)

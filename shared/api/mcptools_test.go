@@ -44,6 +44,18 @@ func everythingURL(t *testing.T) string {
 	return everything.url
 }
 
+// startMCPTest serves the test MCP servers (infra/mcptest) on a free port for the test; base is
+// their address.
+func startMCPTest(t *testing.T) (base string) {
+	t.Helper()
+	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return base
+}
+
 func (s *stack) mcpServer(key, name, url string) map[string]any {
 	s.t.Helper()
 	r := s.do(req{method: "POST", path: "/api/v1/mcp-servers/", key: key,
@@ -187,11 +199,7 @@ func toJSON(t *testing.T, v any) string {
 // the id its name had when the session was checked), however many calls of how many of its
 // tools the run makes; the connection is opened once per run.
 func TestMCPExecuteRoundTrips(t *testing.T) {
-	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	base := startMCPTest(t)
 	meter := &ddbMeter{}
 	s := newStack(t, meter.option)
 	key := s.key("alice", "acme")
@@ -276,11 +284,7 @@ func TestAsyncAnswer(t *testing.T) {
 // TestRacingApprovalsRunOnce: while an approved call runs, a second answer to the same pending
 // call is a 409 conflict and runs nothing; after the run it is a 400 (nothing pending).
 func TestRacingApprovalsRunOnce(t *testing.T) {
-	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	base := startMCPTest(t)
 	s := newStack(t)
 	key := s.key("alice", "acme")
 	s.mcpServer(key, "local", base+mcptest.PathMCP)
