@@ -38,6 +38,10 @@ type ExecuteRequest struct {
 	// DeclineElicitations says that no person can answer an MCP server's question during this
 	// run (a surface whose client cannot be asked): it is declined instead of pausing the run.
 	DeclineElicitations bool
+	// AgentID, when set, is the agent a surface that names agents (the OpenAI API's model) runs:
+	// a session opened from another agent is refused (400) before anything runs, without a read
+	// of its own.
+	AgentID string
 }
 
 // Observer receives an execution's events and text as they happen (for streaming). The run's
@@ -112,6 +116,10 @@ func (s *Service) execute(ctx context.Context, p domain.Principal, sessionID, ex
 	sess, err := s.acquireRun(ctx, p, sessionID, leaseID, runID, req.Answer == nil)
 	if err != nil {
 		return nil, err
+	}
+	if req.AgentID != "" && sess.AgentID != req.AgentID {
+		s.release(ctx, sessionID, leaseID)
+		return nil, domain.Errorf(domain.KindInvalid, "Session %s was not opened from the agent this request names", sessionID)
 	}
 	var res *Result
 	switch {

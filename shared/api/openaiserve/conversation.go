@@ -226,6 +226,8 @@ func (h *server) run(ctx context.Context, r *http.Request, c *conversation, obs 
 			return nil, err
 		}
 		sid = sess.ID
+	} else {
+		req.AgentID = a.ID // a call id naming a session of another model's run is refused
 	}
 	if onStart := obs.OnStart; onStart != nil {
 		obs.OnStart = func(id string) { onStart(sid + "/" + id) }

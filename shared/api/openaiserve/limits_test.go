@@ -39,8 +39,9 @@ func TestBudget(t *testing.T) {
 	wantAPIError(t, stream.Err(), http.StatusTooManyRequests, "rate_limit_error", "rate_limit_exceeded")
 }
 
-// TestForeignToolCall: the tool call ids name a session, but only its owner continues it: another
-// company's key answering them is refused and the run still waits for its owner.
+// TestForeignToolCall: the tool call ids name a session, but only its owner continues it, with
+// its model: another company's key, or another agent named as model, answering them is refused
+// and the run still waits for its owner.
 func TestForeignToolCall(t *testing.T) {
 	s := newStack(t)
 	acme, globex := s.key("alice", "acme"), s.key("bob", "globex")
@@ -61,6 +62,13 @@ func TestForeignToolCall(t *testing.T) {
 	if !errors.As(err, &apiErr) || (apiErr.StatusCode != http.StatusForbidden && apiErr.StatusCode != http.StatusNotFound) {
 		t.Fatalf("globex answering acme's call: %v", err)
 	}
+	// Another model of the same company answering the call is refused too (the call names a
+	// session of the tooler's), and the run still waits for its own answer.
+	s.agent(acme, helperAgent)
+	other := params
+	other.Model = "helper"
+	_, err = ac.Chat.Completions.New(t.Context(), other)
+	wantAPIError(t, err, http.StatusBadRequest, "invalid_request_error", "")
 	params.Messages[2] = openai.ToolMessage("a mammal", msg.ToolCalls[0].ID)
 	if res, err = ac.Chat.Completions.New(t.Context(), params); err != nil || res.Choices[0].FinishReason != "stop" {
 		t.Fatalf("acme's answer after globex's: %v %v", res, err)
