@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go"
 
@@ -141,6 +143,9 @@ func (e *bedrockEmbedder) embedOne(ctx context.Context, text string) ([]float32,
 			return 0, false, deadlineError(ctx, throttled, err, "bedrock embeddings "+e.model.id)
 		}
 		busy, retry := bedrockRetryable(err)
+		if dropped(err) {
+			busy, retry = false, true
+		}
 		if busy {
 			throttled = err
 			return 0, retry, overloaded(err)
@@ -173,6 +178,12 @@ func (e *bedrockEmbedder) parse(body []byte) ([]float32, int, error) {
 	}
 	normalize(resp.Embedding)
 	return resp.Embedding, resp.InputTextTokenCount, nil
+}
+
+// dropped reports a connection that failed under a call (reset, closed, its answer cut short):
+// a later attempt may succeed, as the SDK's own retryer (off for these calls) would judge.
+func dropped(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) || (retry.RetryableConnectionError{}).IsErrorRetryable(err) == aws.TrueTernary
 }
 
 // bedrockRetryable reports whether a later attempt may succeed (retry) and whether the failure

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -27,6 +28,9 @@ import (
 // answer by its 0-based number and the request; nil means success.
 type fakeBedrock struct {
 	reply func(call int, req titanRequest) *bedrockReply
+	// drop, when it says so for a call, closes the connection in the middle of a successful
+	// answer, as a reset connection ends one.
+	drop  func(call int) bool
 	delay time.Duration
 
 	mu       sync.Mutex
@@ -68,6 +72,17 @@ func (f *fakeBedrock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	time.Sleep(f.delay)
 
+	if f.drop != nil && f.drop(call) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", "4096")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, `{"embedding":[0.1,`)
+		_ = http.NewResponseController(w).Flush()
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+		return
+	}
 	if f.reply != nil {
 		if rep := f.reply(call, req); rep != nil {
 			w.Header().Set("X-Amzn-ErrorType", rep.errorType)
@@ -245,6 +260,22 @@ func TestBedrockConcurrencyBound(t *testing.T) {
 				t.Errorf("at most %d calls in flight, want %d", maxIn, tt.want)
 			}
 		})
+	}
+}
+
+// TestBedrockRetriesADroppedConnection: a connection reset in the middle of an answer is tried
+// again (the SDK's own retryer, which would, is off for these calls), not a failed ingestion.
+func TestBedrockRetriesADroppedConnection(t *testing.T) {
+	f := &fakeBedrock{drop: func(call int) bool { return call == 0 || call == 2 }}
+	e := bedrockEmbedder(t, f, embeddings.Options{Concurrency: 1}, domain.Embedding{Provider: "bedrock", Dimensions: 256})
+	in := texts(3)
+	got, err := e.Embed(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkVectors(t, in, got, 256)
+	if calls, _ := f.snapshot(); len(calls) != len(in)+2 {
+		t.Errorf("%d calls, want %d (two dropped, tried again)", len(calls), len(in)+2)
 	}
 }
 
