@@ -7,11 +7,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go"
 
@@ -108,6 +110,8 @@ func (m *Model) Converse(ctx context.Context, req domain.ModelRequest) (*domain.
 			return 0, false, nil
 		case retryable(err):
 			return 0, true, domain.Wrap(domain.KindOverloaded, err, "The model is busy; retry shortly")
+		case ctx.Err() == nil && dropped(err):
+			return 0, true, classify(err, *in.ModelId)
 		}
 		return 0, false, classify(err, *in.ModelId)
 	})
@@ -138,6 +142,12 @@ func retryable(err error) bool {
 		return true
 	}
 	return false
+}
+
+// dropped reports a connection that failed under a call (reset, closed, its answer cut short):
+// a later attempt may succeed, as the SDK's own retryer (off for these calls) would judge.
+func dropped(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) || (retry.RetryableConnectionError{}).IsErrorRetryable(err) == aws.TrueTernary
 }
 
 // classify translates a final SDK error into a domain error.

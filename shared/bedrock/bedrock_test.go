@@ -26,6 +26,7 @@ type reply struct {
 	status    int
 	errorType string // X-Amzn-Errortype of an error reply
 	body      string
+	drop      bool // the connection closes in the middle of a successful answer, as a reset ends one
 }
 
 // recorded is one request the fake endpoint received.
@@ -50,6 +51,16 @@ func (f *fakeBedrock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rep := f.replies[min(n, len(f.replies)-1)]
 	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
+	if rep.drop {
+		w.Header().Set("Content-Length", "4096")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, `{"output":{"message":`)
+		_ = http.NewResponseController(w).Flush()
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+		return
+	}
 	if rep.errorType != "" {
 		w.Header().Set("X-Amzn-Errortype", rep.errorType)
 	}

@@ -31,6 +31,7 @@ func TestConverseErrors(t *testing.T) {
 	}{
 		{name: "throttled twice then success", replies: []reply{throttled, throttled, ok}, wantCalls: 3},
 		{name: "service unavailable then success", replies: []reply{apiError(503, "ServiceUnavailableException", "unavailable"), ok}, wantCalls: 2},
+		{name: "a dropped connection then success", replies: []reply{{drop: true}, ok}, wantCalls: 2},
 		{name: "model not ready then success", replies: []reply{apiError(429, "ModelNotReadyException", "warming up"), ok}, wantCalls: 2},
 		{
 			name: "throttled beyond the retries", replies: []reply{throttled}, maxRetries: 2,
