@@ -2,11 +2,19 @@
 // by shared/localembed. It is a package of its own so that only the builds that offer the
 // provider (the dev server, the tests, scripts/kb, scripts/invoke's bootstraps) link the model's
 // code; the Lambda builds (tag nolocal, see shared/app) leave it out.
+//
+// The provider embeds each text with its whitespace normalised (Readable): the model's tokenizer
+// knows only the space, so a line break or a tab becomes an unknown token and the word after it
+// loses its word-start piece; collapsed, the same words embed as the sentence the model was
+// trained on. Every caller (ingestion's chunks, search's queries) goes through here, so
+// documents and queries are read alike; the text stored and returned stays the caller's own.
 package local
 
 import (
 	"context"
 	"fmt"
+	"strings"
+	"unicode"
 
 	"github.com/agentorch/agentorch/shared/embeddings"
 	"github.com/agentorch/agentorch/shared/localembed"
@@ -28,6 +36,24 @@ func Loader(dir string) embeddings.LocalLoader {
 	}
 }
 
+// Readable is the text the provider embeds for text: every run of white space (spaces, tabs,
+// line breaks, and the other code points unicode.IsSpace accepts) becomes one space, and the
+// ends are trimmed. A text that is already so is returned as it is, without copying.
+func Readable(text string) string {
+	prevSpace := true // so that a leading space counts as a change
+	for _, r := range text {
+		sp := unicode.IsSpace(r)
+		if sp && (r != ' ' || prevSpace) {
+			return strings.Join(strings.Fields(text), " ")
+		}
+		prevSpace = sp
+	}
+	if prevSpace && text != "" { // a trailing space
+		return strings.Join(strings.Fields(text), " ")
+	}
+	return text
+}
+
 // embedder is the local provider: the model's own tokenizer counts tokens exactly.
 type embedder struct{ model *localembed.Model }
 
@@ -37,23 +63,39 @@ func (e embedder) Embed(ctx context.Context, texts []string) ([][]float32, error
 }
 
 // EmbedCounted is Embed that also says how many tokens the model read: its tokenizer's count of
-// each text, at most MaxTokens (what follows is not embedded).
+// each text as embedded (Readable), at most MaxTokens (what follows is not embedded).
 func (e embedder) EmbedCounted(ctx context.Context, texts []string) ([][]float32, int, error) {
 	if len(texts) == 0 {
 		return [][]float32{}, 0, nil
 	}
-	v, err := e.model.Embed(ctx, texts)
+	read := make([]string, len(texts))
+	for i, t := range texts {
+		read[i] = Readable(t)
+	}
+	v, err := e.model.Embed(ctx, read)
 	if err != nil {
 		return nil, 0, fmt.Errorf("local embeddings: %w", err)
 	}
 	tokens := 0
-	for _, t := range texts {
+	for _, t := range read {
 		tokens += min(len(e.model.Tokenize(t)), e.model.MaxTokens())
 	}
 	return v, tokens, nil
 }
 
-func (e embedder) Dimensions() int        { return e.model.Dimensions() }
-func (e embedder) MaxTokens() int         { return e.model.MaxTokens() }
-func (e embedder) Tokens(text string) int { return len(e.model.Tokenize(text)) }
-func (e embedder) Name() string           { return embeddings.ModelUSELite }
+func (e embedder) Dimensions() int { return e.model.Dimensions() }
+func (e embedder) MaxTokens() int  { return e.model.MaxTokens() }
+
+// Tokens bounds from above the tokens the model reads of text: the larger of the counts of the
+// text as given and as embedded (Readable). The first keeps chunk boundaries (split_by "token")
+// where they were before whitespace was normalised; the second makes sure that a chunk that fits
+// is embedded whole even where normalising would lengthen it.
+func (e embedder) Tokens(text string) int {
+	n := len(e.model.Tokenize(text))
+	if r := Readable(text); r != text {
+		n = max(n, len(e.model.Tokenize(r)))
+	}
+	return n
+}
+
+func (e embedder) Name() string { return embeddings.ModelUSELite }

@@ -148,7 +148,7 @@ func TestLocalLoadFailureIsNotRemembered(t *testing.T) {
 }
 
 // TestLocalCountsTheTokensItReads: the local provider counts what its tokenizer reads of each
-// text, at most MaxTokens (a longer text's tail is not embedded, so not counted).
+// text as embedded (whitespace normalised), at most MaxTokens (a longer text's tail is not embedded, so not counted).
 func TestLocalCountsTheTokensItReads(t *testing.T) {
 	p, err := embeddings.New(embeddings.Options{Local: local.Loader(modelCache(t))})
 	if err != nil {
@@ -173,7 +173,91 @@ func TestLocalCountsTheTokensItReads(t *testing.T) {
 	if e.Tokens(long) <= e.MaxTokens() {
 		t.Fatalf("the long text has %d tokens, not more than %d", e.Tokens(long), e.MaxTokens())
 	}
-	if want := 10 + e.MaxTokens(); n != want {
-		t.Errorf("tokens = %d, want %d (10, and the long text's first %d)", n, want, e.MaxTokens())
+	// The first text is read as "Hello world. New line Tab" (Readable): 8 tokens, where as given
+	// it holds 10 (its line break and tab each an unknown token).
+	if want := 8 + e.MaxTokens(); n != want {
+		t.Errorf("tokens = %d, want %d (8, and the long text's first %d)", n, want, e.MaxTokens())
+	}
+}
+
+func TestReadable(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{"plain words", "plain words"},
+		{"  \t\n", ""},
+		{"Hello world.\nNew line\tTab", "Hello world. New line Tab"},
+		{"  leading and trailing \r\n", "leading and trailing"},
+		{"two  spaces", "two spaces"},
+		{"para one.\n\n\tpara two.", "para one. para two."},
+		{"no\u00a0break\u2028line\u3000ideographic", "no break line ideographic"},
+		{"bad \xff byte", "bad \xff byte"},
+		{"bad\t\xff byte", "bad \xff byte"},
+	} {
+		if got := local.Readable(c.in); got != c.want {
+			t.Errorf("Readable(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// tabbed are chunk-like texts laid out as files hold them: line breaks, blank lines, tab and
+// space indentation, trailing spaces.
+var tabbed = []string{
+	"Section 4. Redistribution.\n\n\tYou may reproduce and distribute copies of the\n\tWork or Derivative Works thereof in any medium,\n\twith or without modifications.",
+	"  Chapter 1\n\nSir Walter Elliot, of Kellynch Hall, in Somersetshire,   was a man who,\r\nfor his own amusement, never took up any book but the Baronetage. ",
+	"how long\tdo I have\nto return an item?",
+}
+
+// TestLocalEmbedsWhitespaceNormalised: the provider embeds a text with tabs, line breaks and
+// runs of spaces as it embeds the text with its whitespace collapsed (the model itself, given
+// the text as it is, embeds it differently: tabs and line breaks are unknown tokens to it).
+func TestLocalEmbedsWhitespaceNormalised(t *testing.T) {
+	cache := modelCache(t)
+	p, err := embeddings.New(embeddings.Options{Local: local.Loader(cache)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	e, err := p.Embedder(ctx, domain.Embedding{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := localembed.EnsureFiles(ctx, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := localembed.Load(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	collapsed := make([]string, len(tabbed))
+	for i, s := range tabbed {
+		collapsed[i] = strings.Join(strings.Fields(s), " ")
+	}
+	got, err := e.Embed(ctx, tabbed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := m.Embed(ctx, collapsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := m.Embed(ctx, tabbed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range tabbed {
+		if c := dot(got[i], want[i]); c < 0.99999 {
+			t.Errorf("text %d: cosine %.6f to the collapsed text's vector, want ≥ 0.99999", i, c)
+		}
+		if c := dot(raw[i], want[i]); c > 0.999 {
+			t.Errorf("text %d: the model alone embeds it at cosine %.6f to the collapsed text: the case tests nothing", i, c)
+		}
+		// Tokens bounds what the model reads, and still counts the text as given.
+		if n, read, asis := e.Tokens(tabbed[i]), len(m.Tokenize(collapsed[i])), len(m.Tokenize(tabbed[i])); n < read || n < asis {
+			t.Errorf("text %d: Tokens %d, the model reads %d (%d as given)", i, n, read, asis)
+		}
+	}
+	if tabbed[0] == collapsed[0] || !strings.Contains(tabbed[0], "\n\t") {
+		t.Fatal("the caller's texts were changed")
 	}
 }
