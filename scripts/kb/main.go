@@ -4,6 +4,7 @@
 //	go run ./scripts/kb extract FILE
 //	go run ./scripts/kb chunk FILE [--chunk-size N] [--chunk-overlap N] [--split-by char|word|token] [--separators JSON]
 //	go run ./scripts/kb embed FILE [--provider local|bedrock|openai] [--model M] [--dimensions N]
+//	go run ./scripts/kb eval [--set persuasion|mpl|apt-get]
 //
 // extract prints the text shared/extract finds in FILE. chunk splits that text with shared/chunk
 // and prints one JSON object a line, {"index", "text", "length"} (length in the --split-by unit);
@@ -14,6 +15,9 @@
 // standard error, as ingestion would split such a text. The local provider's files are fetched
 // into the repository's .cache/models (or LOCALEMBED_DIR); bedrock uses the AWS configuration
 // of the environment; openai reads OPENAI_BASE_URL and OPENAI_API_KEY.
+// eval runs the retrieval evaluation (shared/knowledge/testdata/eval/README.md: labelled sets
+// over a novel, a licence and a manual, the local embedder, the OpenSearch stand-in) and prints
+// recall@5 and MRR@10 per set and strategy.
 // Flags may come before or after FILE. FILE "-" is standard input.
 package main
 
@@ -39,6 +43,7 @@ const usage = `usage:
   kb extract FILE
   kb chunk FILE [--chunk-size N] [--chunk-overlap N] [--split-by char|word|token] [--separators JSON]
   kb embed FILE [--provider local|bedrock|openai] [--model M] [--dimensions N]
+  kb eval [--set persuasion|mpl|apt-get]
 FILE "-" is standard input`
 
 func main() {
@@ -55,8 +60,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	if len(args) == 0 {
 		return errors.New(usage)
 	}
-	if args[0] == "embed" {
+	switch args[0] {
+	case "embed":
 		return embed(ctx, args[1:], stdin, stdout)
+	case "eval":
+		return eval(ctx, args[1:], stdout)
 	}
 	fs := flag.NewFlagSet("kb "+args[0], flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are returned, and printed once by main

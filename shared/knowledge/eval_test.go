@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,26 +17,33 @@ import (
 	"github.com/agentorch/agentorch/shared/extract"
 )
 
-// The retrieval evaluation (BenchmarkRetrievalQuality, testdata/eval/README.md) asks the
-// questions of testdata/eval/questions.json of the first chapters of Persuasion
-// (shared/chunk/testdata/persuasion.txt), one file per chapter. A hit answers a question when
+// The retrieval evaluation (BenchmarkRetrievalQuality, testdata/eval/README.md) asks labelled
+// questions of three texts of different kinds, each its own set: the first chapters of
+// Persuasion (prose; shared/chunk/testdata/persuasion.txt, one file per chapter, questions in
+// testdata/eval/questions.json), the Mozilla Public License 2.0 (a licence; testdata/eval/mpl)
+// and the apt-get(8) manual page (a manual; testdata/eval/apt-get). A hit answers a question when
 // its text holds the question's answer phrase, whitespace collapsed. TestRetrievalEvalSet keeps
-// the set honest: if the text, the chunker or the extraction change, it says which questions no
+// the sets honest: if a text, the chunker or the extraction change, it says which questions no
 // longer have a chunk to find.
 
-// Bounds of the labelled set.
+// Bounds of every labelled set.
+const (
+	evalMinWords   = 5 // an answer phrase is specific enough to name one passage...
+	evalMaxWords   = 15
+	evalMaxHolders = 3 // ...and held by at most this many chunks (overlap puts it in two)
+)
+
+// Bounds of the Persuasion set.
 const (
 	evalChapters     = 6   // chapters 1..evalChapters are the corpus
 	evalMinQuestions = 40  // fewer makes one question worth more than 2.5 points of recall
 	evalMaxQuestions = 60  // the issue's range
 	evalMinChunks    = 250 // the corpus is "a few hundred chunks" under chunk.DefaultLocal
 	evalMaxChunks    = 400
-	evalMinWords     = 5 // an answer phrase is specific enough to name one passage...
-	evalMaxWords     = 15
-	evalMaxHolders   = 3 // ...and held by at most this many chunks (overlap puts it in two)
 )
 
-// evalQuestion is one labelled question: Answer is a verbatim phrase of chapter Chapter.
+// evalQuestion is one labelled question: Answer is a verbatim phrase of file Chapter (from 1) of
+// its set's corpus.
 type evalQuestion struct {
 	ID       string `json:"id"`
 	Chapter  int    `json:"chapter"`
@@ -43,10 +51,55 @@ type evalQuestion struct {
 	Answer   string `json:"answer"`
 }
 
-// evalFile is one file of the corpus: a chapter of the novel as it is uploaded.
+// evalFile is one file of a corpus, as it is uploaded.
 type evalFile struct {
 	Name string
 	Text string
+}
+
+// evalSet is one labelled set: a corpus, its questions, and the bounds TestRetrievalEvalSet
+// holds it to.
+type evalSet struct {
+	name                       string
+	files                      func(testing.TB) []evalFile
+	questions                  string // path of the questions, from the package directory
+	minQuestions, maxQuestions int
+	minChunks, maxChunks       int // under chunk.DefaultLocal
+}
+
+// evalSets are the labelled sets, in the order the benchmark runs them.
+func evalSets() []evalSet {
+	return []evalSet{
+		{name: "persuasion", files: evalCorpus, questions: filepath.Join("testdata", "eval", "questions.json"),
+			minQuestions: evalMinQuestions, maxQuestions: evalMaxQuestions, minChunks: evalMinChunks, maxChunks: evalMaxChunks},
+		dirSet("mpl", 40, 80),
+		dirSet("apt-get", 50, 100),
+	}
+}
+
+// dirSet is a set of its own directory under testdata/eval: the .txt files, uploaded under their
+// own names in name order (Chapter 1 is the first), and questions.json; 20 to 60 questions.
+func dirSet(name string, minChunks, maxChunks int) evalSet {
+	dir := filepath.Join("testdata", "eval", name)
+	return evalSet{name: name, questions: filepath.Join(dir, "questions.json"),
+		minQuestions: 20, maxQuestions: 60, minChunks: minChunks, maxChunks: maxChunks,
+		files: func(tb testing.TB) []evalFile {
+			tb.Helper()
+			paths, err := filepath.Glob(filepath.Join(dir, "*.txt"))
+			if err != nil || len(paths) == 0 {
+				tb.Fatalf("set %s: no .txt files in %s (%v)", name, dir, err)
+			}
+			sort.Strings(paths)
+			var files []evalFile
+			for _, p := range paths {
+				raw, err := os.ReadFile(p)
+				if err != nil {
+					tb.Fatal(err)
+				}
+				files = append(files, evalFile{Name: filepath.Base(p), Text: string(raw)})
+			}
+			return files
+		}}
 }
 
 var chapterHeading = regexp.MustCompile(`(?m)^Chapter (\d+)$`)
@@ -71,10 +124,10 @@ func evalCorpus(tb testing.TB) []evalFile {
 	return files
 }
 
-// evalQuestions reads the labelled set; an unknown field is an error.
-func evalQuestions(tb testing.TB) []evalQuestion {
+// evalQuestions reads a labelled set's questions; an unknown field is an error.
+func evalQuestions(tb testing.TB, set evalSet) []evalQuestion {
 	tb.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "eval", "questions.json"))
+	raw, err := os.ReadFile(set.questions)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -82,7 +135,7 @@ func evalQuestions(tb testing.TB) []evalQuestion {
 	dec.DisallowUnknownFields()
 	var qs []evalQuestion
 	if err := dec.Decode(&qs); err != nil {
-		tb.Fatalf("questions.json: %v", err)
+		tb.Fatalf("%s: %v", set.questions, err)
 	}
 	return qs
 }
@@ -116,14 +169,22 @@ func evalChunks(tb testing.TB, files []evalFile) []string {
 }
 
 func TestRetrievalEvalSet(t *testing.T) {
-	files := evalCorpus(t)
-	qs := evalQuestions(t)
-	chunks := evalChunks(t, files)
-	if n := len(chunks); n < evalMinChunks || n > evalMaxChunks {
-		t.Errorf("the corpus (chapters 1-%d) is %d chunks under chunk.DefaultLocal, want %d to %d", evalChapters, n, evalMinChunks, evalMaxChunks)
+	for _, set := range evalSets() {
+		t.Run(set.name, func(t *testing.T) { checkEvalSet(t, set) })
 	}
-	if n := len(qs); n < evalMinQuestions || n > evalMaxQuestions {
-		t.Errorf("%d questions, want %d to %d", n, evalMinQuestions, evalMaxQuestions)
+}
+
+// checkEvalSet holds one set to its bounds: every answer is a phrase of its file that one to
+// evalMaxHolders chunks hold whole, and no two questions ask the same.
+func checkEvalSet(t *testing.T, set evalSet) {
+	files := set.files(t)
+	qs := evalQuestions(t, set)
+	chunks := evalChunks(t, files)
+	if n := len(chunks); n < set.minChunks || n > set.maxChunks {
+		t.Errorf("the corpus is %d chunks under chunk.DefaultLocal, want %d to %d", n, set.minChunks, set.maxChunks)
+	}
+	if n := len(qs); n < set.minQuestions || n > set.maxQuestions {
+		t.Errorf("%d questions, want %d to %d", n, set.minQuestions, set.maxQuestions)
 	}
 	ids := map[string]bool{}
 	questions := map[string]string{}
@@ -142,12 +203,12 @@ func TestRetrievalEvalSet(t *testing.T) {
 		if n := len(strings.Fields(q.Answer)); n < evalMinWords || n > evalMaxWords {
 			t.Errorf("%s: the answer %q is %d words, want %d to %d", q.ID, q.Answer, n, evalMinWords, evalMaxWords)
 		}
-		if q.Chapter < 1 || q.Chapter > evalChapters {
-			t.Errorf("%s: chapter %d is not in the corpus (1-%d)", q.ID, q.Chapter, evalChapters)
+		if q.Chapter < 1 || q.Chapter > len(files) {
+			t.Errorf("%s: file %d is not in the corpus (1-%d)", q.ID, q.Chapter, len(files))
 			continue
 		}
 		if !strings.Contains(collapse(files[q.Chapter-1].Text), collapse(q.Answer)) {
-			t.Errorf("%s: the answer %q is not in chapter %d", q.ID, q.Answer, q.Chapter)
+			t.Errorf("%s: the answer %q is not in %s", q.ID, q.Answer, files[q.Chapter-1].Name)
 			continue
 		}
 		var holders []int

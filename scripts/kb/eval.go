@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentorch/agentorch/infra/localstack"
+)
+
+// evalRow is one set and strategy of the retrieval evaluation.
+type evalRow struct {
+	Set, Strategy string
+	Metrics       map[string]float64 // by unit: recall@5, MRR@10, words@5, questions, chunks, ms/search
+}
+
+// evalColumns are the metrics the table shows, in order.
+var evalColumns = []string{"recall@5", "MRR@10", "words@5", "questions", "chunks", "ms/search"}
+
+// eval runs `kb eval`: BenchmarkRetrievalQuality (shared/knowledge/eval_bench_test.go, which owns
+// the labelled sets, the in-process OpenSearch stand-in and the ingestion) once, through `go
+// test`, and prints its figures as one table, a row per set and strategy.
+func eval(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("kb eval", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	set := fs.String("set", "", "run only this set (persuasion, mpl, apt-get; default: all)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return fmt.Errorf("kb eval takes no FILE\n%s", usage)
+	}
+	root, err := localstack.RepoRoot()
+	if err != nil {
+		return err
+	}
+	bench := "^BenchmarkRetrievalQuality$"
+	if *set != "" {
+		bench += "/^" + regexp.QuoteMeta(*set) + "$"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "test", "./shared/knowledge", "-run", "^$", "-bench", bench, "-benchtime", "1x", "-count", "1")
+	cmd.Dir = root
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		os.Stderr.Write(out)
+		return fmt.Errorf("go test -bench RetrievalQuality: %w", err)
+	}
+	rows := parseEval(string(out))
+	if len(rows) == 0 {
+		os.Stderr.Write(out)
+		return fmt.Errorf("the benchmark reported no figures (skipped? see above)")
+	}
+	return printEval(stdout, rows)
+}
+
+// benchLine is a result line of a sub-benchmark set/strategy: name, GOMAXPROCS suffix, N, then
+// value-unit pairs.
+var benchLine = regexp.MustCompile(`^BenchmarkRetrievalQuality/([^/\s]+)/([^\s]+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+
+// parseEval reads the benchmark's output; other lines are ignored.
+func parseEval(out string) []evalRow {
+	var rows []evalRow
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		m := benchLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		row := evalRow{Set: m[1], Strategy: m[2], Metrics: map[string]float64{}}
+		f := strings.Fields(m[3])
+		for i := 0; i+1 < len(f); i += 2 {
+			if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+				row.Metrics[f[i+1]] = v
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// printEval writes the rows as an aligned table.
+func printEval(w io.Writer, rows []evalRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "set\tstrategy\t"+strings.Join(evalColumns, "\t")+"\t\n")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t", r.Set, r.Strategy)
+		for _, c := range evalColumns {
+			v, ok := r.Metrics[c]
+			switch {
+			case !ok:
+				fmt.Fprint(tw, "-\t")
+			case c == "questions" || c == "chunks" || c == "words@5":
+				fmt.Fprintf(tw, "%.0f\t", v)
+			default:
+				fmt.Fprintf(tw, "%.3f\t", v)
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
