@@ -20,11 +20,11 @@ import (
 // evalRow is one set and strategy of the retrieval evaluation.
 type evalRow struct {
 	Set, Strategy string
-	Metrics       map[string]float64 // by unit: recall@5, MRR@10, words@5, questions, chunks, ms/search
+	Metrics       map[string]float64 // by unit: recall@5, MRR@10, words@5, questions, answerable, chunks, ms/search
 }
 
 // evalColumns are the metrics the table shows, in order.
-var evalColumns = []string{"recall@5", "MRR@10", "words@5", "questions", "chunks", "ms/search"}
+var evalColumns = []string{"recall@5", "MRR@10", "words@5", "questions", "answerable", "chunks", "ms/search"}
 
 // eval runs `kb eval`: BenchmarkRetrievalQuality (shared/knowledge/eval_bench_test.go, which owns
 // the labelled sets, the in-process OpenSearch stand-in and the ingestion) once, through `go
