@@ -41,8 +41,11 @@
 //     approximate, so recall can only be checked against OpenSearch on AWS.
 //   - match and term on text and keyword fields score with Lucene's BM25 (k1 1.2, b 0.75,
 //     idf = ln(1 + (N - n + 0.5)/(n + 0.5)) over the field's document count, one-byte length
-//     norms) after OpenSearch's standard analyzer (Unicode word boundaries, lowercase). Term
-//     statistics cover live documents only (Lucene also counts deleted ones until a merge).
+//     norms) after the field's analyzer: OpenSearch's standard analyzer (Unicode word
+//     boundaries, lowercase) unless the mapping names the built-in english one (possessives,
+//     Lucene's English stop words, Porter stemming; english.go) as analyzer or search_analyzer,
+//     or the match query names one. Term statistics cover live documents only (Lucene also
+//     counts deleted ones until a merge).
 //   - hybrid with a search pipeline: PUT|GET|DELETE /_search/pipeline/{id} with a
 //     normalization-processor (min_max or l2; arithmetic_mean, geometric_mean or
 //     harmonic_mean with weights) or a score-ranker-processor (rrf, rank_constant).
@@ -74,7 +77,7 @@
 // mapping validations).
 //
 // What OpenSearch accepts but the stand-in does not implement (other query types, aggregations,
-// sort, scripts, analyzers other than standard, nested fields, aliases, ingest pipelines,
+// sort, scripts, analyzers other than standard and english, the _analyze API, nested fields, aliases, ingest pipelines,
 // byte/binary vectors, on-disk mode, trained models) is rejected with a 400
 // illegal_argument_exception whose reason starts with "opensearchlocal:" and says so — never
 // silently ignored. An endpoint outside the slice answers as OpenSearch answers a route it has

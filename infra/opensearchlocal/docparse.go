@@ -302,7 +302,7 @@ func (p *docParser) leaf(f *field, v *jv) *osError {
 		if d.tf == nil {
 			d.tf = map[string]int{}
 		}
-		toks := analyze(v.text())
+		toks := analyzeWith(f.analyzer, v.text())
 		for _, t := range toks {
 			d.tf[t]++
 		}

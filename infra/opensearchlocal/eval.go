@@ -270,7 +270,11 @@ func (c *shardCtx) bindMatch(q *qMatch) (matcher, *osError) {
 	if !f.index {
 		return nil, errQueryShard(c.ix, errIllegalArgument("Cannot search on field [%s] since it is not indexed.", q.field))
 	}
-	toks := analyze(q.text.text())
+	an := q.analyzer
+	if an == "" {
+		an = f.searchAnalyzerName()
+	}
+	toks := analyzeWith(an, q.text.text())
 	if len(toks) == 0 {
 		if q.zeroTerms == "all" {
 			return &mConst{boost: q.boost, name: q.name, pred: func(*doc) bool { return true }}, nil

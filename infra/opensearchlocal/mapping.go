@@ -20,6 +20,8 @@ type field struct {
 	ignoreMalformed bool
 	format          string
 	knn             *knnField
+	analyzer        string   // text: the index analyzer ("standard" unless the mapping names one)
+	searchAnalyzer  string   // text: the search_analyzer as given ("" means the index analyzer)
 	fields          []*field // multi-fields (title.keyword)
 	props           []*field // object properties, sorted by name
 	dynamic         string   // object: "true", "false", "strict"; "" inherits
@@ -290,7 +292,20 @@ func parseField(name, path string, v *jv) (*field, *osError) {
 	if typ == "date" && f.format == "" {
 		f.format = defaultDateFormat
 	}
+	if f.searchAnalyzer != "" && f.analyzer == "" {
+		// OpenSearch's TextParams.Analyzers: a search analyzer alone is refused.
+		return nil, errMapperParsing("analyzer on field [%s] must be set when search_analyzer is set", name)
+	}
 	return f, nil
+}
+
+// searchAnalyzerName is the analyzer a match query on this text field uses unless the query
+// names one: the search_analyzer, else the index analyzer.
+func (f *field) searchAnalyzerName() string {
+	if f.searchAnalyzer != "" {
+		return f.searchAnalyzer
+	}
+	return f.analyzer
 }
 
 func contains(xs []string, s string) bool {
@@ -353,8 +368,13 @@ func (f *field) setParam(mm member) *osError {
 		if v.k != kString {
 			return errMapperParsing("[%s] must be a string", mm.key)
 		}
-		if v.s != "standard" && v.s != "default" {
-			return errUnsupported("analyzer [%s] on field [%s] (only the standard analyzer is implemented)", v.s, f.path)
+		if !knownAnalyzer(v.s) {
+			return errUnsupported("analyzer [%s] on field [%s] (only the standard and english analyzers are implemented)", v.s, f.path)
+		}
+		if mm.key == "analyzer" {
+			f.analyzer = v.s
+		} else {
+			f.searchAnalyzer = v.s
 		}
 	case "index":
 		if err := boolParam(&f.index); err != nil {

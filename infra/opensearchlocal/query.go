@@ -29,6 +29,7 @@ type (
 		operator  string // or, and
 		msm       string
 		zeroTerms string // none, all
+		analyzer  string // "" means the field's search analyzer
 		boost     float32
 		name      string
 	}
@@ -295,9 +296,10 @@ func parseMatch(v *jv) (query, *osError) {
 				}
 				q.zeroTerms = zt
 			case "analyzer":
-				if p.val.text() != "standard" && p.val.text() != "default" {
+				if !knownAnalyzer(p.val.text()) {
 					return nil, errUnsupported("the analyzer [%s]", p.val.text())
 				}
+				q.analyzer = p.val.text()
 			case "fuzziness", "fuzzy_rewrite", "cutoff_frequency":
 				return nil, errUnsupported("the match parameter [%s]", p.key)
 			default:
