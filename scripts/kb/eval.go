@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,12 +34,16 @@ func eval(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("kb eval", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	set := fs.String("set", "", "run only this set (persuasion, mpl, apt-get; default: all)")
+	topK := fs.Int("top-k", 0, "also measure recall and returned words at this top_k (to compare at equal returned text)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 0 {
 		return fmt.Errorf("kb eval takes no FILE\n%s", usage)
+	}
+	if *topK < 0 {
+		return errors.New("--top-k: want a positive integer")
 	}
 	root, err := localstack.RepoRoot()
 	if err != nil {
@@ -52,6 +57,11 @@ func eval(ctx context.Context, args []string, stdout io.Writer) error {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "test", "./shared/knowledge", "-run", "^$", "-bench", bench, "-benchtime", "1x", "-count", "1")
 	cmd.Dir = root
+	cols := evalColumns
+	if *topK > 0 {
+		cmd.Env = append(os.Environ(), fmt.Sprintf("EVAL_TOP_K=%d", *topK))
+		cols = append([]string{fmt.Sprintf("recall@%d", *topK), fmt.Sprintf("words@%d", *topK)}, cols...)
+	}
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -63,7 +73,7 @@ func eval(ctx context.Context, args []string, stdout io.Writer) error {
 		os.Stderr.Write(out)
 		return fmt.Errorf("the benchmark reported no figures (skipped? see above)")
 	}
-	return printEval(stdout, rows)
+	return printEval(stdout, rows, cols)
 }
 
 // benchLine is a result line of a sub-benchmark set/strategy: name, GOMAXPROCS suffix, N, then
@@ -92,17 +102,17 @@ func parseEval(out string) []evalRow {
 }
 
 // printEval writes the rows as an aligned table.
-func printEval(w io.Writer, rows []evalRow) error {
+func printEval(w io.Writer, rows []evalRow, columns []string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "set\tstrategy\t"+strings.Join(evalColumns, "\t")+"\t\n")
+	fmt.Fprint(tw, "set\tstrategy\t"+strings.Join(columns, "\t")+"\t\n")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t", r.Set, r.Strategy)
-		for _, c := range evalColumns {
+		for _, c := range columns {
 			v, ok := r.Metrics[c]
 			switch {
 			case !ok:
 				fmt.Fprint(tw, "-\t")
-			case c == "questions" || c == "chunks" || c == "words@5":
+			case c == "questions" || c == "chunks" || strings.HasPrefix(c, "words@"):
 				fmt.Fprintf(tw, "%.0f\t", v)
 			default:
 				fmt.Fprintf(tw, "%.3f\t", v)

@@ -28,7 +28,7 @@ PASS
 		t.Fatalf("parseEval (-want +got):\n%s", diff)
 	}
 	var table strings.Builder
-	if err := printEval(&table, got); err != nil {
+	if err := printEval(&table, got, evalColumns); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(table.String()), "\n")
@@ -49,6 +49,9 @@ PASS
 func TestEvalArgs(t *testing.T) {
 	if _, err := kb(t, "", "eval", "file.txt"); err == nil || !strings.Contains(err.Error(), "no FILE") {
 		t.Errorf("kb eval file.txt: %v, want an error", err)
+	}
+	if _, err := kb(t, "", "eval", "--top-k", "-1"); err == nil || !strings.Contains(err.Error(), "--top-k") {
+		t.Errorf("kb eval --top-k -1: %v, want an error", err)
 	}
 	if _, err := kb(t, "", "eval", "--bogus"); err == nil {
 		t.Error("kb eval --bogus: no error")
