@@ -61,8 +61,15 @@ func (m *Model) Tokenize(text string) []int { return m.tok.encode(text) }
 // Embed returns one unit vector of Dimensions floats per text, in order. Each text is truncated to
 // its first MaxTokens tokens. It fails only when ctx ends first.
 func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out, _, err := m.EmbedCounted(ctx, texts)
+	return out, err
+}
+
+// EmbedCounted is Embed that also returns the number of tokens the model read: the sum over the
+// texts of min(len(Tokenize(text)), MaxTokens), from the one tokenization Embed does anyway.
+func (m *Model) EmbedCounted(ctx context.Context, texts []string) ([][]float32, int, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	sents := make([][]int, len(texts))
 	total := 0
@@ -104,9 +111,9 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return out, nil
+	return out, total, nil
 }
 
 // makeGroups splits the sentences into consecutive [lo, hi) ranges for one forward pass each:

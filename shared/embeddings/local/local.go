@@ -72,13 +72,9 @@ func (e embedder) EmbedCounted(ctx context.Context, texts []string) ([][]float32
 	for i, t := range texts {
 		read[i] = Readable(t)
 	}
-	v, err := e.model.Embed(ctx, read)
+	v, tokens, err := e.model.EmbedCounted(ctx, read)
 	if err != nil {
 		return nil, 0, fmt.Errorf("local embeddings: %w", err)
-	}
-	tokens := 0
-	for _, t := range read {
-		tokens += min(len(e.model.Tokenize(t)), e.model.MaxTokens())
 	}
 	return v, tokens, nil
 }
