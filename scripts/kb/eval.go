@@ -65,12 +65,12 @@ func eval(ctx context.Context, args []string, stdout io.Writer) error {
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		os.Stderr.Write(out)
+		_, _ = os.Stderr.Write(out)
 		return fmt.Errorf("go test -bench RetrievalQuality: %w", err)
 	}
 	rows := parseEval(string(out))
 	if len(rows) == 0 {
-		os.Stderr.Write(out)
+		_, _ = os.Stderr.Write(out)
 		return fmt.Errorf("the benchmark reported no figures (skipped? see above)")
 	}
 	return printEval(stdout, rows, cols)
@@ -101,24 +101,25 @@ func parseEval(out string) []evalRow {
 	return rows
 }
 
-// printEval writes the rows as an aligned table.
+// printEval writes the rows as an aligned table (the tabwriter buffers: a write error is
+// Flush's).
 func printEval(w io.Writer, rows []evalRow, columns []string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "set\tstrategy\t"+strings.Join(columns, "\t")+"\t\n")
+	_, _ = fmt.Fprint(tw, "set\tstrategy\t"+strings.Join(columns, "\t")+"\t\n")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t", r.Set, r.Strategy)
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t", r.Set, r.Strategy)
 		for _, c := range columns {
 			v, ok := r.Metrics[c]
 			switch {
 			case !ok:
-				fmt.Fprint(tw, "-\t")
+				_, _ = fmt.Fprint(tw, "-\t")
 			case c == "questions" || c == "chunks" || strings.HasPrefix(c, "words@"):
-				fmt.Fprintf(tw, "%.0f\t", v)
+				_, _ = fmt.Fprintf(tw, "%.0f\t", v)
 			default:
-				fmt.Fprintf(tw, "%.3f\t", v)
+				_, _ = fmt.Fprintf(tw, "%.3f\t", v)
 			}
 		}
-		fmt.Fprintln(tw)
+		_, _ = fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }
