@@ -11,6 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/agentorch/agentorch/shared/domain"
+	"github.com/agentorch/agentorch/shared/webhooks"
 )
 
 // Push notifications (tasks/pushNotificationConfig/*, and configuration.pushNotificationConfig
@@ -18,13 +19,9 @@ import (
 // credentials sealed), and the webhooks' delivery function pushes the task to each when its
 // execution ends or pauses (webhooks.Deliverer.WithPushes, with TaskBodies as the body).
 
-// Pushes keeps the push configs of tasks (webhooks.SealedPushes over dynamo.Store).
-type Pushes interface {
-	PutTaskPush(ctx context.Context, p *domain.TaskPush) error
-	GetTaskPush(ctx context.Context, company, sessionID, execID, id string) (*domain.TaskPush, error)
-	ListTaskPushes(ctx context.Context, company, sessionID, execID string) ([]*domain.TaskPush, error)
-	DeleteTaskPush(ctx context.Context, company, sessionID, execID, id string) error
-}
+// Pushes keeps the push configs of tasks (webhooks.SealedPushes over dynamo.Store): the port the
+// delivery function reads them through.
+type Pushes = webhooks.PushStore
 
 // Events queues an event for the delivery function (webhooks.Deliverer.Publish).
 type Events interface {
