@@ -37,13 +37,9 @@ func (a *Answer) checkElicitations(seen map[string]bool) []domain.FieldError {
 	add := func(f, m string) { errs = append(errs, domain.FieldError{Field: f, Message: m}) }
 	for i, e := range a.Elicitations {
 		f := fmt.Sprintf("elicitations.%d", i)
-		switch {
-		case e.ToolCallID == "":
-			add(f+".tool_call_id", "is required")
-		case seen[e.ToolCallID]:
-			add(f+".tool_call_id", fmt.Sprintf("answers %q a second time", domain.Clip(e.ToolCallID, 64)))
+		if m := callIDError(e.ToolCallID, seen); m != "" {
+			add(f+".tool_call_id", m)
 		}
-		seen[e.ToolCallID] = true
 		switch e.Action {
 		case domain.ElicitAccept:
 			if b, _ := json.Marshal(e.Content); len(b) > MaxElicitContentBytes {

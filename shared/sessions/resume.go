@@ -111,26 +111,18 @@ func (a *Answer) check() error {
 	seen := map[string]bool{}
 	for i, r := range a.ToolResults {
 		f := fmt.Sprintf("tool_results.%d", i)
-		switch {
-		case r.ToolCallID == "":
-			add(f+".tool_call_id", "is required")
-		case seen[r.ToolCallID]:
-			add(f+".tool_call_id", fmt.Sprintf("answers %q a second time", domain.Clip(r.ToolCallID, 64)))
+		if m := callIDError(r.ToolCallID, seen); m != "" {
+			add(f+".tool_call_id", m)
 		}
-		seen[r.ToolCallID] = true
 		if len(r.Output) > MaxToolOutputBytes {
 			add(f+".output", fmt.Sprintf("must be at most %d bytes", MaxToolOutputBytes))
 		}
 	}
 	for i, ap := range a.Approvals {
 		f := fmt.Sprintf("approvals.%d", i)
-		switch {
-		case ap.ToolCallID == "":
-			add(f+".tool_call_id", "is required")
-		case seen[ap.ToolCallID]:
-			add(f+".tool_call_id", fmt.Sprintf("answers %q a second time", domain.Clip(ap.ToolCallID, 64)))
+		if m := callIDError(ap.ToolCallID, seen); m != "" {
+			add(f+".tool_call_id", m)
 		}
-		seen[ap.ToolCallID] = true
 		if len(ap.Reason) > 2000 {
 			add(f+".reason", "must be at most 2000 characters")
 		}
@@ -140,6 +132,19 @@ func (a *Answer) check() error {
 		return domain.Invalid(errs)
 	}
 	return nil
+}
+
+// callIDError is what is wrong with an answer entry's tool_call_id ("" when nothing): absent,
+// or answering a call a second time. It marks id seen.
+func callIDError(id string, seen map[string]bool) string {
+	defer func() { seen[id] = true }()
+	switch {
+	case id == "":
+		return "is required"
+	case seen[id]:
+		return fmt.Sprintf("answers %q a second time", domain.Clip(id, 64))
+	}
+	return ""
 }
 
 // match checks the answer against what the session waits for: the right list, every pending
