@@ -189,35 +189,45 @@ func (s *Service) FromAgent(ctx context.Context, p domain.Principal, agentKey st
 	if err != nil {
 		return nil, nil, err
 	}
+	sess, err := s.OnAgent(ctx, p, a)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sess, a, nil
+}
+
+// OnAgent opens a session on a, an agent p has read (by its key, or in a list): FromAgent without
+// reading the agent again, for the surfaces that name agents (MCP, the OpenAI API, A2A).
+func (s *Service) OnAgent(ctx context.Context, p domain.Principal, a *domain.Agent) (*domain.Session, error) {
 	g, errs := domain.ParseConfig(a.SystemConfig, s.tools, "")
 	if len(errs) > 0 {
-		return nil, nil, domain.Invalid(errs)
+		return nil, domain.Invalid(errs)
 	}
 	if err := g.Permit(p); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// A knowledge base deleted since the agent was saved is accepted (the agent still runs and
 	// its retrieval reports the gap); another company's — a public agent of another company —
 	// is refused.
 	if err := s.checkKnowledgeBases(ctx, p, g, true); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// Nor may it bind the opener's MCP servers: the author would choose whose credentials run.
 	if a.Company != p.Company {
 		if errs := g.ForeignMCP(); len(errs) > 0 {
-			return nil, nil, domain.Invalid(errs)
+			return nil, domain.Invalid(errs)
 		}
 	}
 	if err := s.checkTools(ctx, p, g); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	sess := s.newSession(p, a.SystemConfig)
 	s.configs.put(sess.ConfigHash, g)
 	sess.AgentID, sess.AgentName = a.ID, a.Name
 	if err := s.store.CreateSession(ctx, sess); err != nil {
-		return nil, nil, fmt.Errorf("create session: %w", err)
+		return nil, fmt.Errorf("create session: %w", err)
 	}
-	return sess, a, nil
+	return sess, nil
 }
 
 // checkKnowledgeBases refuses a configuration naming a knowledge base p's company may not read

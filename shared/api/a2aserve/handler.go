@@ -52,7 +52,7 @@ func (h *handler) prepare(ctx context.Context, c *call, params *a2a.MessageSendP
 		sid, execID = tsid, eid
 	}
 	if sid == "" {
-		sess, _, err := h.s.runs.FromAgent(ctx, c.p, c.agent.AgentKey)
+		sess, err := h.s.runs.OnAgent(ctx, c.p, c.agent)
 		if err != nil {
 			return nil, err
 		}

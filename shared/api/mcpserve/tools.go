@@ -19,8 +19,8 @@ import (
 
 // agentTool is an agent as a tool: its MCP description and what a call needs.
 type agentTool struct {
-	tool     *mcp.Tool
-	agentKey string
+	tool  *mcp.Tool
+	agent *domain.Agent
 	// message is the user message of a call that gives none ("" when the call must give one).
 	message string
 	vars    map[string]bool // the prompt's variables, which are properties of the input
@@ -53,7 +53,7 @@ func agentTools(agents []*domain.Agent, reserved map[string]bool) []*agentTool {
 		if n, ok := names[a]; ok {
 			name = n
 		}
-		t := &agentTool{agentKey: a.AgentKey, message: domain.MCPServeOf(a.SystemConfig).DefaultMessage, vars: map[string]bool{}}
+		t := &agentTool{agent: a, message: domain.MCPServeOf(a.SystemConfig).DefaultMessage, vars: map[string]bool{}}
 		if g, errs := domain.ParseConfig(a.SystemConfig, nil, ""); len(errs) == 0 {
 			for _, v := range engine.Variables(g) {
 				t.vars[v] = true
@@ -211,7 +211,7 @@ func (h *mcpServe) run(ctx context.Context, p domain.Principal, t *agentTool, ra
 	}
 	sid := in.sessionID
 	if sid == "" {
-		sess, _, err := h.runs.FromAgent(ctx, p, t.agentKey)
+		sess, err := h.runs.OnAgent(ctx, p, t.agent)
 		if err != nil {
 			return nil, err
 		}

@@ -221,7 +221,7 @@ func (h *server) run(ctx context.Context, r *http.Request, c *conversation, obs 
 		return nil, err
 	}
 	if sid == "" {
-		sess, _, err := h.runs.FromAgent(ctx, p, a.AgentKey)
+		sess, err := h.runs.OnAgent(ctx, p, a)
 		if err != nil {
 			return nil, err
 		}

@@ -32,7 +32,7 @@ type Agents interface {
 
 // Runs opens sessions on stored agents and runs them; sessions.Service is the implementation.
 type Runs interface {
-	FromAgent(ctx context.Context, p domain.Principal, agentKey string) (*domain.Session, *domain.Agent, error)
+	OnAgent(ctx context.Context, p domain.Principal, a *domain.Agent) (*domain.Session, error)
 	Execute(ctx context.Context, p domain.Principal, sessionID string, req sessions.ExecuteRequest, obs sessions.Observer) (*sessions.Result, error)
 }
 
