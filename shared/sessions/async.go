@@ -211,6 +211,11 @@ func (s *Service) runQueued(ctx context.Context, j job) error {
 		return fmt.Errorf("run execution %s: %w", execID, err)
 	}
 	if lease.Live(s.now()) {
+		if lease.ExecutionID == execID {
+			// Another delivery of this job claimed it and runs it now (it read the execution
+			// queued too): this one has nothing to do. Were that run lost, the watchdog fails it.
+			return nil
+		}
 		// The session is busy: the execution stays queued (a poll shows it so) and the queue
 		// delivers it again soon, without a claim nor a wait for the lease.
 		return &domain.Error{Kind: domain.KindOverloaded, Message: "session busy; retry later"}

@@ -241,3 +241,39 @@ func TestEnqueueSendFails(t *testing.T) {
 		t.Errorf("executions %v stay queued with no job", left)
 	}
 }
+
+// TestJobWhoseRunHoldsTheLease: a delivery that read its execution queued while another
+// delivery of the same job claimed it and took the session's lease for it is dropped (nil: not
+// sent round the queue again), and runs nothing; a lease held for another execution makes it
+// come back later, the execution still queued.
+func TestJobWhoseRunHoldsTheLease(t *testing.T) {
+	ctx := context.Background()
+	st := newMemStore()
+	svc := newService(st, &queue{}, sessions.Limits{})
+	sess, err := svc.Create(ctx, alice, sessions.CreateInput{Config: domain.ConfigDocOf(map[string]any{"name": "a", "system_prompt": "hi"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := svc.Enqueue(ctx, alice, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("hello")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if _, err := st.AcquireRun(ctx, alice, sess.ID, "other", "another-execution", now.Add(time.Hour), now); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.ProcessJob(ctx, job(sess.ID, e.ID)); domain.KindOf(err) != domain.KindOverloaded {
+		t.Fatalf("a session busy with another execution: %v, want overloaded (delivered again)", err)
+	}
+	_ = st.ReleaseSession(ctx, sess.ID, "other")
+	// The other delivery's run: the lease names this execution (its claim is not needed here).
+	if _, err := st.AcquireRun(ctx, alice, sess.ID, "run", e.ID, now.Add(time.Hour), now); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.ProcessJob(ctx, job(sess.ID, e.ID)); err != nil || st.commits != 0 {
+		t.Fatalf("a duplicate delivery while its own run holds the lease: %v, %d commits; want nil, none", err, st.commits)
+	}
+	if got, _ := st.GetExecution(ctx, sess.ID, e.ID); got.Status != domain.ExecQueued {
+		t.Errorf("execution %s, want left as the other delivery has it", got.Status)
+	}
+}
