@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"strconv"
 	"strings"
 
 	"golang.org/x/net/html/charset"
@@ -64,7 +65,8 @@ func docxText(ctx context.Context, in input) (output, error) {
 			return output{}, invalidf("the file holds more than %s of text, the limit", formatSize(in.lim.MaxText))
 		}
 	}
-	return output{text: w.l.String()}, nil
+	w.l.endHeading()
+	return output{text: w.l.String(), headings: w.l.heads}, nil
 }
 
 // mainPart is the name of the main document part: the target of the officeDocument relationship
@@ -213,6 +215,9 @@ func (w *docxWalker) start(t xml.StartElement) {
 	case "pStyle":
 		if v := xmlAttr(t, "val"); strings.HasPrefix(v, "Heading") || v == "Title" || v == "Subtitle" {
 			w.l.brk(breakPara)
+			if level := docxHeadingLevel(v); level > 0 && len(w.cells) == 0 {
+				w.l.beginHeading(level)
+			}
 		}
 	case "numPr":
 		w.l.mark("- ")
@@ -263,6 +268,7 @@ func (w *docxWalker) end(t xml.EndElement) {
 			w.text--
 		}
 	case "p":
+		w.l.endHeading()
 		if len(w.cells) > 0 {
 			w.l.brk(breakSpace) // paragraphs inside a table cell stay in the cell
 		} else {
@@ -276,6 +282,22 @@ func (w *docxWalker) end(t xml.EndElement) {
 		}
 		w.l.brk(breakLine)
 	}
+}
+
+// docxHeadingLevel is the level of a heading paragraph style: Title 1, Subtitle 2, Heading N
+// N (at most 6); 0 for another style.
+func docxHeadingLevel(style string) int {
+	switch style {
+	case "Title":
+		return 1
+	case "Subtitle":
+		return 2
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(style, "Heading"))
+	if err != nil || n < 1 {
+		return 0
+	}
+	return min(n, 6)
 }
 
 // xmlAttr is the value of the attribute with this local name, whatever its namespace.

@@ -64,6 +64,9 @@ type Result struct {
 	Pages int
 	// Warnings name parts that were skipped, such as PDF pages without a text layer.
 	Warnings []string
+	// Headings are the text's section headings, in order (see Heading): none for a format that
+	// marks none.
+	Headings []Heading
 }
 
 // SupportedFormats lists the formats Text reads, for messages.
@@ -76,6 +79,7 @@ type output struct {
 	charset  string
 	pages    int
 	warnings []string
+	headings []heading // as a structured format's extractor saw them (HTML, DOCX)
 }
 
 // input is one extraction job.
@@ -162,6 +166,13 @@ func Text(ctx context.Context, name string, data []byte, lim Limits) (res Result
 		}
 		return Result{}, invalidf("no text could be extracted from this %s: it has no letters or digits", label(typ.MediaType))
 	}
+	var heads []Heading
+	switch typ.MediaType {
+	case MediaText, MediaMarkdown:
+		heads = textHeadings(text, typ.MediaType == MediaMarkdown)
+	default:
+		heads = locate(text, out.headings)
+	}
 	return Result{
 		Text:      text,
 		MediaType: typ.MediaType,
@@ -169,6 +180,7 @@ func Text(ctx context.Context, name string, data []byte, lim Limits) (res Result
 		Charset:   out.charset,
 		Pages:     out.pages,
 		Warnings:  out.warnings,
+		Headings:  heads,
 	}, nil
 }
 

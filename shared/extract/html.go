@@ -38,7 +38,8 @@ func htmlText(ctx context.Context, in input) (output, error) {
 	if w.l.overflow {
 		return output{}, invalidf("the file holds more than %s of text, the limit", formatSize(in.lim.MaxText))
 	}
-	return output{text: w.l.String(), charset: cs}, nil
+	w.l.endHeading()
+	return output{text: w.l.String(), charset: cs, headings: w.l.heads}, nil
 }
 
 // htmlBytesPerNode sets the most nodes a parse may build, as Limits.MaxText divided by it: the
@@ -172,6 +173,8 @@ func (w *htmlWalker) open(n *html.Node) {
 		w.l.mark(marker)
 	case atom.Tr:
 		w.rows = append(w.rows, 0)
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		w.l.beginHeading(int(n.Data[1] - '0'))
 	case atom.Td, atom.Th:
 		if k := len(w.rows) - 1; k >= 0 {
 			if w.rows[k] > 0 {
@@ -196,6 +199,8 @@ func (w *htmlWalker) close(n *html.Node) {
 		if len(w.rows) > 0 {
 			w.rows = w.rows[:len(w.rows)-1]
 		}
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		w.l.endHeading()
 	}
 	switch {
 	case paraElements[a]:

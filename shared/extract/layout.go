@@ -27,6 +27,28 @@ type layout struct {
 	marker   string // a list marker waiting for its item's first text
 	limit    int
 	overflow bool
+	// head captures the text of the heading being written (nil outside one), heads the
+	// headings written so far.
+	head      *strings.Builder
+	headLevel int
+	heads     []heading
+}
+
+// beginHeading starts capturing a heading of level (HTML's h1–h6, a DOCX heading paragraph).
+func (l *layout) beginHeading(level int) {
+	l.endHeading()
+	l.head, l.headLevel = &strings.Builder{}, level
+}
+
+// endHeading ends the heading being captured, if any; one without text is left out.
+func (l *layout) endHeading() {
+	if l.head == nil {
+		return
+	}
+	if t := l.head.String(); strings.TrimSpace(t) != "" {
+		l.heads = append(l.heads, heading{level: l.headLevel, text: t})
+	}
+	l.head = nil
 }
 
 // mark puts a list marker ("- ", "3. ") before the next text; breaks asked for between the marker
@@ -81,6 +103,9 @@ func (l *layout) write(s string) {
 			sep = ""
 		}
 		l.b.WriteString(sep)
+		if l.head != nil && l.head.Len() > 0 {
+			l.head.WriteString(sep)
+		}
 	}
 	l.pending = breakNone
 	if l.marker != "" {
@@ -91,6 +116,9 @@ func (l *layout) write(s string) {
 		return
 	}
 	l.b.WriteString(s)
+	if l.head != nil && l.head.Len() < 4*MaxHeadingBytes {
+		l.head.WriteString(s)
+	}
 }
 
 func (l *layout) String() string { return l.b.String() }
