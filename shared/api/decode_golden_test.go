@@ -204,6 +204,8 @@ var decodeCases = []struct{ name, path, body string }{
 	{"kb empty", "/api/v1/knowledge-bases/", `{}`},
 	{"kb nulls", "/api/v1/knowledge-bases/", `{"name":null,"description":null,"processing_engine":null,"selected_collections":null,"collection_ids":null,"selected_datasources":null,"save_as_collection":null,"new_collection_name":null,"new_collection_description":null,"llm_config":null,"embedding_config":null,"chunking_strategy":null}`},
 	{"kb values", "/api/v1/knowledge-bases/", `{"name":" ","description":"` + strings.Repeat("d", knowledge.MaxKBDescriptionLength+1) + `","processing_engine":"opensearch","collection_ids":[""," ",true,"a","a"],"save_as_collection":false,"new_collection_name":"n","new_collection_description":5,"llm_config":{}}`},
+	{"kb contextual_headers a string", "/api/v1/knowledge-bases/", `{"name":"k","selected_datasources":["a"],"chunking_strategy":{"contextual_headers":"yes","chunk_size":100}}`},
+	{"kb contextual_headers null", "/api/v1/knowledge-bases/", `{"name":"k","selected_datasources":["a"],"chunking_strategy":{"contextual_headers":null,"chunk_size":1}}`},
 	{"kb save_as_collection a string", "/api/v1/knowledge-bases/", `{"name":"k","selected_datasources":["a"],"save_as_collection":"yes","llm_config":[]}`},
 	{"kb name too long", "/api/v1/knowledge-bases/", `{"name":"` + strings.Repeat("n", domain.MaxNameLength+1) + `","selected_datasources":[]}`},
 	{"kb datasources too many", "/api/v1/knowledge-bases/", `{"name":"k","selected_datasources":[` + strings.Repeat(`"a",`, knowledge.MaxSelectedDatasources) + `"a"]}`},

@@ -188,6 +188,7 @@ type chunkingJSON struct {
 	ChunkOverlap        int      `json:"chunk_overlap"`
 	SplitBy             string   `json:"split_by"`
 	RecursiveSeparators []string `json:"recursive_separators"`
+	ContextualHeaders   bool     `json:"contextual_headers,omitempty"`
 }
 
 // embeddingJSON is a knowledge base's embedding_config.

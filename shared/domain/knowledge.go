@@ -107,6 +107,9 @@ type Chunking struct {
 	ChunkOverlap        int
 	SplitBy             string
 	RecursiveSeparators []string
+	// ContextualHeaders embeds each chunk after a header naming its file and section
+	// ("<file> — <heading>"); the chunk's text, stored and returned, stays its own.
+	ContextualHeaders bool
 }
 
 // Embedding is a knowledge base's embedding_config.
@@ -123,8 +126,11 @@ type Datasource struct {
 	Status      string // Ingest*
 	Error       string
 	ContentHash string // of the ingested content
-	Chunks      int
-	Attempts    int // deliveries of its jobs in the current run
+	// ContextualHeaders says its chunks were embedded with contextual headers: a sync
+	// re-embeds the file when the knowledge base's Chunking.ContextualHeaders differs.
+	ContextualHeaders bool
+	Chunks            int
+	Attempts          int // deliveries of its jobs in the current run
 	// Phase, TotalChunks and ProcessedChunks report a running datasource's progress (one write
 	// per job, never per chunk); the knowledge base's processing_metadata sums them.
 	Phase           string

@@ -107,6 +107,7 @@ type chunkingRecord struct {
 	ChunkOverlap        int      `json:"chunk_overlap"`
 	SplitBy             string   `json:"split_by"`
 	RecursiveSeparators []string `json:"recursive_separators"`
+	ContextualHeaders   bool     `json:"contextual_headers,omitempty"`
 }
 
 // embeddingRecord is the stored form of an embedding configuration.
@@ -127,16 +128,17 @@ type processingRecord struct {
 // sourceRecord is the stored form of a datasource: the JSON of one entry of the sources map,
 // without its file id, which is the entry's key (the writers leave FileID empty).
 type sourceRecord struct {
-	FileID          string     `json:"file_id,omitempty"`
-	Name            string     `json:"name"`
-	Status          string     `json:"status"`
-	Error           string     `json:"error,omitempty"`
-	ContentHash     string     `json:"content_hash,omitempty"`
-	Chunks          int        `json:"chunks"`
-	Attempts        int        `json:"attempts"`
-	Phase           string     `json:"phase,omitempty"`
-	TotalChunks     int        `json:"total_chunks,omitempty"`
-	ProcessedChunks int        `json:"processed_chunks,omitempty"`
-	Residue         bool       `json:"residue,omitempty"`
-	UpdatedAt       *time.Time `json:"updated_at,omitempty"`
+	FileID            string     `json:"file_id,omitempty"`
+	Name              string     `json:"name"`
+	Status            string     `json:"status"`
+	Error             string     `json:"error,omitempty"`
+	ContentHash       string     `json:"content_hash,omitempty"`
+	ContextualHeaders bool       `json:"contextual_headers,omitempty"`
+	Chunks            int        `json:"chunks"`
+	Attempts          int        `json:"attempts"`
+	Phase             string     `json:"phase,omitempty"`
+	TotalChunks       int        `json:"total_chunks,omitempty"`
+	ProcessedChunks   int        `json:"processed_chunks,omitempty"`
+	Residue           bool       `json:"residue,omitempty"`
+	UpdatedAt         *time.Time `json:"updated_at,omitempty"`
 }

@@ -68,6 +68,9 @@ type ChunkingInput struct {
 	ChunkSize           *float64                   `json:"chunk_size"`
 	Overlap             *float64                   `json:"chunk_overlap"`
 	RecursiveSeparators domain.Optional[[]*string] `json:"recursive_separators" want:"an array of strings" got:"not"`
+	// ContextualHeaders embeds each chunk after a header naming its file and section (default
+	// false; see domain.Chunking).
+	ContextualHeaders domain.Optional[bool] `json:"contextual_headers" got:"not"`
 }
 
 // UnclippedKeys has the decoder name a knowledge base's unknown keys whole, as it always has.
@@ -93,13 +96,14 @@ func (*KBInput) UnknownField(object, _ string) string {
 }
 
 // chunkingFields are the fields of a chunking_strategy, in the order its errors name them.
-var chunkingFields = []string{"strategy", "chunk_size", "chunk_overlap", "split_by", "recursive_separators"}
+var chunkingFields = []string{"strategy", "chunk_size", "chunk_overlap", "split_by", "recursive_separators", "contextual_headers"}
 
 // chunkSettings is a chunking_strategy as read: a nil field takes the default.
 type chunkSettings struct {
 	Strategy, SplitBy   *string
 	ChunkSize, Overlap  *int
 	RecursiveSeparators []string
+	ContextualHeaders   bool
 }
 
 // kbInput is a knowledge base's input as validated, with the field errors found on the way.
@@ -270,6 +274,13 @@ func (in *kbInput) chunkingSection(kb KBInput) {
 			in.chunk.RecursiveSeparators = append(in.chunk.RecursiveSeparators, *s)
 		}
 	}
+	if h := c.ContextualHeaders; h.Set {
+		if e := kb.WrongAt(key + ".contextual_headers"); e != nil {
+			in.addAll([]domain.FieldError{*e})
+		} else {
+			in.chunk.ContextualHeaders = h.Value // null: the default, false
+		}
+	}
 }
 
 // str is a string field of a section, trimmed ("" when it is of the wrong type, its error
@@ -378,6 +389,7 @@ func (in *kbInput) chunking(maxTokens int) domain.Chunking {
 	if ch.RecursiveSeparators != nil {
 		c.RecursiveSeparators = ch.RecursiveSeparators
 	}
+	c.ContextualHeaders = ch.ContextualHeaders
 	if !in.chunkingBad {
 		if least, ok := MinChunkSize[c.SplitBy]; ok && c.ChunkSize > 0 && c.ChunkSize < least {
 			in.add("chunking_strategy.chunk_size", "must be at least %d when split_by is %q (got %d)", least, c.SplitBy, c.ChunkSize)
