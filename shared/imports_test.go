@@ -30,7 +30,7 @@ var layer = map[string]string{
 	// Adapters: outside services (and the offline model), behind the features' interfaces.
 	"dynamo": "adapter", "s3": "adapter", "sqs": "adapter", "bedrock": "adapter", "openai": "adapter",
 	"localmodel": "adapter", "vectors": "adapter", "platform": "adapter", "embeddings": "adapter",
-	"embeddings/local": "adapter", "mcp": "adapter",
+	"embeddings/local": "adapter", "mcp": "adapter", "rerank": "adapter",
 	// The OTLP exporter (an outside collector) and the test-only receiver that holds it.
 	"telemetry": "adapter", "telemetry/telemetrytest": "adapter",
 	// The HTTP layer and the composition root.

@@ -30,6 +30,7 @@ type RetrievalConfig struct {
 	Strategy       RetrievalStrategy
 	FileIDs        []string // only these files, if any
 	Tags           []string // only chunks with one of these tags, if any
+	Rerank         *Rerank  // nil: the first stage's order
 }
 
 // Citation is one retrieved passage an assistant message drew on: Index is the number the
@@ -75,7 +76,8 @@ type RetrievalProblem struct {
 // (enabled, description, retrieval_config) and the newer revision's aliases id and config.
 var knowledgeBaseFields = []string{"name", "knowledge_base_type", "knowledge_base_id", "id", "enabled", "description", "retrieval_config", "config"}
 
-// retrievalFields are the accepted keys of retrieval_config.
+// retrievalFields are the accepted keys of retrieval_config, as unknown-field errors list them
+// (rerankFields are accepted too, unlisted: the words are those from before them).
 var retrievalFields = []string{"top_k", "score_threshold", "strategy", "filter"}
 
 func (v *validator) knowledgeBases(x any, path string) {
@@ -187,10 +189,11 @@ func (v *validator) retrievalConfig(x any, path string, extra ...string) {
 	}
 	known := append(slices.Clone(extra), retrievalFields...)
 	for _, k := range sortedKeys(m) {
-		if !slices.Contains(known, k) {
+		if !slices.Contains(known, k) && !slices.Contains(rerankFields, k) {
 			v.add(join(path, k), "unknown field; the fields are %s", strings.Join(known, ", "))
 		}
 	}
+	v.rerank(m, path)
 	if t, ok := m["top_k"]; ok && t != nil {
 		f, isNum := Number(t)
 		if !isNum || f != float64(int(f)) || f < 1 || f > MaxRetrievalTopK {
@@ -241,6 +244,7 @@ func readRetrieval(m map[string]any) RetrievalConfig {
 		c.FileIDs = stringValues(fm["file_ids"])
 		c.Tags = stringValues(fm["tags"])
 	}
+	c.Rerank = readRerank(m, "")
 	return c
 }
 

@@ -26,7 +26,7 @@ func TestValidateKnowledgeBases(t *testing.T) {
 		{"enabled not bool", `[{"name":"k","knowledge_base_id":"x","enabled":1}]`, []string{"knowledge_bases.0.enabled"}},
 		{"retrieval not object", `[{"name":"k","knowledge_base_id":"x","retrieval_config":[]}]`, []string{"knowledge_bases.0.retrieval_config"}},
 		{"both retrieval and config", `[{"name":"k","knowledge_base_id":"x","retrieval_config":{},"config":{}}]`, []string{"knowledge_bases.0.config"}},
-		{"bad retrieval values", `[{"name":"k","knowledge_base_id":"x","retrieval_config":{"top_k":2.5,"score_threshold":-0.1,"strategy":"fuzzy","rerank":true}}]`,
+		{"bad retrieval values", `[{"name":"k","knowledge_base_id":"x","retrieval_config":{"top_k":2.5,"score_threshold":-0.1,"strategy":"fuzzy","rerank":3}}]`,
 			[]string{"knowledge_bases.0.retrieval_config.rerank", "knowledge_bases.0.retrieval_config.top_k",
 				"knowledge_bases.0.retrieval_config.score_threshold", "knowledge_bases.0.retrieval_config.strategy"}},
 		{"top_k bounds", `[{"name":"k","knowledge_base_id":"x","config":{"top_k":51}},{"name":"j","knowledge_base_id":"y","config":{"top_k":0}}]`,

@@ -16,9 +16,12 @@ import (
 // overrides every top_k: the knowledge_base_search tool's argument). Entries with the same
 // options share their searches: one embedding of the query per embedding model and one index
 // search per (index, options) group, so at most one of each per knowledge base (the tokens of
-// the query's embeddings are in the result, for the caller's usage count). The hits are
-// merged best first: by score when every entry uses the same strategy, else by rank (the best of
-// each group, then the second best …), because BM25 and cosine scores are not comparable.
+// the query's embeddings are in the result, for the caller's usage count; a group whose rerank
+// is on adds one Rerank request). The hits are merged best first: by score when every entry's
+// scores are of one scale (the same strategy, or reranked by the same model), else by rank (the
+// best of each group, then the second best …), because BM25, cosine and relevance scores are
+// not comparable. An entry whose rerank the deployment cannot serve (no reranker, another
+// model) is searched without it and reported as a Problem.
 //
 // A knowledge base that cannot be searched — deleted, another company's, never ingested — is a
 // Problem and the others are searched; err is for the search itself failing.
@@ -64,6 +67,16 @@ func (s *Service) SearchKnowledge(ctx context.Context, company, query string, re
 		if opts.Strategy == "" {
 			opts.Strategy = domain.StrategyDense
 		}
+		if e := domain.CheckRerankModel(opts.Rerank, s.rerankModels()); e != nil {
+			// The agent still answers, from the first stage's order, and its client is told.
+			res.Problems = append(res.Problems, domain.RetrievalProblem{KnowledgeBaseID: ref.ID,
+				Message: fmt.Sprintf("knowledge base %q was searched without reranking: %s: %s", domain.Clip(kb.Name, 60), e.Field, e.Message)})
+			opts.Rerank = nil
+		} else if opts.Rerank != nil && opts.Rerank.Model == "" {
+			r := *opts.Rerank // the default by its name, so that it groups with entries naming it
+			r.Model = s.rerankModels()[0]
+			opts.Rerank = &r
+		}
 		i := slices.IndexFunc(groups, func(g *group) bool { return sameOptions(g.opts, opts) })
 		if i < 0 {
 			groups = append(groups, &group{opts: opts})
@@ -86,7 +99,7 @@ func (s *Service) SearchKnowledge(ctx context.Context, company, query string, re
 	ranked := make([][]domain.Hit, len(groups))
 	mixed := false
 	for i, g := range groups {
-		mixed = mixed || g.opts.Strategy != groups[0].opts.Strategy
+		mixed = mixed || scale(g.opts) != scale(groups[0].opts)
 		if ranked[i], err = s.searchWith(ctx, company, g.kbs, files, query, g.opts, qe); err != nil {
 			return nil, err
 		}
@@ -116,5 +129,15 @@ func (s *Service) SearchKnowledge(ctx context.Context, company, query string, re
 // sameOptions reports whether two entries can share their searches.
 func sameOptions(a, b domain.RetrievalConfig) bool {
 	sameMin := (a.ScoreThreshold == nil) == (b.ScoreThreshold == nil) && (a.ScoreThreshold == nil || *a.ScoreThreshold == *b.ScoreThreshold)
-	return a.TopK == b.TopK && a.Strategy == b.Strategy && sameMin && slices.Equal(a.FileIDs, b.FileIDs) && slices.Equal(a.Tags, b.Tags)
+	return a.TopK == b.TopK && a.Strategy == b.Strategy && sameMin && slices.Equal(a.FileIDs, b.FileIDs) && slices.Equal(a.Tags, b.Tags) &&
+		a.Rerank.Same(b.Rerank)
+}
+
+// scale names what a group's scores measure: its strategy's score, or the relevance of its rerank
+// model (reranked groups of one model compare by score whatever their first stage).
+func scale(o domain.RetrievalConfig) string {
+	if o.Rerank != nil {
+		return "rerank:" + o.Rerank.Model
+	}
+	return string(o.Strategy)
 }

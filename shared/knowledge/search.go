@@ -33,7 +33,12 @@ type SearchInput struct {
 	ScoreThreshold *float64      `json:"score_threshold"`
 	Strategy       *string       `json:"strategy"`
 	Filter         *SearchFilter `json:"filter" want:"an object with file_ids and tags" got:"not"`
-	domain.Shape   `json:"-"`    // the body's shape errors, not a key of it
+	// Rerank is true, false or {model, candidates}; EnableRerank and RerankModel are Atthene's
+	// form of it. Any JSON value is taken here and checked by domain.ParseRerank.
+	Rerank       *domain.JSONValue `json:"rerank"`
+	EnableRerank *domain.JSONValue `json:"enable_rerank"`
+	RerankModel  *domain.JSONValue `json:"rerank_model"`
+	domain.Shape `json:"-"`        // the body's shape errors, not a key of it
 }
 
 // SearchFilter keeps a search to files (FileIDs) and to chunks with one of Tags; a null item
@@ -51,11 +56,12 @@ func (*SearchInput) UnknownField(object, _ string) string {
 	if object == "filter" {
 		return "filter has file_ids and tags"
 	}
+	// rerank is not listed: the words are the API's since before it (error bodies unchanged).
 	return "the fields are query, top_k, score_threshold, strategy, filter"
 }
 
 // options checks the retrieval options, field by field as domain.ParseRetrieval does (the
-// body's unknown keys, top_k, score_threshold, strategy, filter).
+// body's unknown keys, top_k, score_threshold, strategy, filter, rerank).
 func (in *SearchInput) options() (domain.RetrievalConfig, []domain.FieldError) {
 	var c domain.RetrievalConfig
 	errs := in.UnknownIn("")
@@ -102,7 +108,15 @@ func (in *SearchInput) options() (domain.RetrievalConfig, []domain.FieldError) {
 		c.Tags, listErrs = in.filterValues(in.Filter.Tags, "filter.tags")
 		errs = append(errs, listErrs...)
 	}
-	return c, errs
+	rerank := map[string]any{}
+	for k, v := range map[string]*domain.JSONValue{"rerank": in.Rerank, "enable_rerank": in.EnableRerank, "rerank_model": in.RerankModel} {
+		if v != nil {
+			rerank[k] = v.V
+		}
+	}
+	var rerankErrs []domain.FieldError
+	c.Rerank, rerankErrs = domain.ParseRerank(rerank, "")
+	return c, append(errs, rerankErrs...)
 }
 
 // filterValues checks a filter's list: at most MaxFilterValues non-empty strings; the values
@@ -132,12 +146,16 @@ func (in *SearchInput) filterValues(list []*string, field string) ([]string, []d
 
 // Search finds the chunks of a knowledge base nearest to a query, best first (one GetKB, one
 // batch read of its searchable files per 100 of them, one embedding of the query and one index
-// search): top_k (default 5, at most 50), score_threshold (0..1), strategy
-// (dense|bm25|hybrid|hybrid_rrf), filter {file_ids, tags}. A knowledge base that never
-// completed an ingestion is a 409; archived, deleted and failed files are never found.
+// search, and one Rerank request when rerank is on): top_k (default 5, at most 50),
+// score_threshold (0..1), strategy (dense|bm25|hybrid|hybrid_rrf), filter {file_ids, tags},
+// rerank. A knowledge base that never completed an ingestion is a 409; archived, deleted and
+// failed files are never found.
 func (s *Service) Search(ctx context.Context, p domain.Principal, id string, in SearchInput) ([]domain.Hit, error) {
 	query, opts, err := checkSearch(in)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkRerank(opts.Rerank); err != nil {
 		return nil, err
 	}
 	kb, err := s.kb(ctx, p, id)
@@ -178,8 +196,9 @@ type queryEmbeddings struct {
 }
 
 // searchWith runs one query over knowledge bases of one company (one embedding per embedding
-// configuration, one index search per index), reusing the query's embeddings in qe and adding
-// those it makes, and their tokens.
+// configuration, one index search per index, then one Rerank request of the hits when
+// opts.Rerank is on: the first stage then finds its candidates), reusing the query's embeddings
+// in qe and adding those it makes, and their tokens.
 func (s *Service) searchWith(ctx context.Context, company string, kbs []*domain.KnowledgeBase, files map[string]*domain.File, query string, opts domain.RetrievalConfig, qe *queryEmbeddings) ([]domain.Hit, error) {
 	if qe.vectors == nil {
 		qe.vectors = map[domain.Embedding][]float32{}
@@ -211,6 +230,10 @@ func (s *Service) searchWith(ctx context.Context, company string, kbs []*domain.
 		}
 		groups[i].kbs = append(groups[i].kbs, kb.ID)
 	}
+	firstK := opts.TopK
+	if opts.Rerank != nil {
+		firstK = opts.Rerank.RerankCandidates(opts.TopK)
+	}
 	excluded := make([]string, 0, len(exclude))
 	for id := range exclude {
 		excluded = append(excluded, id)
@@ -218,7 +241,7 @@ func (s *Service) searchWith(ctx context.Context, company string, kbs []*domain.
 	sort.Strings(excluded)
 	var hits []domain.Hit
 	for _, g := range groups {
-		q := domain.VectorQuery{KBIDs: g.kbs, Company: company, Text: query, TopK: opts.TopK, Strategy: opts.Strategy,
+		q := domain.VectorQuery{KBIDs: g.kbs, Company: company, Text: query, TopK: firstK, Strategy: opts.Strategy,
 			MinScore: opts.ScoreThreshold, FileIDs: opts.FileIDs, Tags: opts.Tags, ExcludeFileIDs: excluded}
 		if v, ok := qe.vectors[g.emb]; ok && opts.Strategy != domain.StrategyBM25 {
 			q.Vector = v
@@ -242,8 +265,14 @@ func (s *Service) searchWith(ctx context.Context, company string, kbs []*domain.
 		hits = append(hits, found...)
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
-	if len(hits) > opts.TopK {
-		hits = hits[:opts.TopK]
+	if len(hits) > firstK {
+		hits = hits[:firstK]
+	}
+	if opts.Rerank != nil {
+		var err error
+		if hits, err = s.rerank(ctx, query, hits, opts.Rerank, opts.TopK); err != nil {
+			return nil, err
+		}
 	}
 	for i := range hits {
 		if f := files[hits[i].FileID]; f != nil {

@@ -33,6 +33,9 @@ type Deps struct {
 	// company's usage counters; nil counts none. (An agent's retrieval reports its tokens in
 	// RetrievalResult, and the execute counts them in its own write.)
 	Usage UsageCounter
+	// Reranker orders the hits of a search whose rerank option is on (Bedrock's Rerank API);
+	// nil: none configured, and such a search is a 400 saying how to configure one.
+	Reranker Reranker
 }
 
 // Limits bound the feature's work; zero values mean the documented defaults.
