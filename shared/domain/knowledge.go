@@ -239,9 +239,9 @@ type RetrievalStrategy string
 // The retrieval strategies.
 const (
 	StrategyDense     RetrievalStrategy = "dense"      // k-NN on the embedding (default); score (1+cos)/2
-	StrategyBM25      RetrievalStrategy = "bm25"       // BM25 over the chunk text; unbounded score
-	StrategyHybrid    RetrievalStrategy = "hybrid"     // min-max normalised BM25 and k-NN, weighted mean; 0..1
-	StrategyHybridRRF RetrievalStrategy = "hybrid_rrf" // reciprocal rank fusion; ≤ 2/61
+	StrategyBM25      RetrievalStrategy = "bm25"       // BM25 over the chunk text, standard + english analyses; unbounded score
+	StrategyHybrid    RetrievalStrategy = "hybrid"     // reciprocal rank fusion of BM25 and k-NN; its score scaled to 0..1
+	StrategyHybridRRF RetrievalStrategy = "hybrid_rrf" // the same ranking; the raw RRF score, ≤ 2/61
 )
 
 // Strategies lists the valid strategies, the default first.

@@ -24,12 +24,22 @@ const (
 	hnswEfConstruction = 128
 )
 
-// Hybrid scoring: BM25 and k-NN weights of the normalization pipeline (in the hybrid query's
-// sub-query order: match first, knn second) and the RRF rank constant (the usual 60, also the
-// plugin's default).
-var hybridWeights = []float64{0.3, 0.7}
-
+// rrfRankConstant is the rank constant of the hybrid strategies' reciprocal rank fusion (the
+// usual 60, also the plugin's default; 10 to 100 ranked alike on the eval sets).
 const rrfRankConstant = 60
+
+// fieldText is the chunk's text as the standard analyzer reads it; fieldTextEnglish the same text
+// as the english analyzer does (possessives, stop words, Porter stems), a multi-field of it.
+const (
+	fieldText        = "text"
+	fieldTextEnglish = "text.en"
+)
+
+// indexSchema ends the name of every index made with today's mapping (the english sub-field).
+// Indices named without it are legacy: they keep serving the knowledge bases that live in them
+// (a match on the missing sub-field finds nothing, so BM25 falls back to the standard field),
+// and a sync moves a knowledge base to the current index (Store.Current).
+const indexSchema = "-v2"
 
 // indexBody is the settings and mapping of an embedding space's index. dynamic: strict makes a
 // misspelt field an error instead of a silent new mapping.
@@ -44,12 +54,13 @@ func (s *Store) indexBody(dims int) ([]byte, error) {
 		"mappings": map[string]any{
 			"dynamic": "strict",
 			"properties": map[string]any{
-				"kb_id":        keyword,
-				"company":      keyword,
-				"file_id":      keyword,
-				"file_name":    keyword,
-				"chunk_index":  map[string]any{"type": "integer"},
-				"text":         map[string]any{"type": "text", "analyzer": "standard"},
+				"kb_id":       keyword,
+				"company":     keyword,
+				"file_id":     keyword,
+				"file_name":   keyword,
+				"chunk_index": map[string]any{"type": "integer"},
+				fieldText: map[string]any{"type": "text", "analyzer": "standard",
+					"fields": map[string]any{"en": map[string]any{"type": "text", "analyzer": "english"}}},
 				"tags":         keyword,
 				"content_hash": keyword,
 				fieldEmbedding: map[string]any{
@@ -102,37 +113,24 @@ func (s *Store) knownDims(index string) int {
 	return s.dims[index]
 }
 
-// HybridPipeline is the search pipeline of strategy hybrid: min-max normalisation of each
-// sub-query's scores, then their weighted arithmetic mean.
-func (s *Store) HybridPipeline() string { return s.prefix + "-hybrid-minmax-v1" }
-
-// RRFPipeline is the search pipeline of strategy hybrid_rrf: reciprocal rank fusion.
+// RRFPipeline is the search pipeline of the hybrid strategies: reciprocal rank fusion of the
+// BM25 and k-NN lists (the neural-search plugin's score-ranker-processor, 2.19+).
 func (s *Store) RRFPipeline() string { return s.prefix + "-hybrid-rrf-v1" }
 
-// pipelineBodies are the two search pipelines by name. Changing one means a new name (-v2):
-// running instances keep using the pipeline they know.
-func (s *Store) pipelineBodies() map[string]any {
+// pipelineBody is the RRF search pipeline. Changing it means a new name (-v2): running instances
+// keep using the pipeline they know.
+func pipelineBody() map[string]any {
 	return map[string]any{
-		s.HybridPipeline(): map[string]any{
-			"description": "agentorch knowledge bases: hybrid BM25 + k-NN, min-max normalised, weighted mean",
-			"phase_results_processors": []any{map[string]any{"normalization-processor": map[string]any{
-				"normalization": map[string]any{"technique": "min_max"},
-				"combination": map[string]any{"technique": "arithmetic_mean",
-					"parameters": map[string]any{"weights": hybridWeights}},
-			}}},
-		},
-		s.RRFPipeline(): map[string]any{
-			"description": "agentorch knowledge bases: hybrid BM25 + k-NN, reciprocal rank fusion",
-			"phase_results_processors": []any{map[string]any{"score-ranker-processor": map[string]any{
-				"combination": map[string]any{"technique": "rrf", "rank_constant": rrfRankConstant},
-			}}},
-		},
+		"description": "agentorch knowledge bases: hybrid BM25 + k-NN, reciprocal rank fusion",
+		"phase_results_processors": []any{map[string]any{"score-ranker-processor": map[string]any{
+			"combination": map[string]any{"technique": "rrf", "rank_constant": rrfRankConstant},
+		}}},
 	}
 }
 
-// EnsurePipelines puts the two hybrid search pipelines (a PUT replaces a pipeline with the same
-// body, so concurrent callers are harmless). Two requests the first time per process, none
-// after. Search calls it by itself when OpenSearch reports a pipeline missing.
+// EnsurePipelines puts the hybrid search pipeline (a PUT replaces a pipeline with the same
+// body, so concurrent callers are harmless). One request the first time per process, none
+// after. Search calls it by itself when OpenSearch reports the pipeline missing.
 func (s *Store) EnsurePipelines(ctx context.Context) error {
 	s.mu.Lock()
 	done := s.pipelines
@@ -140,15 +138,14 @@ func (s *Store) EnsurePipelines(ctx context.Context) error {
 	if done {
 		return nil
 	}
-	for _, name := range []string{s.HybridPipeline(), s.RRFPipeline()} {
-		body, err := json.Marshal(s.pipelineBodies()[name])
-		if err != nil {
-			return err
-		}
-		req := rawRequest{path: "/_search/pipeline/" + url.PathEscape(name), body: body}
-		if err := s.do(ctx, http.MethodPut, req); err != nil {
-			return fmt.Errorf("put search pipeline %s: %w", name, translate(err))
-		}
+	body, err := json.Marshal(pipelineBody())
+	if err != nil {
+		return err
+	}
+	name := s.RRFPipeline()
+	req := rawRequest{path: "/_search/pipeline/" + url.PathEscape(name), body: body}
+	if err := s.do(ctx, http.MethodPut, req); err != nil {
+		return fmt.Errorf("put search pipeline %s: %w", name, translate(err))
 	}
 	s.mu.Lock()
 	s.pipelines = true

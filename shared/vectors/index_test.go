@@ -24,12 +24,12 @@ func TestIndexName(t *testing.T) {
 		dims  int
 		want  string
 	}{
-		{"local-use-lite", 512, "agentorch-kb-local-use-lite-512"},
-		{"amazon.titan-embed-text-v2:0", 1024, "agentorch-kb-amazon-titan-embed-text-v2-0-1024"},
-		{"Cohere.Embed-Multilingual-V3", 1024, "agentorch-kb-cohere-embed-multilingual-v3-1024"},
-		{"text-embedding-3-small", 1536, "agentorch-kb-text-embedding-3-small-1536"},
-		{"__weird//model**", 8, "agentorch-kb-weird-model-8"},
-		{"", 8, "agentorch-kb-model-8"},
+		{"local-use-lite", 512, "agentorch-kb-local-use-lite-512-v2"},
+		{"amazon.titan-embed-text-v2:0", 1024, "agentorch-kb-amazon-titan-embed-text-v2-0-1024-v2"},
+		{"Cohere.Embed-Multilingual-V3", 1024, "agentorch-kb-cohere-embed-multilingual-v3-1024-v2"},
+		{"text-embedding-3-small", 1536, "agentorch-kb-text-embedding-3-small-1536-v2"},
+		{"__weird//model**", 8, "agentorch-kb-weird-model-8-v2"},
+		{"", 8, "agentorch-kb-model-8-v2"},
 	} {
 		if got := st.IndexName(tc.model, tc.dims); got != tc.want {
 			t.Errorf("IndexName(%q, %d) = %q, want %q", tc.model, tc.dims, got, tc.want)
@@ -43,7 +43,7 @@ func TestIndexName(t *testing.T) {
 	if err != nil {
 		t.Fatalf("EnsureIndex of a long model name: %v", err)
 	}
-	if len(name) > 255 || !strings.HasSuffix(name, "-4") || !regexp.MustCompile(`^[a-z0-9-]+$`).MatchString(name) {
+	if len(name) > 255 || !strings.HasSuffix(name, "-4-v2") || !regexp.MustCompile(`^[a-z0-9-]+$`).MatchString(name) {
 		t.Errorf("long model's index name %q (%d bytes)", name, len(name))
 	}
 	if other := st.IndexName(long+"x", 4); other == name {
@@ -66,7 +66,7 @@ func TestNewRejectsBadPrefix(t *testing.T) {
 func TestEnsureIndexMapping(t *testing.T) {
 	s := newStand(t)
 	name := s.ensure(t, "local-use-lite", 512)
-	if name != "test-kb-local-use-lite-512" {
+	if name != "test-kb-local-use-lite-512-v2" {
 		t.Fatalf("index %q", name)
 	}
 	got, err := s.client.Indices.Get(ctx(t), opensearchapi.IndicesGetReq{Indices: []string{name}})
@@ -94,6 +94,21 @@ func TestEnsureIndexMapping(t *testing.T) {
 		"chunk_index": "integer", "text": "text", "tags": "keyword", "content_hash": "keyword", "embedding": "knn_vector"}
 	if d := cmp.Diff(want, types); d != "" || mapping.Dynamic != "strict" {
 		t.Errorf("field types (-want +got):\n%s dynamic %q", d, mapping.Dynamic)
+	}
+	var text struct {
+		Analyzer string `json:"analyzer"`
+		Fields   map[string]struct {
+			Type, Analyzer string
+		} `json:"fields"`
+	}
+	if err := json.Unmarshal(mapping.Properties["text"], &text); err != nil {
+		t.Fatal(err)
+	}
+	if en := text.Fields["en"]; text.Analyzer != "standard" || en.Type != "text" || en.Analyzer != "english" || len(text.Fields) != 1 {
+		t.Errorf("text = %+v, want standard with the english sub-field en", text)
+	}
+	if vectors.Legacy(name) || !vectors.Legacy("agentorch-kb-local-use-lite-512") || vectors.Legacy("") {
+		t.Error("Legacy: want today's names current, names without the schema suffix legacy")
 	}
 	var emb struct {
 		Dimension int `json:"dimension"`
@@ -127,7 +142,7 @@ func TestEnsureIndexIdempotent(t *testing.T) {
 	s := newStand(t)
 	s.count.take()
 	s.ensure(t, "m", 4)
-	if got := s.count.take(); !cmp.Equal(got, []string{"PUT /test-kb-m-4"}) {
+	if got := s.count.take(); !cmp.Equal(got, []string{"PUT /test-kb-m-4-v2"}) {
 		t.Errorf("first EnsureIndex sent %v, want one PUT", got)
 	}
 	s.ensure(t, "m", 4)
@@ -165,7 +180,7 @@ func TestEnsurePipelines(t *testing.T) {
 	if err := s.store.EnsurePipelines(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"PUT /_search/pipeline/" + s.store.HybridPipeline(), "PUT /_search/pipeline/" + s.store.RRFPipeline()}
+	want := []string{"PUT /_search/pipeline/" + s.store.RRFPipeline()}
 	if got := s.count.take(); !cmp.Equal(got, want) {
 		t.Errorf("EnsurePipelines sent %v, want %v", got, want)
 	}

@@ -3,9 +3,11 @@ package vectors_test
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
 
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/vectors"
@@ -80,37 +82,11 @@ func TestSearchStrategies(t *testing.T) {
 		t.Errorf("bm25 with a threshold: %v", ids(got))
 	}
 
-	// hybrid: BM25 ranks chunk 3 ("sunny weather") over chunk 0 ("cat"), k-NN ranks chunk 0 over
-	// chunk 3. The pipeline min-max normalises each list (best 1, worst 0.001) and weighs BM25
-	// 0.3, k-NN 0.7: chunk 3 wins, and both scores follow from the two single-strategy lists.
-	// (Chunks 1 and 2 match no word, which OpenSearch and the stand-in score differently — see
-	// the report — so the test asserts nothing about them.)
-	hv, text := unit(1, 0, 0, 0.9), "sunny weather cat"
-	q = base
-	q.Vector = hv
-	dense := s.search(t, ix, q)
-	q.Strategy, q.Text = vectors.BM25, text
-	lexical := s.search(t, ix, q)
-	q.Strategy = vectors.Hybrid
-	hits = s.search(t, ix, q)
-	if len(hits) < 2 || hits[0].ChunkIndex != 3 || hits[1].ChunkIndex != 0 {
-		t.Fatalf("hybrid hits %v, want chunks 3, 0 first", ids(hits))
-	}
-	kn, bn := minMax(dense), minMax(lexical)
-	for _, h := range hits[:2] {
-		want := 0.3*bn[h.ChunkIndex] + 0.7*kn[h.ChunkIndex]
-		if math.Abs(h.Score-want) > 1e-4 {
-			t.Errorf("hybrid score of chunk %d = %v, want 0.3·%v + 0.7·%v = %v", h.ChunkIndex, h.Score, bn[h.ChunkIndex], kn[h.ChunkIndex], want)
-		}
-	}
-
-	q.MinScore = ptr((hits[0].Score + hits[1].Score) / 2)
-	if got := s.search(t, ix, q); len(got) != 1 || got[0].ChunkIndex != 3 {
-		t.Errorf("hybrid with min score %v: %v", *q.MinScore, ids(got))
-	}
-
-	// hybrid_rrf: chunk 3, first in both lists, scores 1/61 + 1/61; chunk 0, second in both,
-	// 1/62 + 1/62.
+	// hybrid and hybrid_rrf: reciprocal rank fusion of the two lists (each sub-query's list goes
+	// half as deep again as top_k). BM25 ranks chunk 3 ("sunny weather") first and chunk 0
+	// ("cat") second; k-NN ranks chunk 3 first and chunk 0 second too: chunk 3 scores
+	// 1/61 + 1/61, chunk 0 1/62 + 1/62; hybrid scales them by 61/2 (1 for first in both).
+	text := "sunny weather cat"
 	q = base
 	q.Strategy, q.Text, q.Vector = vectors.HybridRRF, text, unit(0.2, 0, 0, 1)
 	hits = s.search(t, ix, q)
@@ -126,24 +102,20 @@ func TestSearchStrategies(t *testing.T) {
 	if got := s.search(t, ix, q); len(got) != len(hits) {
 		t.Errorf("rrf with a threshold: %v, want %v", ids(got), ids(hits))
 	}
-}
-
-// minMax is the normalization processor's min_max of one list, by chunk index: (s − min) /
-// (max − min), the minimum raised to 0.001.
-func minMax(hits []vectors.Hit) map[int]float64 {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, h := range hits {
-		lo, hi = min(lo, h.Score), max(hi, h.Score)
+	q.Strategy, q.MinScore = vectors.Hybrid, nil
+	scaled := s.search(t, ix, q)
+	if !cmp.Equal(ids(scaled), ids(hits)) || math.Abs(scaled[0].Score-1) > 1e-6 {
+		t.Fatalf("hybrid hits %v %v, want the rrf ranking with chunk 3 at 1", ids(scaled), scaled)
 	}
-	out := map[int]float64{}
-	for _, h := range hits {
-		n := 1.0
-		if hi > lo {
-			n = max((h.Score-lo)/(hi-lo), 0.001)
+	for i, h := range scaled {
+		if want := hits[i].Score * 61 / 2; math.Abs(h.Score-want) > 1e-6 {
+			t.Errorf("hybrid score of chunk %d = %v, want rrf × 61/2 = %v", h.ChunkIndex, h.Score, want)
 		}
-		out[h.ChunkIndex] = n
 	}
-	return out
+	q.MinScore = ptr((scaled[0].Score + scaled[1].Score) / 2)
+	if got := s.search(t, ix, q); len(got) != 1 || got[0].ChunkIndex != 3 {
+		t.Errorf("hybrid with min score %v: %v", *q.MinScore, ids(got))
+	}
 }
 
 func TestSearchTenantIsolation(t *testing.T) {
@@ -239,8 +211,7 @@ func TestSearchOneRequest(t *testing.T) {
 	if hits := s.search(t, ix, q); len(hits) == 0 || hits[0].ChunkIndex != 0 {
 		t.Fatalf("first hybrid search: %v", ids(hits))
 	}
-	want := []string{"POST /" + ix + "/_search", "PUT /_search/pipeline/" + s.store.HybridPipeline(),
-		"PUT /_search/pipeline/" + s.store.RRFPipeline(), "POST /" + ix + "/_search"}
+	want := []string{"POST /" + ix + "/_search", "PUT /_search/pipeline/" + s.store.RRFPipeline(), "POST /" + ix + "/_search"}
 	if got := s.count.take(); !cmp.Equal(got, want) {
 		t.Errorf("first hybrid search sent %v, want %v", got, want)
 	}
@@ -320,5 +291,46 @@ func TestSearchExcludesFiles(t *testing.T) {
 				t.Errorf("%s: hit of excluded file %s", strat, h.FileID)
 			}
 		}
+	}
+}
+
+// TestSearchEnglishAnalysis: BM25 reads the chunk text through the english sub-field too, so a
+// query finds other forms of its words ("chasing cats" finds "dogs chase cars", "the cat sat");
+// a legacy index, made before the sub-field, still answers BM25 on the standard field alone
+// (exact forms) and hybrid alike, with no error.
+func TestSearchEnglishAnalysis(t *testing.T) {
+	s := newStand(t)
+	ix := s.ensure(t, "m", 4)
+	putCorpus(t, s, ix, "acme", "kb1", "f1")
+	s.refresh(t, ix)
+	q := vectors.Query{KBIDs: []string{"kb1"}, Company: "acme", TopK: 4, Strategy: vectors.BM25, Text: "chasing cats"}
+	if got := ids(s.search(t, ix, q)); !cmp.Equal(got, []string{"kb1/f1#1", "kb1/f1#0"}) && !cmp.Equal(got, []string{"kb1/f1#0", "kb1/f1#1"}) {
+		t.Errorf("bm25 %q on today's index = %v, want chunks 1 and 0 (stems)", q.Text, got)
+	}
+
+	// The mapping of the index before the english sub-field.
+	legacy := "test-kb-m-4"
+	old := `{"settings":{"index":{"knn":true,"number_of_shards":1,"number_of_replicas":0}},"mappings":{"dynamic":"strict","properties":{
+		"kb_id":{"type":"keyword"},"company":{"type":"keyword"},"file_id":{"type":"keyword"},"file_name":{"type":"keyword"},
+		"chunk_index":{"type":"integer"},"text":{"type":"text","analyzer":"standard"},"tags":{"type":"keyword"},"content_hash":{"type":"keyword"},
+		"embedding":{"type":"knn_vector","dimension":4,"method":{"name":"hnsw","engine":"faiss","space_type":"cosinesimil"}}}}}`
+	if _, err := s.client.Indices.Create(ctx(t), opensearchapi.IndicesCreateReq{Index: legacy, Body: strings.NewReader(old)}); err != nil {
+		t.Fatal(err)
+	}
+	if !vectors.Legacy(legacy) || vectors.Legacy(ix) {
+		t.Fatalf("Legacy(%q), Legacy(%q): want true, false", legacy, ix)
+	}
+	putCorpus(t, s, legacy, "acme", "kb1", "f1")
+	s.refresh(t, legacy)
+	if got := ids(s.search(t, legacy, q)); len(got) != 0 {
+		t.Errorf("bm25 %q on a legacy index = %v, want nothing (no stems there)", q.Text, got)
+	}
+	q.Text = "dogs chase cars"
+	if got := ids(s.search(t, legacy, q)); !cmp.Equal(got, []string{"kb1/f1#1"}) {
+		t.Errorf("bm25 %q on a legacy index = %v, want chunk 1", q.Text, got)
+	}
+	q.Strategy, q.Vector = vectors.Hybrid, unit(0, 1, 0, 0)
+	if got := ids(s.search(t, legacy, q)); len(got) == 0 || got[0] != "kb1/f1#1" {
+		t.Errorf("hybrid on a legacy index = %v, want chunk 1 first", got)
 	}
 }

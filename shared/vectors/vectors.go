@@ -138,10 +138,11 @@ func endpointURL(endpoint string) (string, error) {
 // maxIndexName is OpenSearch's limit on index names (bytes).
 const maxIndexName = 255
 
-// IndexName is the index of one embedding space: "<prefix>-<model slug>-<dims>", lowercase, the
-// slug made of the model's letters and digits joined by single hyphens
-// ("agentorch-kb-local-use-lite-512", "agentorch-kb-amazon-titan-embed-text-v2-0-1024"). A name
-// that would pass OpenSearch's 255 bytes keeps a hash of the model instead of its tail.
+// IndexName is the index of one embedding space: "<prefix>-<model slug>-<dims>-v2", lowercase,
+// the slug made of the model's letters and digits joined by single hyphens
+// ("agentorch-kb-local-use-lite-512-v2", "agentorch-kb-amazon-titan-embed-text-v2-0-1024-v2"; the
+// -v2 is the mapping's version, indexSchema). A name that would pass OpenSearch's 255 bytes keeps
+// a hash of the model instead of its tail.
 func (s *Store) IndexName(model string, dims int) string {
 	var b strings.Builder
 	dash := false
@@ -160,7 +161,7 @@ func (s *Store) IndexName(model string, dims int) string {
 	if slug == "" {
 		slug = "model"
 	}
-	suffix := "-" + strconv.Itoa(dims)
+	suffix := "-" + strconv.Itoa(dims) + indexSchema
 	if len(s.prefix)+1+len(slug)+len(suffix) > maxIndexName {
 		sum := sha256.Sum256([]byte(model))
 		h := hex.EncodeToString(sum[:6])
@@ -169,6 +170,11 @@ func (s *Store) IndexName(model string, dims int) string {
 	}
 	return s.prefix + "-" + slug + suffix
 }
+
+// Legacy reports whether index was made before today's mapping (no english sub-field): its
+// knowledge bases still search (BM25 on the standard field alone) and a sync moves them to
+// IndexName's index.
+func Legacy(index string) bool { return index != "" && !strings.HasSuffix(index, indexSchema) }
 
 // AllIndices is the expression naming every index of this store ("<prefix>-*"), for deletes that
 // must reach whatever embedding space a file or knowledge base was indexed in.
