@@ -87,8 +87,10 @@ func (s *Service) HandleDeadLetter(ctx context.Context, body string) error {
 
 // startRun resolves a run's datasources (the files of its collections and its selected files,
 // once each; archived files included: archiving takes a file out of search, not out of the
-// index), compares them with the last run's by content hash (unchanged: skipped; removed: their
-// chunks deleted; new or changed: pending) and queues one file job per pending datasource.
+// index), compares them with the last run's by content hash and by whether their chunks were
+// embedded with contextual headers, as the knowledge base's chunking_strategy now says
+// (unchanged: skipped; removed: their chunks deleted; new or changed: pending) and queues one
+// file job per pending datasource.
 func (s *Service) startRun(ctx context.Context, j job) error {
 	kb, err := s.d.Store.GetKB(ctx, j.KBID)
 	if errors.Is(err, domain.ErrNotFound) {
@@ -130,8 +132,9 @@ func (s *Service) startRun(ctx context.Context, j job) error {
 		case f.Status == domain.FileError:
 			d.Status, d.Error = domain.IngestFailed, "the file could not be stored; upload it again and run sync"
 		case prev != nil && (prev.Status == domain.IngestIngested || prev.Status == domain.IngestUnchanged) &&
-			prev.ContentHash != "" && prev.ContentHash == f.ContentHash:
+			prev.ContentHash != "" && prev.ContentHash == f.ContentHash && prev.ContextualHeaders == kb.Chunking.ContextualHeaders:
 			d.Status, d.ContentHash, d.Chunks = domain.IngestUnchanged, prev.ContentHash, prev.Chunks
+			d.ContextualHeaders = prev.ContextualHeaders
 		}
 		next[id] = d
 	}
@@ -251,10 +254,11 @@ func (s *Service) ingestFile(ctx context.Context, j job) error {
 	if err != nil {
 		return s.failOrRetry(ctx, j, kb, &d, stageErr("reading the file's record failed", err), false)
 	}
-	texts, emb, err := s.prepare(ctx, kb, f)
+	p, err := s.prepare(ctx, kb, f)
 	if err != nil {
 		return s.failOrRetry(ctx, j, kb, &d, err, false)
 	}
+	texts, emb := p.texts, p.emb
 	total := len(texts)
 	from, to := min(j.From, total), min(j.From+s.l.ChunksPerJob, total)
 	if from == 0 && (d.Residue || d.Attempts > 1) {
@@ -282,7 +286,7 @@ func (s *Service) ingestFile(ctx context.Context, j job) error {
 			}
 		}
 	}
-	tokens, err := s.embedAndIndex(ctx, emb, kb, f, texts, from, to, j.RunID)
+	tokens, err := s.embedAndIndex(ctx, emb, kb, f, p, from, to, j.RunID)
 	s.countEmbedding(ctx, kb.Company, "", tokens) // billed, whatever became of them
 	if err != nil && !errors.Is(err, errSuperseded) {
 		return s.failOrRetry(ctx, j, kb, &d, err, true)
@@ -314,6 +318,7 @@ func (s *Service) ingestFile(ctx context.Context, j job) error {
 	}
 	// A done datasource keeps no progress fields: 1,000 of them share one 400 KB item.
 	d.Status, d.Chunks, d.ContentHash, d.Residue = domain.IngestIngested, total, f.ContentHash, false
+	d.ContextualHeaders = p.embedded != nil
 	d.Phase, d.TotalChunks, d.ProcessedChunks = "", 0, 0
 	next, err := s.writeIndexed(ctx, j, kb, &d)
 	if err != nil || next == nil {
@@ -322,51 +327,75 @@ func (s *Service) ingestFile(ctx context.Context, j job) error {
 	return s.finalize(ctx, next)
 }
 
-// prepare reads, extracts and chunks a file; the chunks fit the embedder's token limit. A file
-// of more than MaxFileChunks chunks fails.
-func (s *Service) prepare(ctx context.Context, kb *domain.KnowledgeBase, f *domain.File) ([]string, Embedder, error) {
+// prepared is a file ready to embed: its chunks' texts (stored and returned), what each is
+// embedded as when that differs (contextual headers; nil otherwise), and the embedder.
+type prepared struct {
+	texts, embedded []string
+	emb             Embedder
+}
+
+// input is what chunks [i, end) are embedded as.
+func (p prepared) input(i, end int) []string {
+	if p.embedded != nil {
+		return p.embedded[i:end]
+	}
+	return p.texts[i:end]
+}
+
+// prepare reads, extracts and chunks a file; the chunks fit the embedder's token limit, and
+// with chunking_strategy.contextual_headers each is embedded after its header (context.go). A
+// file of more than MaxFileChunks chunks fails.
+func (s *Service) prepare(ctx context.Context, kb *domain.KnowledgeBase, f *domain.File) (prepared, error) {
 	if f.Status != domain.FileActive && f.Status != domain.FileArchived {
-		return nil, nil, permanent(fmt.Sprintf("the file is not stored (status %s): complete its upload and run sync", f.Status))
+		return prepared{}, permanent(fmt.Sprintf("the file is not stored (status %s): complete its upload and run sync", f.Status))
 	}
 	data, _, err := s.d.Blobs.Get(ctx, f.ObjectKey, s.l.MaxExtractBytes)
 	switch {
 	case errors.Is(err, domain.ErrNotFound):
-		return nil, nil, permanent("the file's content is missing from storage; upload the file again")
+		return prepared{}, permanent("the file's content is missing from storage; upload the file again")
 	case domain.KindOf(err) == domain.KindTooLarge:
-		return nil, nil, permanent(fmt.Sprintf("the file is larger than %d MB, the most one ingestion reads", s.l.MaxExtractBytes>>20))
+		return prepared{}, permanent(fmt.Sprintf("the file is larger than %d MB, the most one ingestion reads", s.l.MaxExtractBytes>>20))
 	case err != nil:
-		return nil, nil, stageErr("reading the file from storage failed", err)
+		return prepared{}, stageErr("reading the file from storage failed", err)
 	}
 	res, err := extract.Text(ctx, f.Name, data, extract.Limits{MaxBytes: int(s.l.MaxExtractBytes)})
 	if err != nil {
 		if domain.KindOf(err) == domain.KindInternal {
-			return nil, nil, stageErr("text extraction failed", err)
+			return prepared{}, stageErr("text extraction failed", err)
 		}
-		return nil, nil, stageErr("", err) // extract's messages say what is wrong and what to do
+		return prepared{}, stageErr("", err) // extract's messages say what is wrong and what to do
 	}
 	if s.d.NewSplitter == nil {
-		return nil, nil, errors.New("knowledge: no splitter configured (Deps.NewSplitter)")
+		return prepared{}, errors.New("knowledge: no splitter configured (Deps.NewSplitter)")
 	}
 	sp, err := s.d.NewSplitter(kb.Chunking)
 	if err != nil {
-		return nil, nil, stageErr("the knowledge base's chunking_strategy is invalid", err)
+		return prepared{}, stageErr("the knowledge base's chunking_strategy is invalid", err)
 	}
 	emb, err := s.d.Embedders.Embedder(ctx, kb.Embedding)
 	if err != nil {
-		return nil, nil, stageErr("the knowledge base's embedding model is unavailable", err)
+		return prepared{}, stageErr("the knowledge base's embedding model is unavailable", err)
 	}
 	if ts, ok := sp.(tokenSplitter); ok {
 		sp = ts.WithTokens(emb.Tokens) // split_by "token" counts the model's own tokens
 	}
-	texts := fitTokens(emb, sp.Split(res.Text))
-	if len(texts) == 0 {
-		return nil, nil, permanent("no text was left to index after chunking")
+	p := prepared{emb: emb}
+	if kb.Chunking.ContextualHeaders {
+		chunks, starts := splitAt(sp, res.Text)
+		var fits []fitted
+		texts, fit := fitCounted(emb, chunks, &fits)
+		p.texts, p.embedded = texts, withHeaders(fit, texts, headers(f.Name, res.Headings, starts), fits)
+	} else {
+		p.texts = fitTokens(emb, sp.Split(res.Text))
 	}
-	if len(texts) > s.l.MaxFileChunks {
-		return nil, nil, permanent(fmt.Sprintf("the file makes %s chunks, more than the %s one file may make: "+
-			"give the knowledge base a larger chunking_strategy.chunk_size, or split the file", thousands(len(texts)), thousands(s.l.MaxFileChunks)))
+	if len(p.texts) == 0 {
+		return prepared{}, permanent("no text was left to index after chunking")
 	}
-	return texts, emb, nil
+	if len(p.texts) > s.l.MaxFileChunks {
+		return prepared{}, permanent(fmt.Sprintf("the file makes %s chunks, more than the %s one file may make: "+
+			"give the knowledge base a larger chunking_strategy.chunk_size, or split the file", thousands(len(p.texts)), thousands(s.l.MaxFileChunks)))
+	}
+	return p, nil
 }
 
 // tokenSplitter is a splitter that can count the embedding model's tokens (shared/chunk's
@@ -440,7 +469,8 @@ var errSuperseded = errors.New("superseded")
 // left it, stops after that batch (errSuperseded) instead of embedding the rest of its range.
 // Neither the Puts nor the reads hold up the embedder. It returns the tokens it embedded (the
 // provider's count), an error or not.
-func (s *Service) embedAndIndex(ctx context.Context, emb Embedder, kb *domain.KnowledgeBase, f *domain.File, texts []string, from, to int, runID string) (int, error) {
+func (s *Service) embedAndIndex(ctx context.Context, emb Embedder, kb *domain.KnowledgeBase, f *domain.File, p prepared, from, to int, runID string) (int, error) {
+	texts := p.texts
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan []domain.Chunk, (to-from)/s.l.EmbedBatch+1) // never blocks the embedder
@@ -479,7 +509,7 @@ func (s *Service) embedAndIndex(ctx context.Context, emb Embedder, kb *domain.Kn
 			stale = make(chan bool, 1)
 			go func() { stale <- s.stale(ctx, kb.ID, runID, f.ID) }()
 		}
-		vecs, n, err := embed(ctx, emb, texts[i:end])
+		vecs, n, err := embed(ctx, emb, p.input(i, end))
 		tokens += n
 		if stale != nil && <-stale {
 			superseded = true

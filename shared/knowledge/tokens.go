@@ -7,15 +7,28 @@ import "github.com/agentorch/agentorch/shared/chunk"
 // chunk is tokenized once to be checked; one over the limit is cut into as few near-equal
 // pieces as fit (no tiny tail), in time linear in its length.
 func fitTokens(emb Embedder, texts []string) []string {
+	out, _ := fitCounted(emb, texts, nil)
+	return out
+}
+
+// fitCounted is fitTokens that also says, when counted is not nil, what each text out holds:
+// the index of the chunk in texts it is (or is a piece of) and its tokens (-1 each when the
+// embedder has no limit, and nothing was counted), from the tokenization fitTokens does anyway.
+func fitCounted(emb Embedder, texts []string, counted *[]fitted) ([]string, *fitter) {
 	limit := emb.MaxTokens()
+	f := &fitter{emb: emb, limit: limit, cache: map[string]int{}, counted: counted}
 	if limit <= 0 {
-		return texts
+		for i := range texts {
+			f.record(i, -1)
+		}
+		return texts, f
 	}
-	var f *fitter
 	var out []string
 	for i, t := range texts {
+		f.from = i
 		n := emb.Tokens(t)
 		if n <= limit {
+			f.record(i, n)
 			if out != nil {
 				out = append(out, t)
 			}
@@ -23,21 +36,32 @@ func fitTokens(emb Embedder, texts []string) []string {
 		}
 		if out == nil {
 			out = append(make([]string, 0, len(texts)+4), texts[:i]...)
-			f = &fitter{emb: emb, limit: limit, cache: map[string]int{}}
 		}
 		out = f.pieces(t, n, out)
 	}
 	if out == nil {
-		return texts
+		return texts, f
 	}
-	return out
+	return out, f
 }
+
+// fitted is what fitCounted says of a text it returns: the chunk it comes from and its tokens.
+type fitted struct{ from, tokens int }
 
 // fitter cuts texts over the limit into pieces within it.
 type fitter struct {
-	emb   Embedder
-	limit int
-	cache map[string]int // Tokens of the units chunk.Words costs, across the chunks cut
+	emb     Embedder
+	limit   int
+	cache   map[string]int // Tokens of the units chunk.Words costs, across the chunks cut
+	counted *[]fitted      // nil: nothing recorded
+	from    int            // the chunk being cut
+}
+
+// record notes a text given out, if fitCounted was asked to.
+func (f *fitter) record(from, tokens int) {
+	if f.counted != nil {
+		*f.counted = append(*f.counted, fitted{from: from, tokens: tokens})
+	}
 }
 
 // pieces appends to out the pieces of text, which has n tokens, more than the limit. Its words
@@ -66,6 +90,7 @@ func (f *fitter) pieces(text string, n int, out []string) []string {
 		if m := f.emb.Tokens(piece); m > f.limit {
 			out = f.pieces(piece, m, out)
 		} else {
+			f.record(f.from, m)
 			out = append(out, piece)
 		}
 	}
@@ -90,6 +115,7 @@ func (f *fitter) runes(word string, n int, out []string) []string {
 		offs = append(offs, i)
 	}
 	if len(offs) <= 1 {
+		f.record(f.from, n)
 		return append(out, word) // one character over the limit: nothing smaller to embed
 	}
 	k := min(max(ceilDiv(n, f.limit), 2), len(offs))
@@ -102,6 +128,7 @@ func (f *fitter) runes(word string, n int, out []string) []string {
 		if m := f.emb.Tokens(piece); m > f.limit {
 			out = f.runes(piece, m, out)
 		} else {
+			f.record(f.from, m)
 			out = append(out, piece)
 		}
 	}
