@@ -1,6 +1,7 @@
 package glove
 
 import (
+	"bytes"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -8,12 +9,15 @@ import (
 
 // appendIDs appends the rows of the known words of text, in order (see the package doc).
 func (m *Model) appendIDs(dst []int32, text string) []int32 {
-	forEachWord(text, func(w string) {
-		if id, ok := m.index[w]; ok {
+	forEachWord(text, func(w []byte) {
+		if id, ok := m.index[string(w)]; ok { // the conversion in a map index does not allocate
 			dst = append(dst, id)
 			return
 		}
-		for _, part := range split(w) {
+		if !bytes.Contains(w, []byte("-")) {
+			return
+		}
+		for part := range strings.SplitSeq(string(w), "-") {
 			if id, ok := m.index[part]; ok {
 				dst = append(dst, id)
 			}
@@ -26,50 +30,72 @@ func (m *Model) appendIDs(dst []int32, text string) []int32 {
 // hyphenated word the vocabulary lacks is split: for tests and for seeing what a text holds.
 func Tokens(text string) []string {
 	var out []string
-	forEachWord(text, func(w string) { out = append(out, w) })
+	forEachWord(text, func(w []byte) { out = append(out, string(w)) })
 	return out
 }
 
 // forEachWord calls f with each lowercased word of text: a run of letters, digits and marks,
 // where a hyphen or apostrophe (’ read as ') between two such runs joins them. Clitics are
-// resolved here: "n't" becomes a word "not" after its stem, the other clitics are dropped.
-func forEachWord(text string, f func(string)) {
-	text = strings.ToLower(text)
-	for len(text) > 0 {
-		r, size := utf8.DecodeRuneInString(text)
+// resolved here: "n't" becomes a word "not" after its stem, the other clitics are dropped. f
+// must not keep the slice it is given.
+func forEachWord(text string, f func([]byte)) {
+	var buf []byte
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
 		if !isWordRune(r) {
-			text = text[size:]
+			i += size
 			continue
 		}
-		end := size
-		for end < len(text) {
-			r, size := utf8.DecodeRuneInString(text[end:])
+		buf = buf[:0]
+		apostrophe := false
+		for {
+			buf = appendLower(buf, r)
+			i += size
+			if i >= len(text) {
+				break
+			}
+			r, size = utf8.DecodeRuneInString(text[i:])
 			if isWordRune(r) {
-				end += size
 				continue
 			}
-			if r == '-' || r == '\'' || r == '’' {
-				if next, _ := utf8.DecodeRuneInString(text[end+size:]); end+size < len(text) && isWordRune(next) {
-					end += size
-					continue
-				}
+			if r != '-' && r != '\'' && r != '’' || i+size >= len(text) {
+				break
 			}
-			break
+			next, nextSize := utf8.DecodeRuneInString(text[i+size:])
+			if !isWordRune(next) {
+				break
+			}
+			if r == '-' {
+				buf = append(buf, '-')
+			} else {
+				buf, apostrophe = append(buf, '\''), true
+			}
+			i += size
+			r, size = next, nextSize
 		}
-		word := text[:end]
-		text = text[end:]
-		if strings.ContainsAny(word, "'’") {
-			clitics(strings.ReplaceAll(word, "’", "'"), f)
+		if apostrophe {
+			clitics(string(buf), f)
 			continue
 		}
-		f(word)
+		f(buf)
 	}
+}
+
+// appendLower appends r lowercased.
+func appendLower(b []byte, r rune) []byte {
+	if r < utf8.RuneSelf {
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		return append(b, byte(r))
+	}
+	return utf8.AppendRune(b, unicode.ToLower(r))
 }
 
 // clitics splits a word with apostrophes as the Penn Treebank tokenizer GloVe's corpus went
 // through would, and maps the pieces to words the vocabulary holds: "n't" → "not" (ca, wo, sha →
 // can, will, shall), the clitics 's 're 've 'll 'd 'm dropped, other apostrophes (o'clock) split.
-func clitics(word string, f func(string)) {
+func clitics(word string, f func([]byte)) {
 	if stem, ok := strings.CutSuffix(word, "n't"); ok && stem != "" && !strings.Contains(stem, "'") {
 		switch stem {
 		case "ca":
@@ -79,8 +105,8 @@ func clitics(word string, f func(string)) {
 		case "sha":
 			stem = "shall"
 		}
-		f(stem)
-		f("not")
+		f([]byte(stem))
+		f([]byte("not"))
 		return
 	}
 	parts := strings.Split(word, "'")
@@ -91,18 +117,13 @@ func clitics(word string, f func(string)) {
 				continue
 			}
 		}
-		f(p)
+		f([]byte(p))
 	}
-}
-
-// split is the parts of a hyphenated word (nil if it has none).
-func split(word string) []string {
-	if !strings.Contains(word, "-") {
-		return nil
-	}
-	return strings.Split(word, "-")
 }
 
 func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
 }
