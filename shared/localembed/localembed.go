@@ -58,6 +58,10 @@ func (m *Model) MaxTokens() int { return maxTokens }
 // the first MaxTokens of them, so len(Tokenize(text)) > MaxTokens() means the text is truncated.
 func (m *Model) Tokenize(text string) []int { return m.tok.encode(text) }
 
+// Count is len(Tokenize(text)), without building the ids: what a caller that only measures
+// text (a chunker, a check against MaxTokens) needs, at a fraction of the cost.
+func (m *Model) Count(text string) int { return m.tok.count(text) }
+
 // Embed returns one unit vector of Dimensions floats per text, in order. Each text is truncated to
 // its first MaxTokens tokens. It fails only when ctx ends first.
 func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {

@@ -3,7 +3,9 @@ package localembed
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -19,10 +21,11 @@ const maxPieceRunes = 32
 // tokenizer is the unigram (SentencePiece-style) tokenizer of @energetic-ai/embeddings 0.2.0,
 // ported decision for decision so that token ids are equal to the reference's.
 type tokenizer struct {
-	pieces map[string]int32 // piece → id, for ids ≥ reservedPieces; a repeated piece keeps its last id as the JS trie does
-	scores []float64        // id → score
-	units  []int            // id → length of the piece in UTF-16 code units (the JS backtrack steps by .length)
-	maxLen int              // longest piece in code points
+	trie   *trie     // the pieces of ids ≥ reservedPieces; a repeated piece keeps its last id as the JS trie does
+	scores []float64 // id → score
+	units  []int     // id → length of the piece in UTF-16 code units (the JS backtrack steps by .length)
+	maxLen int       // longest piece in code points
+	work   sync.Pool // *lattice
 }
 
 // newTokenizer reads vocab.json: an array of [piece, score] pairs.
@@ -35,10 +38,10 @@ func newTokenizer(vocabJSON []byte) (*tokenizer, error) {
 		return nil, fmt.Errorf("vocab.json: %d entries, want more than %d", len(raw), reservedPieces)
 	}
 	t := &tokenizer{
-		pieces: make(map[string]int32, len(raw)),
 		scores: make([]float64, len(raw)),
 		units:  make([]int, len(raw)),
 	}
+	pieces := make(map[string]int32, len(raw))
 	for i, e := range raw {
 		var piece string
 		var score float64
@@ -56,7 +59,7 @@ func newTokenizer(vocabJSON []byte) (*tokenizer, error) {
 		if i < reservedPieces {
 			continue
 		}
-		t.pieces[piece] = int32(i)
+		pieces[piece] = int32(i)
 		if n := utf8.RuneCountInString(piece); n > t.maxLen {
 			t.maxLen = n
 		}
@@ -64,20 +67,29 @@ func newTokenizer(vocabJSON []byte) (*tokenizer, error) {
 	if t.maxLen > maxPieceRunes {
 		return nil, fmt.Errorf("vocab.json: a piece of %d code points, at most %d supported", t.maxLen, maxPieceRunes)
 	}
+	t.trie = newTrie(pieces)
 	return t, nil
 }
 
-// preprocess is the reference's processInput: NFKC, then, for non-empty text, a leading "▁" and
-// every U+0020 replaced by "▁". The reference replaces / /g, not \s: only the spaces that NFKC
+// preprocess appends to buf the reference's processInput of text: NFKC, then, for non-empty
+// text, a leading "▁" and every U+0020 replaced by "▁". The reference replaces / /g, not \s: only the spaces that NFKC
 // turns into U+0020 (U+00A0, U+2000–U+200A, U+202F, U+205F, U+3000) join it; tabs, line breaks,
 // the C0 and C1 controls, U+1680, U+2028/U+2029, U+200B, U+FEFF and the other format characters
 // stay themselves, start no piece and become the unknown token (TestWhitespaceMatchesReference).
-func preprocess(text string) string {
-	s := norm.NFKC.String(strings.ToValidUTF8(text, "\ufffd"))
+func preprocess(buf []byte, text string) []byte {
+	s := norm.NFKC.String(strings.ToValidUTF8(text, "\ufffd")) // text itself when already so
 	if s == "" {
-		return s
+		return buf
 	}
-	return "\u2581" + strings.ReplaceAll(s, " ", "\u2581")
+	buf = append(buf, "\u2581"...)
+	for {
+		i := strings.IndexByte(s, ' ')
+		if i < 0 {
+			return append(buf, s...)
+		}
+		buf = append(append(buf, s[:i]...), "\u2581"...)
+		s = s[i+1:]
+	}
 }
 
 // encode returns the token ids of text, all of them (the model reads only the first MaxTokens).
@@ -89,64 +101,117 @@ func preprocess(text string) string {
 // later start); the backtrack steps by the UTF-16 length of the chosen piece; runs of unknowns
 // collapse to one id 0.
 func (t *tokenizer) encode(text string) []int {
-	s := preprocess(text)
-	if s == "" {
-		return []int{}
+	w := t.search(text, true)
+	ids := make([]int, 0, w.tokens)
+	for k := len(w.rev) - 1; k >= 0; k-- {
+		ids = append(ids, int(w.rev[k]))
 	}
-	// offs[i] is the byte offset of code point i; offs[n] == len(s).
-	offs := make([]int, 0, len(s)+1)
-	for i := range s {
-		offs = append(offs, i)
-	}
-	n := len(offs)
-	offs = append(offs, len(s))
+	t.release(w)
+	return ids
+}
 
-	// cands[end] lists the (start, id) pairs of pieces ending at end, by ascending start.
-	type cand struct {
-		start int
-		id    int32
+// count is len(encode(text)), without building the ids.
+func (t *tokenizer) count(text string) int {
+	w := t.search(text, false)
+	n := w.tokens
+	t.release(w)
+	return n
+}
+
+// keptRunes bounds the lattices kept for reuse: one grown by a text longer than this (a whole
+// file rather than a chunk) is left to the garbage collector.
+const keptRunes = 1 << 16
+
+// release puts w back for the next search, unless it grew past keptRunes.
+func (t *tokenizer) release(w *lattice) {
+	if cap(w.best) <= keptRunes {
+		t.work.Put(w)
 	}
-	cands := make([][]cand, n+1)
-	for i := 0; i < n; i++ {
+}
+
+// lattice is the working memory of one search, pooled: a search allocates nothing once its
+// buffers have grown to the texts tokenized.
+type lattice struct {
+	text   []byte    // the preprocessed text
+	best   []float64 // best[i]: score of the best tokenization of the first i code points
+	words  []int32   // words[i]: the id of its last piece
+	rev    []int32   // the ids, last first, unknown runs collapsed (when kept)
+	tokens int       // how many ids
+}
+
+// search tokenizes text into a pooled lattice (the caller releases it): w.tokens ids and, if
+// keep, w.rev them last first. The pieces that start at a code point are found in one walk of
+// the trie, and the candidates are relaxed forwards, by ascending start and, for each start,
+// ascending end: each end position sees its candidates in the order the reference visits them,
+// and best[start] is final before any candidate leaves it, so the decisions are the reference's
+// loop over end positions (TestSearchMatchesLattice holds it to that loop).
+func (t *tokenizer) search(text string, keep bool) *lattice {
+	w, _ := t.work.Get().(*lattice)
+	if w == nil {
+		w = &lattice{}
+	}
+	w.text = preprocess(w.text[:0], text)
+	w.rev, w.tokens = w.rev[:0], 0
+	s := w.text
+	if len(s) == 0 {
+		return w
+	}
+	n := 0 // code points: s is valid UTF-8, so its bytes that are not continuation bytes
+	for _, c := range s {
+		if c&0xC0 != 0x80 {
+			n++
+		}
+	}
+	w.best = slices.Grow(w.best[:0], n+1)[:n+1]
+	w.words = slices.Grow(w.words[:0], n+1)[:n+1]
+	clear(w.best)
+	clear(w.words)
+	best, words := w.best, w.words
+	relax := func(end int, id int32, base float64) {
+		score := t.scores[id] + base
+		if best[end] == 0 || score >= best[end] {
+			best[end] = score
+			words[end] = id
+		}
+	}
+	for b, i := 0, 0; b < len(s); i++ { // b is the byte offset of code point i
 		found := false
-		for l := 1; l <= t.maxLen && i+l <= n; l++ {
-			if id, ok := t.pieces[s[offs[i]:offs[i+l]]]; ok {
-				cands[i+l] = append(cands[i+l], cand{i, id})
+		node, runes := int32(0), 0
+		for k := b; k < len(s); k++ {
+			if node = t.trie.next(node, s[k]); node == 0 {
+				break
+			}
+			if s[k]&0xC0 != 0x80 {
+				runes++
+			}
+			// A piece is whole UTF-8, so a node that ends one is at a code point boundary.
+			if id := t.trie.id[node]; id >= 0 {
+				relax(i+runes, id, best[i])
 				found = true
 			}
 		}
 		if !found {
-			cands[i+1] = append(cands[i+1], cand{i, 0})
+			relax(i+1, 0, best[i])
+		}
+		if s[b] < utf8.RuneSelf {
+			b++
+		} else {
+			_, size := utf8.DecodeRune(s[b:])
+			b += size
 		}
 	}
-	best := make([]float64, n+1)
-	words := make([]int32, n+1)
-	for end := 0; end <= n; end++ {
-		// The candidates were appended by ascending start already, as JS visits integer keys.
-		for _, c := range cands[end] {
-			score := t.scores[c.id] + best[c.start]
-			if best[end] == 0 || score >= best[end] {
-				best[end] = score
-				words[end] = c.id
-			}
-		}
-	}
-	var rev []int
-	for it := n; it > 0; it -= t.units[words[it]] {
-		rev = append(rev, int(words[it]))
-	}
-	ids := make([]int, 0, len(rev))
 	prevUnk := false
-	for _, id := range rev {
+	for it := n; it > 0; it -= t.units[words[it]] {
+		id := words[it]
 		if !(prevUnk && id == 0) {
-			ids = append(ids, id)
+			w.tokens++
+			if keep {
+				w.rev = append(w.rev, id)
+			}
 		}
 		prevUnk = id == 0
 	}
-	for i, j := 0, len(ids)-1; i < j; i, j = i+1, j-1 {
-		ids[i], ids[j] = ids[j], ids[i]
-	}
-	return ids
+	return w
 }
 
 // utf16Len is the length of s in UTF-16 code units, JavaScript's String.prototype.length.
