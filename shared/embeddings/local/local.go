@@ -85,11 +85,14 @@ func (e embedder) MaxTokens() int  { return e.model.MaxTokens() }
 // Tokens bounds from above the tokens the model reads of text: the larger of the counts of the
 // text as given and as embedded (Readable). The first keeps chunk boundaries (split_by "token")
 // where they were before whitespace was normalised; the second makes sure that a chunk that fits
-// is embedded whole even where normalising would lengthen it.
+// is embedded whole even where normalising lengthens it, as it does where a line break or tab
+// stands before a character the vocabulary lacks ("\n•" is one unknown token, " •" two tokens:
+// TestReadableCanAddTokens), so neither count alone will do. Both are counts only
+// (localembed's Count), which build no ids.
 func (e embedder) Tokens(text string) int {
-	n := len(e.model.Tokenize(text))
+	n := e.model.Count(text)
 	if r := Readable(text); r != text {
-		n = max(n, len(e.model.Tokenize(r)))
+		n = max(n, e.model.Count(r))
 	}
 	return n
 }
