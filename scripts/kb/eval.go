@@ -35,6 +35,7 @@ func eval(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.SetOutput(io.Discard)
 	set := fs.String("set", "", "run only this set (persuasion, mpl, apt-get; default: all)")
 	topK := fs.Int("top-k", 0, "also measure recall and returned words at this top_k (to compare at equal returned text)")
+	headers := fs.Bool("contextual-headers", false, "ingest with chunking_strategy.contextual_headers (EVAL_CONTEXTUAL_HEADERS=1)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -57,9 +58,13 @@ func eval(ctx context.Context, args []string, stdout io.Writer) error {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "test", "./shared/knowledge", "-run", "^$", "-bench", bench, "-benchtime", "1x", "-count", "1")
 	cmd.Dir = root
+	cmd.Env = os.Environ()
+	if *headers {
+		cmd.Env = append(cmd.Env, "EVAL_CONTEXTUAL_HEADERS=1")
+	}
 	cols := evalColumns
 	if *topK > 0 {
-		cmd.Env = append(os.Environ(), fmt.Sprintf("EVAL_TOP_K=%d", *topK))
+		cmd.Env = append(cmd.Env, fmt.Sprintf("EVAL_TOP_K=%d", *topK))
 		cols = append([]string{fmt.Sprintf("recall@%d", *topK), fmt.Sprintf("words@%d", *topK)}, cols...)
 	}
 	cmd.Stderr = os.Stderr

@@ -4,7 +4,7 @@
 //	go run ./scripts/kb extract FILE
 //	go run ./scripts/kb chunk FILE [--chunk-size N] [--chunk-overlap N] [--split-by char|word|token] [--separators JSON]
 //	go run ./scripts/kb embed FILE [--provider local|bedrock|openai] [--model M] [--dimensions N]
-//	go run ./scripts/kb eval [--set persuasion|mpl|apt-get] [--top-k N]
+//	go run ./scripts/kb eval [--set persuasion|mpl|apt-get] [--top-k N] [--contextual-headers]
 //
 // extract prints the text shared/extract finds in FILE. chunk splits that text with shared/chunk
 // and prints one JSON object a line, {"index", "text", "length"} (length in the --split-by unit);
@@ -43,7 +43,7 @@ const usage = `usage:
   kb extract FILE
   kb chunk FILE [--chunk-size N] [--chunk-overlap N] [--split-by char|word|token] [--separators JSON]
   kb embed FILE [--provider local|bedrock|openai] [--model M] [--dimensions N]
-  kb eval [--set persuasion|mpl|apt-get] [--top-k N]
+  kb eval [--set persuasion|mpl|apt-get] [--top-k N] [--contextual-headers]
 FILE "-" is standard input`
 
 func main() {

@@ -77,8 +77,11 @@ func benchEvalSet(b *testing.B, providers *embeddings.Providers, set evalSet) {
 		}
 		ids = append(ids, fv.ID)
 	}
-	kb := k.createKB(b, alice, set.name, map[string]any{"selected_datasources": ids,
-		"embedding_config": map[string]any{"provider": "local"}})
+	body := map[string]any{"selected_datasources": ids, "embedding_config": map[string]any{"provider": "local"}}
+	if os.Getenv("EVAL_CONTEXTUAL_HEADERS") == "1" { // kb eval --contextual-headers
+		body["chunking_strategy"] = map[string]any{"contextual_headers": true}
+	}
+	kb := k.createKB(b, alice, set.name, body)
 	if errs := k.drain(b); len(errs) > 0 {
 		b.Fatalf("ingestion errors: %v", errs)
 	}
