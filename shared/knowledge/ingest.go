@@ -90,7 +90,8 @@ func (s *Service) HandleDeadLetter(ctx context.Context, body string) error {
 // index), compares them with the last run's by content hash and by whether their chunks were
 // embedded with contextual headers, as the knowledge base's chunking_strategy now says
 // (unchanged: skipped; removed: their chunks deleted; new or changed: pending) and queues one
-// file job per pending datasource.
+// file job per pending datasource. A knowledge base in a legacy index (made before the english
+// sub-field) moves to its embedding space's current index: every file is indexed again there.
 func (s *Service) startRun(ctx context.Context, j job) error {
 	kb, err := s.d.Store.GetKB(ctx, j.KBID)
 	if errors.Is(err, domain.ErrNotFound) {
@@ -115,9 +116,19 @@ func (s *Service) startRun(ctx context.Context, j job) error {
 	if len(ids) > s.l.MaxDatasources {
 		return s.failRun(ctx, kb, fmt.Sprintf("the knowledge base would hold %d files, more than the %d allowed; remove files from its collections and run sync", len(ids), s.l.MaxDatasources))
 	}
-	if kb.Index == "" {
+	moved := false // out of a legacy index: every file is indexed again
+	if kb.Index == "" || s.d.Index.Legacy(kb.Index) {
+		legacy := kb.Index
 		if err := s.ensureIndex(ctx, kb); err != nil {
 			return err
+		}
+		if moved = legacy != "" && kb.Index != legacy; moved {
+			// Its chunks leave the legacy index first: a crash before the record names the new
+			// index repeats this (then a no-op). Until the run's files are indexed again, a
+			// search finds what is there so far, as during any sync.
+			if _, err := s.d.Index.DeleteKB(ctx, legacy, kb.Company, kb.ID); err != nil {
+				return fmt.Errorf("move knowledge base %s out of index %s: %w", kb.ID, legacy, err)
+			}
 		}
 	}
 	now := s.now()
@@ -125,13 +136,13 @@ func (s *Service) startRun(ctx context.Context, j job) error {
 	for _, id := range ids {
 		f, prev := files[id], kb.Sources[id]
 		d := &domain.Datasource{FileID: id, Name: f.Name, Status: domain.IngestPending, UpdatedAt: &now,
-			Residue: prev != nil && (prev.Chunks > 0 || prev.Attempts > 0 || prev.ProcessedChunks > 0 || prev.Residue)}
+			Residue: !moved && prev != nil && (prev.Chunks > 0 || prev.Attempts > 0 || prev.ProcessedChunks > 0 || prev.Residue)}
 		switch {
 		case f.Status == domain.FileUploading:
 			d.Status, d.Error = domain.IngestFailed, "the file's upload has not completed: complete it and run sync"
 		case f.Status == domain.FileError:
 			d.Status, d.Error = domain.IngestFailed, "the file could not be stored; upload it again and run sync"
-		case prev != nil && (prev.Status == domain.IngestIngested || prev.Status == domain.IngestUnchanged) &&
+		case !moved && prev != nil && (prev.Status == domain.IngestIngested || prev.Status == domain.IngestUnchanged) &&
 			prev.ContentHash != "" && prev.ContentHash == f.ContentHash && prev.ContextualHeaders == kb.Chunking.ContextualHeaders:
 			d.Status, d.ContentHash, d.Chunks = domain.IngestUnchanged, prev.ContentHash, prev.Chunks
 			d.ContextualHeaders = prev.ContextualHeaders

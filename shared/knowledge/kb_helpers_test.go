@@ -166,6 +166,8 @@ func (c *countingIndex) EnsureIndex(ctx context.Context, model string, dims int)
 	return c.next.EnsureIndex(ctx, model, dims)
 }
 
+func (c *countingIndex) Legacy(index string) bool { return c.next.Legacy(index) }
+
 func (c *countingIndex) Put(ctx context.Context, index string, chunks []domain.Chunk) error {
 	c.Add("Put")
 	c.mu.Lock()
@@ -218,6 +220,7 @@ type kbHarness struct {
 	Index   *countingIndex
 	Vectors *vectors.Store
 	Emb     *bowEmbedder
+	osURL   string // the OpenSearch stand-in's
 }
 
 // newKBService builds the harness; opts change the dependencies and limits before the service is
@@ -239,7 +242,7 @@ func newKBService(t testing.TB, opts ...func(*knowledge.Deps, *knowledge.Limits)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := &kbHarness{Index: &countingIndex{next: store}, Vectors: store, Emb: &bowEmbedder{max: 8192}}
+	k := &kbHarness{Index: &countingIndex{next: store}, Vectors: store, Emb: &bowEmbedder{max: 8192}, osURL: ts.URL}
 	k.harness = newTestService(t, append([]func(*knowledge.Deps, *knowledge.Limits){func(d *knowledge.Deps, _ *knowledge.Limits) {
 		d.Index = k.Index
 		d.Embedders = testEmbedders{emb: k.Emb}

@@ -61,7 +61,7 @@ func TestKBCreate(t *testing.T) {
 	if msgs := k.Queue.Take(); len(msgs) != 1 || !strings.Contains(msgs[0], `"kind":"start"`) {
 		t.Errorf("queued %v, want one start job", msgs)
 	}
-	if rec := k.record(t, got.ID); rec.Index != "test-kb-test-bow-256" || rec.RunDeadline == nil || rec.RunID == "" {
+	if rec := k.record(t, got.ID); rec.Index != "test-kb-test-bow-256-v2" || rec.RunDeadline == nil || rec.RunID == "" {
 		t.Errorf("record: index %q, deadline %v, run %q", rec.Index, rec.RunDeadline, rec.RunID)
 	}
 }

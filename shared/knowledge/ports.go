@@ -41,6 +41,9 @@ type Queue interface {
 // tagged with its knowledge base and company.
 type Index interface {
 	EnsureIndex(ctx context.Context, model string, dims int) (string, error)
+	// Legacy reports whether index predates the current mapping: a sync moves a knowledge base
+	// out of such an index into EnsureIndex's.
+	Legacy(index string) bool
 	Put(ctx context.Context, index string, chunks []domain.Chunk) error
 	Refresh(ctx context.Context, index string) error
 	DeleteFile(ctx context.Context, index, company, kbID, fileID string) (int, error)

@@ -38,7 +38,7 @@ const (
 // indexSchema ends the name of every index made with today's mapping (the english sub-field).
 // Indices named without it are legacy: they keep serving the knowledge bases that live in them
 // (a match on the missing sub-field finds nothing, so BM25 falls back to the standard field),
-// and a sync moves a knowledge base to the current index (Store.Current).
+// and a sync moves a knowledge base to the current index (Store.Legacy).
 const indexSchema = "-v2"
 
 // indexBody is the settings and mapping of an embedding space's index. dynamic: strict makes a

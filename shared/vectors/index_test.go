@@ -107,7 +107,7 @@ func TestEnsureIndexMapping(t *testing.T) {
 	if en := text.Fields["en"]; text.Analyzer != "standard" || en.Type != "text" || en.Analyzer != "english" || len(text.Fields) != 1 {
 		t.Errorf("text = %+v, want standard with the english sub-field en", text)
 	}
-	if vectors.Legacy(name) || !vectors.Legacy("agentorch-kb-local-use-lite-512") || vectors.Legacy("") {
+	if s.store.Legacy(name) || !s.store.Legacy("agentorch-kb-local-use-lite-512") || s.store.Legacy("") {
 		t.Error("Legacy: want today's names current, names without the schema suffix legacy")
 	}
 	var emb struct {

@@ -317,7 +317,7 @@ func TestSearchEnglishAnalysis(t *testing.T) {
 	if _, err := s.client.Indices.Create(ctx(t), opensearchapi.IndicesCreateReq{Index: legacy, Body: strings.NewReader(old)}); err != nil {
 		t.Fatal(err)
 	}
-	if !vectors.Legacy(legacy) || vectors.Legacy(ix) {
+	if !s.store.Legacy(legacy) || s.store.Legacy(ix) {
 		t.Fatalf("Legacy(%q), Legacy(%q): want true, false", legacy, ix)
 	}
 	putCorpus(t, s, legacy, "acme", "kb1", "f1")
