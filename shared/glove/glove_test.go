@@ -299,3 +299,33 @@ func dot(a, b []float32) float64 {
 	}
 	return s
 }
+
+// TestCommonRemoved: with Common, the common direction is the rows' mean weighed by Zipf
+// frequency (0.1/rank) and SIF weight, and every embedding of a text with known words is
+// orthogonal to it.
+func TestCommonRemoved(t *testing.T) {
+	m := toyModel(t, 13, Options{SIF: 0.01, Common: true})
+	want := make([]float64, 4)
+	for i := range 13 {
+		w := 0.01 / (0.01 + 0.1/float64(i+1))
+		for d := range want {
+			want[d] += 0.1 / float64(i+1) * w * float64(float32(int8(m.rows[i*4+d]))*m.scale[d])
+		}
+	}
+	n := math.Sqrt(want[0]*want[0] + want[1]*want[1] + want[2]*want[2] + want[3]*want[3])
+	for d := range want {
+		if math.Abs(float64(m.common[d])-want[d]/n) > 1e-5 {
+			t.Fatalf("common direction %v, want %v", m.common, want)
+		}
+	}
+	plain := toyModel(t, 13, Options{SIF: 0.01})
+	for _, text := range []string{"the cat", "a kitten!", "table", "well-known clock"} {
+		v := m.Embed([]string{text})[0]
+		if along := dot(v, m.common); math.Abs(along) > 1e-5 {
+			t.Errorf("%q has %v along the common direction, want 0", text, along)
+		}
+		if p := plain.Embed([]string{text})[0]; math.Abs(dot(p, m.common)) < 1e-3 {
+			t.Errorf("%q is orthogonal to the common direction even without the removal: the test shows nothing", text)
+		}
+	}
+}

@@ -35,12 +35,14 @@ func gloveVariants() []gloveVariant {
 		{"50k", glove.Options{Words: 50000, SIF: d.SIF}},
 		{"all", glove.Options{Words: -1, SIF: d.SIF}}, // the all-words file, see gloveModel
 		{"mean", glove.Options{}},
+		{"sif", glove.Options{SIF: d.SIF}}, // without the common direction's removal
 		{"stop", glove.Options{StopWords: true}},
 		{"stop-sif", glove.Options{StopWords: true, SIF: d.SIF}},
 		{"sif1e-2", glove.Options{SIF: 1e-2}},
 		{"sif1e-3", glove.Options{SIF: 1e-3}},
 		{"sif1e-4", glove.Options{SIF: 1e-4}},
 		{"sif3e-5", glove.Options{SIF: 3e-5}},
+		{"common-sif1e-3", glove.Options{SIF: 1e-3, Common: true}},
 	}
 }
 
@@ -159,7 +161,8 @@ func benchGloveSet(b *testing.B, providers *embeddings.Providers, set evalSet, m
 	}
 	for _, cut := range []int{5, 10, 20, 50} {
 		for _, combo := range [][]string{{"bm25", "dense"}, {"bm25", "glove-default"}, {"dense", "glove-default"},
-			{"bm25", "dense", "glove-default"}, {"bm25", "dense", "glove-50k"}, {"bm25", "dense", "glove-all"}} {
+			{"bm25", "dense", "glove-default"}, {"bm25", "dense", "glove-50k"}, {"bm25", "dense", "glove-all"},
+			{"bm25", "dense", "glove-sif"}, {"bm25", "dense", "glove-common-sif1e-3"}} {
 			for _, rankConstant := range []int{10, 60, 100} {
 				if rankConstant != 60 && (cut != 10 || len(combo) < 3) {
 					continue // the rank constant's effect is measured on one cut of the three lists
