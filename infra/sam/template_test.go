@@ -105,6 +105,8 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		"MODEL_PROVIDER":      "bedrock",
 		"EMBEDDING_PROVIDER":  "bedrock",
 		"BEDROCK_MODEL_ID":    ref("BedrockModelId"),
+		"RERANK_MODEL_ID":     ref("RerankModelId"),
+		"RERANK_REGION":       ref("RerankRegion"),
 		"OPENAI_BASE_URL":     ref("OpenAIBaseURL"),
 		"OPENAI_MODEL":        ref("OpenAIModel"),
 		"PUBLIC_BASE_URL":     ref("PublicBaseURL"),
@@ -175,6 +177,18 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		"Action":   []any{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut"},
 		"Resource": map[string]any{"Fn::Sub": "${VectorDomain.Arn}/*"},
 	}}}
+	// A search's or retrieval's rerank: Bedrock's Rerank API (an action without a resource
+	// type) and InvokeModel on the rerank models, in any Region (RerankRegion); the runs already
+	// hold InvokeModel on every foundation model.
+	rerankAction := map[string]any{"Sid": "RerankRetrieval", "Effect": "Allow", "Action": "bedrock:Rerank", "Resource": "*"}
+	rerankRetrieval := map[string]any{"Version": "2012-10-17", "Statement": []any{rerankAction}}
+	rerankSearch := map[string]any{"Version": "2012-10-17", "Statement": []any{
+		map[string]any{"Sid": "RerankSearches", "Effect": "Allow", "Action": "bedrock:Rerank", "Resource": "*"},
+		map[string]any{"Sid": "InvokeRerankModels", "Effect": "Allow", "Action": "bedrock:InvokeModel", "Resource": []any{
+			map[string]any{"Fn::Sub": "arn:${AWS::Partition}:bedrock:*::foundation-model/cohere.rerank-v3-5:0"},
+			map[string]any{"Fn::Sub": "arn:${AWS::Partition}:bedrock:*::foundation-model/amazon.rerank-v1:0"},
+		}},
+	}}
 	ingestQueue := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"IngestQueue", "QueueName"}}}
 	deadIngest := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"IngestDeadLetterQueue", "QueueName"}}}
 	deadExecutions := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"ExecutionDeadLetterQueue", "QueueName"}}}
@@ -209,12 +223,12 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		// Stores uploads and serves them; no model, no queue.
 		"ImagesFunction": {256, 29, []any{crud, secret, readWriteImages}},
 		// Runs models synchronously within API Gateway's 30 s and queues asynchronous runs.
-		"RuntimeFunction": {512, 29, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSSendMessagePolicy": queueName}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
+		"RuntimeFunction": {512, 29, []any{crud, secret, credentials, bedrock, searchIndex, rerankRetrieval, readImages, map[string]any{"SQSSendMessagePolicy": queueName}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 		// The runtime group behind the streaming function URL: the same rights, runs of up to 5 min.
-		"StreamFunction": {512, 300, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSSendMessagePolicy": queueName}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
+		"StreamFunction": {512, 300, []any{crud, secret, credentials, bedrock, searchIndex, rerankRetrieval, readImages, map[string]any{"SQSSendMessagePolicy": queueName}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 		// Runs queued executions for up to Lambda's 15 minutes; the poller policy also grants
 		// sqs:ChangeMessageVisibility, which brings a job given back within seconds.
-		"WorkerFunction": {512, 900, []any{crud, secret, credentials, bedrock, searchIndex, readImages, map[string]any{"SQSPollerPolicy": queueName}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
+		"WorkerFunction": {512, 900, []any{crud, secret, credentials, bedrock, searchIndex, rerankRetrieval, readImages, map[string]any{"SQSPollerPolicy": queueName}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 		// Marks the executions of dead-lettered jobs failed and tells the webhooks: the table and
 		// WebhookQueue.
 		"ExecutionFailedFunction": {256, 60, []any{crud, map[string]any{"SQSPollerPolicy": deadExecutions}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
@@ -224,7 +238,7 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		"CollectionsFunction": {256, 29, []any{crud, secret}},
 		// Enqueues ingestion, embeds search queries and searches the index; a read that settles
 		// an overdue run, or a sync that cannot be queued, tells the webhooks.
-		"KnowledgeFunction": {512, 29, []any{crud, secret, vectorIndex, titan, sendIngest, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
+		"KnowledgeFunction": {512, 29, []any{crud, secret, vectorIndex, titan, rerankSearch, sendIngest, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 		// Extracts, chunks, embeds and indexes for up to Lambda's 15 minutes; no token secret.
 		// Both ingestion functions tell the webhooks that a run ended.
 		"IngestFunction": {2048, 900, []any{crud, readFiles, vectorIndex, titan, map[string]any{"SQSPollerPolicy": ingestQueue}, sendIngest, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},

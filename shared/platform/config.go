@@ -83,6 +83,15 @@ type Config struct {
 	LogLevel      string
 	InLambda      bool
 
+	// RerankModel is the Bedrock rerank model a search's rerank uses when it names none
+	// (RERANK_MODEL_ID: cohere.rerank-v3-5:0, amazon.rerank-v1:0); empty leaves reranking off
+	// (the local stack's default: no reranker runs locally). RerankRegion is where it is invoked
+	// (RERANK_REGION, default Region: Amazon Rerank is not offered in us-east-1), RerankEndpoint
+	// an endpoint override (AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME, tests).
+	RerankModel    string
+	RerankRegion   string
+	RerankEndpoint string
+
 	// CredentialsKey is the secret the key that seals stored credentials (MCP servers' headers)
 	// is derived from: set locally; on AWS it is read from CredentialsKeyARN on first use.
 	CredentialsKey    string
@@ -131,10 +140,13 @@ func LoadConfig() (Config, error) {
 		OpenSearchEndpoint: env("OPENSEARCH_ENDPOINT", local(LocalOpenSearchEndpoint)),
 		EmbeddingProvider:  strings.ToLower(env("EMBEDDING_PROVIDER", map[bool]string{true: "bedrock", false: "local"}[inLambda])),
 		LocalEmbedDir:      env("LOCALEMBED_DIR", local(defaultLocalEmbedDir())),
+		RerankModel:        env("RERANK_MODEL_ID", ""),
+		RerankEndpoint:     env("AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME", ""),
 		LogFormat:          env("LOG_FORMAT", map[bool]string{true: "json", false: "text"}[inLambda]),
 		LogLevel:           env("LOG_LEVEL", "info"),
 		InLambda:           inLambda,
 	}
+	c.RerankRegion = env("RERANK_REGION", c.Region)
 	var err error
 	// Set but empty is no host at all (locally too), unlike the other variables.
 	hosts, set := os.LookupEnv("MCP_ALLOWED_HOSTS")

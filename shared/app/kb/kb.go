@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockagentruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/agentorch/agentorch/shared/api"
@@ -18,6 +19,7 @@ import (
 	"github.com/agentorch/agentorch/shared/embeddings"
 	"github.com/agentorch/agentorch/shared/knowledge"
 	"github.com/agentorch/agentorch/shared/platform"
+	"github.com/agentorch/agentorch/shared/rerank"
 	"github.com/agentorch/agentorch/shared/s3"
 	"github.com/agentorch/agentorch/shared/sqs"
 	"github.com/agentorch/agentorch/shared/vectors"
@@ -62,6 +64,10 @@ func build(a *core.App, events knowledge.Events) (*knowledge.Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: %w", err)
 	}
+	rr, err := reranker(a.AWS, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: %w", err)
+	}
 	d := knowledge.Deps{
 		Store:       a.Store,
 		Blobs:       s3.NewStore(s3.NewClient(a.AWS, cfg.S3Endpoint), cfg.Bucket),
@@ -70,6 +76,7 @@ func build(a *core.App, events knowledge.Events) (*knowledge.Service, error) {
 		NewSplitter: newSplitter,
 		Events:      events,
 		Usage:       a.Store,
+		Reranker:    rr,
 	}
 	if cfg.IngestQueueURL != "" {
 		d.Queue = sqs.NewQueue(sqs.NewClient(a.AWS, cfg.SQSEndpoint), cfg.IngestQueueURL)
@@ -88,6 +95,22 @@ func embedders(awsCfg aws.Config, cfg platform.Config) (*embeddings.Providers, e
 		opts.Bedrock = bedrockruntime.NewFromConfig(awsCfg)
 	}
 	return embeddings.New(opts)
+}
+
+// reranker is Bedrock's Rerank API with RERANK_MODEL_ID as the default model, invoked in
+// RERANK_REGION (its client makes no call until used); none when no model is configured (the
+// local stack), and a search's rerank then answers 400 saying how to configure one.
+func reranker(awsCfg aws.Config, cfg platform.Config) (knowledge.Reranker, error) {
+	if cfg.RerankModel == "" {
+		return nil, nil
+	}
+	client := bedrockagentruntime.NewFromConfig(awsCfg, func(o *bedrockagentruntime.Options) {
+		o.Region = cfg.RerankRegion
+		if cfg.RerankEndpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.RerankEndpoint)
+		}
+	})
+	return rerank.New(client, rerank.Options{Region: cfg.RerankRegion, Model: cfg.RerankModel})
 }
 
 // newSplitter is chunk.New as the feature's splitter constructor.
