@@ -45,18 +45,17 @@ func BenchmarkLoad(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var m *Model
 	for i := 0; i < b.N; i++ {
-		if m, err = Load(dir); err != nil {
+		if _, err := Load(dir); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
 	var before, after runtime.MemStats
-	m = nil
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	if m, err = Load(dir); err != nil {
+	m, err := Load(dir)
+	if err != nil {
 		b.Fatal(err)
 	}
 	runtime.GC()
