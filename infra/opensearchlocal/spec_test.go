@@ -1,348 +1,33 @@
 package opensearchlocal_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"gopkg.in/yaml.v3"
-
 	"github.com/agentorch/agentorch/infra/opensearchlocal"
+	"github.com/agentorch/agentorch/infra/opensearchlocal/spectest"
 )
 
-// The OpenSearch API specification (github.com/opensearch-project/opensearch-api-specification)
-// is not published to a package registry on its own, but its built, merged form
-// (opensearch-openapi.yaml) ships inside the official Go client's module, which this package's
-// tests already require: it is read from the module cache, so it always matches the client
-// version in go.mod. The spec's test stories are not in that module; the ones for this slice are
-// vendored under testdata/spec (see testdata/spec/README.md).
-
-const specModule = "github.com/opensearch-project/opensearch-go/v4"
-
-// apiSpec is the loaded specification with its compiled response schemas.
-type apiSpec struct {
-	doc      map[string]any
-	compiler *jsonschema.Compiler
-	mu       sync.Mutex
-	schemas  map[string]*jsonschema.Schema
-	paths    []specPath
-}
-
-type specPath struct {
-	template string
-	segs     []string
-}
-
-const specURL = "https://opensearch.local/opensearch-openapi.json"
-
-var (
-	specOnce sync.Once
-	spec     *apiSpec
-	specErr  error
-)
-
-func loadSpec(t *testing.T) *apiSpec {
-	t.Helper()
-	specOnce.Do(func() { spec, specErr = readSpec() })
-	if specErr != nil {
-		t.Fatalf("load the OpenSearch API specification: %v", specErr)
-	}
-	return spec
-}
-
-func readSpec() (*apiSpec, error) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return nil, err
-	}
-	out, err := exec.Command(goBin, "list", "-m", "-f", "{{.Dir}}", specModule).Output()
-	if err != nil {
-		return nil, fmt.Errorf("go list -m %s: %w", specModule, err)
-	}
-	dir := strings.TrimSpace(string(out))
-	if dir == "" {
-		return nil, fmt.Errorf("module %s is not in the module cache (go mod download)", specModule)
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "opensearch-openapi.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	var y any
-	if err := yaml.Unmarshal(raw, &y); err != nil {
-		return nil, fmt.Errorf("parse opensearch-openapi.yaml: %w", err)
-	}
-	js, err := json.Marshal(jsonCompatible(y))
-	if err != nil {
-		return nil, err
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(js))
-	if err != nil {
-		return nil, err
-	}
-	if err := patchSpec(doc.(map[string]any)); err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource(specURL, doc); err != nil {
-		return nil, err
-	}
-	s := &apiSpec{doc: doc.(map[string]any), compiler: c, schemas: map[string]*jsonschema.Schema{}}
-	for p := range s.doc["paths"].(map[string]any) {
-		s.paths = append(s.paths, specPath{template: p, segs: strings.Split(strings.Trim(p, "/"), "/")})
-	}
-	return s, nil
-}
-
-// specPatches correct two defects of the specification that reject what OpenSearch itself
-// answers; each names the evidence. Everything else is checked as published.
-var specPatches = []struct {
-	schema, why string
-	apply       func(schema map[string]any) error
-}{
-	{"#/components/schemas/_common___ShardFailure",
-		"`primary` is required, but a search's failed_shards entries (ShardSearchFailure.toXContent) carry only shard, index, node and reason (e.g. opensearch-project/OpenSearch#20196)",
-		func(sch map[string]any) error {
-			req, _ := sch["required"].([]any)
-			var kept []any
-			for _, r := range req {
-				if r != "primary" {
-					kept = append(kept, r)
-				}
-			}
-			if len(kept) == len(req) {
-				return fmt.Errorf("no longer requires primary: drop this patch")
-			}
-			sch["required"] = kept
-			return nil
-		}},
-	{"#/components/responses/delete_by_query___200/content/application~1json/schema",
-		"oneOf [BulkByScrollResponseBase, {task}] where the second branch requires nothing, so every synchronous response matches both and oneOf fails; the branch is the wait_for_completion=false answer, which has a task",
-		func(sch map[string]any) error {
-			branches, _ := sch["oneOf"].([]any)
-			if len(branches) != 2 {
-				return fmt.Errorf("is no longer a two-branch oneOf: drop this patch")
-			}
-			task, _ := branches[1].(map[string]any)
-			if _, ok := task["required"]; ok {
-				return fmt.Errorf("task branch has required now: drop this patch")
-			}
-			task["required"] = []any{"task"}
-			return nil
-		}},
-}
-
-func patchSpec(doc map[string]any) error {
-	for _, p := range specPatches {
-		var cur any = doc
-		for _, part := range strings.Split(strings.TrimPrefix(p.schema, "#/"), "/") {
-			part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-			m, _ := cur.(map[string]any)
-			cur = m[part]
-		}
-		sch, ok := cur.(map[string]any)
-		if !ok {
-			return fmt.Errorf("spec patch: %s not found", p.schema)
-		}
-		if err := p.apply(sch); err != nil {
-			return fmt.Errorf("spec patch %s %w", p.schema, err)
-		}
-	}
-	return nil
-}
+// The OpenSearch API specification and its loader are in spectest (shared with shared/vectors,
+// whose tests check the requests the product sends); the spec's test stories are not in its
+// module, and the ones for this slice are vendored under testdata/spec (see
+// testdata/spec/README.md).
 
 // jsonCompatible turns YAML's map[any]any into map[string]any.
-func jsonCompatible(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, e := range v {
-			v[k] = jsonCompatible(e)
-		}
-		return v
-	case map[any]any:
-		m := make(map[string]any, len(v))
-		for k, e := range v {
-			m[fmt.Sprint(k)] = jsonCompatible(e)
-		}
-		return m
-	case []any:
-		for i, e := range v {
-			v[i] = jsonCompatible(e)
-		}
-		return v
-	}
-	return v
-}
+func jsonCompatible(v any) any { return spectest.JSONCompatible(v) }
 
-// operation finds the spec operation for a concrete request path, preferring the template with
-// the most literal segments (as the router does).
-func (s *apiSpec) operation(method, path string) (string, map[string]any) {
-	segs := strings.Split(strings.Trim(path, "/"), "/")
-	if strings.Trim(path, "/") == "" {
-		segs = []string{""}
-	}
-	best, bestLiterals := "", -1
-	for _, p := range s.paths {
-		if len(p.segs) != len(segs) {
-			continue
-		}
-		literals, ok := 0, true
-		for i, ps := range p.segs {
-			if strings.HasPrefix(ps, "{") {
-				continue
-			}
-			if ps != segs[i] {
-				ok = false
-				break
-			}
-			literals++
-		}
-		if ok && literals > bestLiterals {
-			best, bestLiterals = p.template, literals
-		}
-	}
-	if best == "" {
-		return "", nil
-	}
-	op, _ := s.doc["paths"].(map[string]any)[best].(map[string]any)[strings.ToLower(method)].(map[string]any)
-	return best, op
-}
-
-func pointerEscape(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-// responseSchema returns the compiled schema of an operation's response (nil when the spec
-// documents no body for it), and a description of where it came from.
-func (s *apiSpec) responseSchema(method, path string, status int, body []byte) (*jsonschema.Schema, string, error) {
-	tmpl, op := s.operation(method, path)
-	if op == nil {
-		return nil, "", fmt.Errorf("the spec has no operation %s %s", method, path)
-	}
-	responses, _ := op["responses"].(map[string]any)
-	resp, documented := responses[strconv.Itoa(status)].(map[string]any)
-	ptr := "#/paths/" + pointerEscape(tmpl) + "/" + strings.ToLower(method) + "/responses/" + strconv.Itoa(status)
-	where := fmt.Sprintf("%s %s %d (%v)", method, tmpl, status, op["operationId"])
-	if !documented {
-		// Undocumented statuses: errors are the spec's ErrorResponseBase; other bodies (the 409
-		// of delete-by-query with conflicts=abort) are the operation's 200 body.
-		var probe any
-		if err := json.Unmarshal(body, &probe); err != nil {
-			return nil, "", fmt.Errorf("%s: body is not JSON: %w", where, err)
-		}
-		obj, _ := probe.(map[string]any)
-		if _, isErr := obj["error"]; isErr {
-			return s.compile("#/components/schemas/_common___ErrorResponseBase", where+" undocumented: ErrorResponseBase")
-		}
-		resp, _ = responses["200"].(map[string]any)
-		ptr = "#/paths/" + pointerEscape(tmpl) + "/" + strings.ToLower(method) + "/responses/200"
-		where += " undocumented: the 200 body"
-	}
-	if ref, ok := resp["$ref"].(string); ok {
-		ptr = ref
-		resp = s.resolve(ref)
-	}
-	content, _ := resp["content"].(map[string]any)
-	media, _ := content["application/json"].(map[string]any)
-	if _, ok := media["schema"]; !ok {
-		return nil, where, nil
-	}
-	return s.compile(ptr+"/content/application~1json/schema", where)
-}
-
-func (s *apiSpec) resolve(ref string) map[string]any {
-	var cur any = s.doc
-	for _, p := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
-		p = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
-		cur = cur.(map[string]any)[p]
-	}
-	m, _ := cur.(map[string]any)
-	return m
-}
-
-func (s *apiSpec) compile(ptr, where string) (*jsonschema.Schema, string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sch, ok := s.schemas[ptr]; ok {
-		return sch, where, nil
-	}
-	sch, err := s.compiler.Compile(specURL + ptr)
-	if err != nil {
-		return nil, where, fmt.Errorf("compile %s: %w", ptr, err)
-	}
-	s.schemas[ptr] = sch
-	return sch, where, nil
-}
-
-// validate checks one response against the spec.
-func (s *apiSpec) validate(method, path string, status int, body []byte) error {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil
-	}
-	sch, where, err := s.responseSchema(method, path, status, body)
-	if err != nil || sch == nil {
-		return err
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("%s: body is not JSON: %w", where, err)
-	}
-	if err := sch.Validate(inst); err != nil {
-		return fmt.Errorf("%s: response does not match the spec:\n%w\nbody: %s", where, err, body)
-	}
-	return nil
-}
-
-// specCheckingServer serves the stand-in and validates every response against the spec.
-type specCheckingServer struct {
-	t    *testing.T
-	spec *apiSpec
-	srv  *opensearchlocal.Server
-	mu   sync.Mutex
-	seen map[string]int // "<operationId> <status>" → count
-}
-
-func (h *specCheckingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rec := httptest.NewRecorder()
-	h.srv.ServeHTTP(rec, r)
-	body := rec.Body.Bytes()
-	if err := h.spec.validate(r.Method, r.URL.EscapedPath(), rec.Code, body); err != nil {
-		h.t.Errorf("%s %s: %v", r.Method, r.URL.RequestURI(), err)
-	}
-	if _, op := h.spec.operation(r.Method, r.URL.EscapedPath()); op != nil {
-		h.mu.Lock()
-		h.seen[fmt.Sprintf("%v %d", op["operationId"], rec.Code)]++
-		h.mu.Unlock()
-	}
-	for k, v := range rec.Header() {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(rec.Code)
-	_, _ = w.Write(body)
-}
-
-func newSpecStand(t *testing.T) (*stand, *specCheckingServer) {
+// newSpecStand serves the stand-in behind a checker of every response against the spec.
+func newSpecStand(t *testing.T) (*stand, *spectest.Checker) {
 	t.Helper()
 	srv := opensearchlocal.New(opensearchlocal.Options{RefreshTick: 10 * time.Millisecond})
-	h := &specCheckingServer{t: t, spec: loadSpec(t), srv: srv, seen: map[string]int{}}
+	h := spectest.NewChecker(t, spectest.Must(t), srv, spectest.Responses)
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		ts.Close()
 		srv.Close()
 	})
-	s := &stand{url: ts.URL}
-	return s, h
+	return &stand{url: ts.URL}, h
 }
 
 // TestResponsesMatchSpec drives every endpoint of the slice, successes and failures, and checks
@@ -409,12 +94,13 @@ func TestResponsesMatchSpec(t *testing.T) {
 		}
 	}
 	// Every operation and documented outcome was validated against a schema, not skipped.
+	seen := h.Seen()
 	for _, want := range []string{"info.0 200", "indices.create.0 200", "indices.create.0 400", "indices.get.0 200",
 		"indices.delete.0 200", "indices.delete.0 404", "index.0 201", "index.2 200", "bulk.0 200", "search.3 200",
 		"search.3 400", "search.3 404", "search.1 200", "count.2 200", "count.1 200", "delete_by_query.0 200",
 		"delete_by_query.0 409", "indices.refresh.3 200", "search_pipeline.put.0 200", "get.0 200", "get.0 404", "delete.0 200", "delete.0 404"} {
-		if h.seen[want] == 0 {
-			t.Errorf("no response of %s was checked (seen: %v)", want, h.seen)
+		if seen[want] == 0 {
+			t.Errorf("no response of %s was checked (seen: %v)", want, seen)
 		}
 	}
 }
