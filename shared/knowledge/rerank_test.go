@@ -36,7 +36,7 @@ func withRerank(t testing.TB, srv *bedrockrerank.Server) func(*knowledge.Deps, *
 
 // rerankFixture is the search fixture with the reranker plugged in, and a fourth file whose
 // words match the test's query best while its bag of words is far from it.
-func rerankFixture(t *testing.T) (*searchFixture, *bedrockrerank.Server) {
+func rerankFixture(t testing.TB) (*searchFixture, *bedrockrerank.Server) {
 	t.Helper()
 	srv := bedrockrerank.New(bedrockrerank.Options{})
 	k := newKBService(t, withRerank(t, srv))

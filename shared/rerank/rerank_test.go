@@ -19,7 +19,7 @@ import (
 
 // standIn serves the Rerank stand-in for region and returns it with a Reranker whose real SDK
 // client calls it over HTTP.
-func standIn(t *testing.T, region, model string) (*bedrockrerank.Server, *Reranker) {
+func standIn(t testing.TB, region, model string) (*bedrockrerank.Server, *Reranker) {
 	t.Helper()
 	srv := bedrockrerank.New(bedrockrerank.Options{Region: region})
 	hs := httptest.NewServer(srv)
