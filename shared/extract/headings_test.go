@@ -121,3 +121,20 @@ func TestEvalCorporaHeadings(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTextHeadings is the heading pass alone over the text BenchmarkExtractText extracts
+// (about 1 MiB), to set beside the whole extraction's time.
+func BenchmarkTextHeadings(b *testing.B) {
+	html := benchInput(b, "testdata/shared-mime-info/x34.html")
+	res, err := Text(context.Background(), "x.html", html, Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := normalize(strings.Repeat(res.Text+"\n\n", (1<<20)/len(res.Text)+1))
+	b.SetBytes(int64(len(text)))
+	n := 0
+	for b.Loop() {
+		n = len(textHeadings(text, false))
+	}
+	b.ReportMetric(float64(n), "headings")
+}
