@@ -40,7 +40,7 @@ func viewSamples() []any {
 		&addFilesResultJSON{Success: false, Added: 1, Failed: 1, Results: []addFilesItemJSON{{FileID: "a", Status: "added"}, {FileID: "b", Status: "failed", Error: "x"}}},
 		&list, &list2,
 		&kbDetailJSON{kbListJSON: list, DatasetName: "", NormalizedDatasetName: "n", SelectedCollections: []string{}, SelectedDatasources: []string{"a"},
-			ChunkingStrategy: chunkingJSON{Strategy: "recursive", ChunkSize: 5}, EmbeddingConfig: embeddingJSON{Provider: "p"}, LLMConfig: map[string]any{}, CompanyName: "acme", LastIngestedAt: &now},
+			ChunkingStrategy: chunkingJSON{Strategy: "recursive", ChunkSize: 5, ContextualHeaders: true}, EmbeddingConfig: embeddingJSON{Provider: "p"}, LLMConfig: map[string]any{}, CompanyName: "acme", LastIngestedAt: &now},
 		&kbDetailJSON{kbListJSON: list2},
 		&statusJSON{Success: true, Message: "m", StatusUpdated: true, KnowledgeBase: &kbStatusJSON{ID: "k", Name: "n", Status: "s", Progress: 1, ProcessingEngine: "o", DatasourceCount: 1, TotalDatasources: 1,
 			SuccessRate: 3, IngestedDatasources: ds, FailedDatasources: []datasourceJSON{}, DatasourceErrors: map[string]string{}, Error: "e", UpdatedAt: now}},
