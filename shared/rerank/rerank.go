@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -30,6 +31,10 @@ const (
 	AmazonRerank = "amazon.rerank-v1:0"
 	CohereRerank = "cohere.rerank-v3-5:0"
 )
+
+// notOffered are the Regions that do not offer a model Bedrock otherwise does (user guide: Amazon
+// Rerank 1.0 is not offered in us-east-1), so that naming it there is a 400 listing the others.
+var notOffered = map[string][]string{AmazonRerank: {"us-east-1"}}
 
 // Limits of the service model (bedrock-agent-runtime 2023-07-26).
 const (
@@ -95,14 +100,14 @@ func New(client Client, opts Options) (*Reranker, error) {
 	}
 	models := []string{opts.Model}
 	for _, m := range []string{CohereRerank, AmazonRerank} {
-		if m != opts.Model {
+		if m != opts.Model && !slices.Contains(notOffered[m], opts.Region) {
 			models = append(models, m)
 		}
 	}
 	return &Reranker{client: client, opts: opts, models: models}, nil
 }
 
-// Models are the default model and Bedrock's other rerank models.
+// Models are the default model and Bedrock's other rerank models that the Region offers.
 func (r *Reranker) Models() []string { return r.models }
 
 // ModelARN is the foundation-model ARN of a model id in region ("arn:aws:bedrock:us-west-2::

@@ -174,6 +174,30 @@ func fault(status int, typ, msg string) bedrockrerank.Fault {
 	return bedrockrerank.Fault{Status: status, Type: typ, Message: msg}
 }
 
+// TestModels: the default first, then the other models the Region offers (not Amazon Rerank in
+// us-east-1).
+func TestModels(t *testing.T) {
+	for _, tt := range []struct {
+		region, model string
+		want          []string
+	}{
+		{"us-west-2", AmazonRerank, []string{AmazonRerank, CohereRerank}},
+		{"us-west-2", CohereRerank, []string{CohereRerank, AmazonRerank}},
+		{"us-east-1", CohereRerank, []string{CohereRerank}},
+	} {
+		r, err := New(nil, Options{Region: tt.region, Model: tt.model})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, r.Models()); diff != "" {
+			t.Errorf("%s %s (-want +got):\n%s", tt.region, tt.model, diff)
+		}
+	}
+	if _, err := New(nil, Options{Region: "us-west-2"}); err == nil {
+		t.Error("no default model accepted")
+	}
+}
+
 // TestModelARN: the partition follows the Region.
 func TestModelARN(t *testing.T) {
 	for region, want := range map[string]string{
