@@ -2,7 +2,10 @@ package vectors_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +122,7 @@ func TestRequestCheckFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.put(t, ix, fileChunks("c1", "kb1", "f1", 2, 4))
+	s.countKB(t, ix, "kb1")
 	s.search(t, ix, vectors.Query{KBIDs: []string{"kb1"}, Company: "c1", Vector: unit(1, 0, 0, 0), Text: "part", TopK: 3, Strategy: vectors.HybridRRF})
 	s.search(t, ix, vectors.Query{KBIDs: []string{"kb1"}, Company: "c1", Vector: unit(1, 0, 0, 0), TopK: 3, Strategy: vectors.Dense})
 	if _, err := s.store.DeleteKB(ctx(t), ix, "c1", "kb1"); err != nil {
@@ -132,54 +136,114 @@ func TestRequestCheckFails(t *testing.T) {
 		}
 		sent[key] = r
 	}
-	spec := spectest.Must(t)
+	hybrid := []any{"query", "hybrid"}
+	match := append(hybrid, "queries", 0, "bool", "should", 0, "match", "text.en")
+	rrf := []any{"phase_results_processors", 0, "score-ranker-processor", "combination"}
 	cases := []struct {
-		name, op      string
-		old, new      string // replaced once in the request's URL or body
-		inURL         bool
-		wantInMessage string
+		name, op string
+		spoil    func(u *url.URL, body string) string // returns the body; may change u
+		want     string                               // in the error
 	}{
-		{"unknown field in the hybrid query", "hybrid", `"pagination_depth":`, `"depth":3,"pagination_depth":`, false, "depth"},
-		{"hybrid pagination_depth not an integer", "hybrid", `"pagination_depth":`, `"pagination_depth":"5","x":`, false, "pagination_depth"},
-		{"unknown field in a knn query", "search.3", `"k":`, `"top":3,"k":`, false, "top"},
-		{"unknown query", "search.3", `{"knn":`, `{"knnn":`, false, "knnn"},
-		{"unknown field in the search body", "search.3", `"size":`, `"sise":3,"size":`, false, "sise"},
-		{"unknown rrf combination field", "search_pipeline.put.0", `"rank_constant":`, `"rank_konstant":`, false, "rank_konstant"},
-		{"unknown phase results processor", "search_pipeline.put.0", `"score-ranker-processor"`, `"rrf-processor"`, false, "rrf-processor"},
-		{"unknown mapping parameter", "indices.create.0", `"dynamic":"strict"`, `"dynamic":"strict","dynamik":true`, false, "dynamik"},
-		{"unknown bulk action field", "bulk.0", `"_id":`, `"_idx":"a","_id":`, false, "_idx"},
-		{"unknown query parameter", "search.3", `ignore_unavailable=`, `ignore_unavailabel=`, true, "ignore_unavailabel"},
-		{"query parameter of the wrong type", "delete_by_query.0", `conflicts=proceed`, `conflicts=skip`, true, "conflicts"},
+		{"unknown field in the hybrid query", "hybrid", set(append(hybrid, "depth"), 3), "/query/hybrid/depth"},
+		{"hybrid filter, which came with OpenSearch 3.0", "hybrid", set(append(hybrid, "filter"), map[string]any{"term": map[string]any{"company": "c1"}}), "/query/hybrid/filter"},
+		{"hybrid pagination_depth not an integer", "hybrid", set(append(hybrid, "pagination_depth"), "8"), "/query/hybrid/pagination_depth"},
+		{"unknown field in the english match", "hybrid", set(append(match, "operator_x"), "and"), "/text.en/operator_x"},
+		{"unknown field in a knn query", "search.3", set([]any{"query", "knn", "embedding", "top"}, 3), "/query/knn/embedding/top"},
+		{"unknown query", "search.3", replace(`{"knn":`, `{"knnn":`), "/query/knnn"},
+		{"unknown field in the search body", "search.3", set([]any{"sise"}, 3), "sise"},
+		{"unknown field in _source", "search.3", set([]any{"_source", "include"}, []string{"text"}), "/_source"},
+		{"rrf rank_constant below 1", "search_pipeline.put.0", set(append(rrf, "rank_constant"), 0), "/rank_constant"},
+		{"unknown rrf combination field", "search_pipeline.put.0", set(append(rrf, "weights"), []float64{0.5, 0.5}), "/weights"},
+		{"unknown phase results processor", "search_pipeline.put.0", replace(`"score-ranker-processor"`, `"rrf-processor"`), "/phase_results_processors/0"},
+		{"unknown mapping parameter", "indices.create.0", set([]any{"mappings", "dynamik"}, true), "/mappings/dynamik"},
+		{"unknown sub-field parameter", "indices.create.0", set([]any{"mappings", "properties", "text", "fields", "en", "analyser"}, "english"), "/fields/en/analyser"},
+		{"unknown bulk action field", "bulk.0", replace(`"_id":`, `"_idx":"a","_id":`), "_idx"},
+		{"unknown query parameter", "search.3", query("ignore_unavailable", "ignore_unavailabel", "true"), "ignore_unavailabel"},
+		{"query parameter of OpenSearch 3.0", "hybrid", query("", "verbose_pipeline", "true"), "verbose_pipeline is not in OpenSearch 2.19"},
+		{"query parameter out of its enum", "delete_by_query.0", query("conflicts", "conflicts", "skip"), "conflicts"},
+		{"query parameter not a boolean", "count.3", query("ignore_unavailable", "ignore_unavailable", "yes"), "ignore_unavailable"},
+		{"no body where one is required", "delete_by_query.0", func(*url.URL, string) string { return "" }, "requires a body"},
+		{"a body the operation does not take", "indices.refresh.3", func(*url.URL, string) string { return `{}` }, "takes no body"},
 	}
+	spec := spectest.Must(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r, ok := sent[c.op]
 			if !ok {
 				t.Fatalf("the store sent no %s request (sent: %v)", c.op, keys(sent))
 			}
-			u, body := *r.URL, string(r.Body)
+			u := *r.URL
 			if _, err := spec.ValidateRequest(r.Method, &u, r.ContentType, r.Body); err != nil {
 				t.Fatalf("the request as sent fails: %v", err)
 			}
-			if c.inURL {
-				if !strings.Contains(u.RawQuery, c.old) {
-					t.Fatalf("%q not in the query %q", c.old, u.RawQuery)
-				}
-				u.RawQuery = strings.Replace(u.RawQuery, c.old, c.new, 1)
-			} else {
-				if !strings.Contains(body, c.old) {
-					t.Fatalf("%q not in the body %s", c.old, body)
-				}
-				body = strings.Replace(body, c.old, c.new, 1)
+			body := c.spoil(&u, string(r.Body))
+			if body == string(r.Body) && u.String() == r.URL.String() && c.op != "indices.refresh.3" {
+				t.Fatal("the spoiler changed nothing")
 			}
 			_, err := spec.ValidateRequest(r.Method, &u, r.ContentType, []byte(body))
 			if err == nil {
 				t.Fatalf("spoilt request passes: %s %s\n%s", r.Method, u.String(), body)
 			}
-			if !strings.Contains(err.Error(), c.wantInMessage) {
-				t.Errorf("the error does not name %q:\n%v", c.wantInMessage, err)
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("the error does not name %q:\n%v", c.want, err)
 			}
 		})
+	}
+}
+
+// set returns a spoiler that sets the value at path (object keys and array indices) of a JSON
+// body.
+func set(path []any, value any) func(*url.URL, string) string {
+	path = append([]any(nil), path...)
+	return func(_ *url.URL, body string) string {
+		var doc any
+		if err := json.Unmarshal([]byte(body), &doc); err != nil {
+			return "not JSON: " + err.Error()
+		}
+		cur := doc
+		for i, p := range path {
+			last := i == len(path)-1
+			switch k := p.(type) {
+			case string:
+				m, _ := cur.(map[string]any)
+				if m == nil {
+					return "no object at " + fmt.Sprint(path[:i])
+				}
+				if last {
+					m[k] = value
+				}
+				cur = m[k]
+			case int:
+				a, _ := cur.([]any)
+				if k >= len(a) {
+					return "no array element at " + fmt.Sprint(path[:i+1])
+				}
+				if last {
+					a[k] = value
+				}
+				cur = a[k]
+			}
+		}
+		out, _ := json.Marshal(doc)
+		return string(out)
+	}
+}
+
+// replace returns a spoiler that replaces the first old in the body by new.
+func replace(old, new string) func(*url.URL, string) string {
+	return func(_ *url.URL, body string) string { return strings.Replace(body, old, new, 1) }
+}
+
+// query returns a spoiler that drops the query parameter old (if named) and sets name=value.
+func query(old, name, value string) func(*url.URL, string) string {
+	return func(u *url.URL, body string) string {
+		q := u.Query()
+		if old != "" {
+			q.Del(old)
+		}
+		q.Set(name, value)
+		u.RawQuery = q.Encode()
+		return body
 	}
 }
 

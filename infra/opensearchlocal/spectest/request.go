@@ -28,6 +28,10 @@ func (s *Spec) ValidateRequest(method string, u *url.URL, contentType string, bo
 	}
 	id, _ := op["operationId"].(string)
 	where := fmt.Sprintf("%s %s (%s)", method, tmpl, id)
+	if !inVersion(op, Version) {
+		return id, fmt.Errorf("%s: OpenSearch %s has no such operation (x-version-added %v, x-version-removed %v)",
+			where, Version, op["x-version-added"], op["x-version-removed"])
+	}
 	opPtr := "#/paths/" + pointerEscape(tmpl) + "/" + strings.ToLower(method)
 	var errs []error
 	params := s.parameters(tmpl, opPtr, op)
@@ -41,8 +45,8 @@ func (s *Spec) ValidateRequest(method string, u *url.URL, contentType string, bo
 		}
 		name = strings.TrimSuffix(name, "}")
 		p, ok := params["path "+name]
-		if !ok {
-			errs = append(errs, fmt.Errorf("path parameter %s is not declared", name))
+		if !ok || p.absent != "" {
+			errs = append(errs, fmt.Errorf("path parameter %s is not declared for OpenSearch %s", name, Version))
 			continue
 		}
 		v, err := url.PathUnescape(segs[i])
@@ -63,6 +67,10 @@ func (s *Spec) ValidateRequest(method string, u *url.URL, contentType string, bo
 			errs = append(errs, fmt.Errorf("query parameter %s is not one of the operation's", name))
 			continue
 		}
+		if p.absent != "" {
+			errs = append(errs, fmt.Errorf("query parameter %s is not in OpenSearch %s (%s)", name, Version, p.absent))
+			continue
+		}
 		for _, v := range values {
 			if err := s.checkParam(p, v); err != nil {
 				errs = append(errs, fmt.Errorf("query parameter %s=%q: %w", name, v, err))
@@ -70,7 +78,7 @@ func (s *Spec) ValidateRequest(method string, u *url.URL, contentType string, bo
 		}
 	}
 	for key, p := range params {
-		if name, ok := strings.CutPrefix(key, "query "); ok && p.required && !query.Has(name) {
+		if name, ok := strings.CutPrefix(key, "query "); ok && p.required && p.absent == "" && !query.Has(name) {
 			errs = append(errs, fmt.Errorf("required query parameter %s is missing", name))
 		}
 	}
@@ -88,6 +96,7 @@ func (s *Spec) ValidateRequest(method string, u *url.URL, contentType string, bo
 type param struct {
 	ptr      string // of its schema, in the strict document
 	required bool
+	absent   string // why OpenSearch Version does not know it ("" if it does)
 }
 
 // parameters are an operation's and its path's parameters by "<in> <name>".
@@ -104,7 +113,11 @@ func (s *Spec) parameters(tmpl, opPtr string, op map[string]any) map[string]para
 			in, _ := p["in"].(string)
 			name, _ := p["name"].(string)
 			req, _ := p["required"].(bool)
-			out[in+" "+name] = param{ptr: at + "/schema", required: req}
+			pp := param{ptr: at + "/schema", required: req}
+			if !inVersion(p, Version) {
+				pp = param{absent: fmt.Sprintf("x-version-added %v, x-version-removed %v", p["x-version-added"], p["x-version-removed"])}
+			}
+			out[in+" "+name] = pp
 		}
 	}
 	add(s.doc["paths"].(map[string]any)[tmpl].(map[string]any)["parameters"], "#/paths/"+pointerEscape(tmpl))
@@ -191,7 +204,8 @@ func (s *Spec) checkBody(opPtr string, contentType string, body []byte) error {
 		return fmt.Errorf("body is not JSON: %w", err)
 	}
 	if err := sch.Validate(inst); err != nil {
-		return fmt.Errorf("body does not match %s:\n%w\nbody: %s", ptr, err, clip(body))
+		return fmt.Errorf("body does not match %s (a false schema is a field the spec does not list there, or one OpenSearch %s does not have):\n%w\nbody: %s",
+			ptr, Version, err, clip(body))
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ package spectest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -30,6 +31,11 @@ import (
 
 // Module is the Go module whose directory holds opensearch-openapi.yaml.
 const Module = "github.com/opensearch-project/opensearch-go/v4"
+
+// Version is the OpenSearch version requests are checked for: the template's domain
+// (EngineVersion OpenSearch_2.19). What the spec marks as added later (x-version-added) or
+// removed by then (x-version-removed) is refused: operations, parameters, fields, alternatives.
+const Version = "2.19"
 
 // The spec is added to the schema compiler twice: as published, for responses, and closed
 // (strictDoc) for requests.
@@ -114,7 +120,7 @@ func read() (*Spec, error) {
 	if err := patch(strict, requestPatches); err != nil {
 		return nil, err
 	}
-	closeObjects(strict)
+	closeObjects(strict, Version)
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	if err := c.AddResource(specURL, doc); err != nil {
@@ -295,4 +301,34 @@ func (s *Spec) compile(base, ptr string) (*jsonschema.Schema, error) {
 	}
 	s.schemas[base+ptr] = sch
 	return sch, nil
+}
+
+// inVersion reports whether a spec node (an operation, a parameter, a schema) exists in
+// OpenSearch version v by its x-version-added and x-version-removed.
+func inVersion(node map[string]any, v string) bool {
+	if added, ok := node["x-version-added"].(string); ok && compareVersions(added, v) > 0 {
+		return false
+	}
+	if removed, ok := node["x-version-removed"].(string); ok && compareVersions(removed, v) <= 0 {
+		return false
+	}
+	return true
+}
+
+// compareVersions compares dotted versions ("2.19", "3.0.0") numerically: -1, 0 or 1.
+func compareVersions(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := range max(len(as), len(bs)) {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			return cmp.Compare(x, y)
+		}
+	}
+	return 0
 }

@@ -30,13 +30,20 @@ const (
 
 type closer struct {
 	doc     map[string]any
+	version string
 	refs    map[string]kind // memo by $ref; kindNone while being computed (cycles)
 	closing []map[string]any
+	// absent are the properties and composition members that version does not have yet (or no
+	// longer): they become false schemas.
+	absent []func()
 }
 
-// closeObjects closes the object schemas of doc where they are used (see above).
-func closeObjects(doc map[string]any) {
-	c := &closer{doc: doc, refs: map[string]kind{}}
+// closeObjects closes the object schemas of doc where they are used (see above), and takes the
+// properties and alternatives (oneOf, anyOf) that OpenSearch version has not (x-version-added
+// after it, x-version-removed at or before it) out of them: a hybrid query's filter (3.0) is an
+// unknown field to 2.19.
+func closeObjects(doc map[string]any, version string) {
+	c := &closer{doc: doc, version: version, refs: map[string]kind{}}
 	for name, v := range doc {
 		if name == "components" {
 			comps, _ := v.(map[string]any)
@@ -59,6 +66,25 @@ func closeObjects(doc map[string]any) {
 	for _, m := range c.closing {
 		m["unevaluatedProperties"] = false
 	}
+	for _, f := range c.absent {
+		f()
+	}
+}
+
+// present reports whether the schema s (or the one its $ref names) exists in c.version.
+func (c *closer) present(s map[string]any) bool {
+	nodes := []map[string]any{s}
+	if ref, ok := s["$ref"].(string); ok {
+		if t, ok := lookup(c.doc, ref).(map[string]any); ok {
+			nodes = append(nodes, t)
+		}
+	}
+	for _, n := range nodes {
+		if !inVersion(n, c.version) {
+			return false
+		}
+	}
+	return true
 }
 
 // findSchemas descends through the non-schema parts of the document (paths, request bodies,
@@ -93,7 +119,11 @@ func (c *closer) walk(s map[string]any, standalone bool) {
 	}
 	for _, key := range []string{"properties", "patternProperties"} {
 		if props, ok := s[key].(map[string]any); ok {
-			for _, p := range props {
+			for name, p := range props {
+				if m, ok := p.(map[string]any); ok && !c.present(m) {
+					c.absent = append(c.absent, func() { props[name] = false })
+					continue
+				}
 				each(p, true)
 			}
 		}
@@ -107,7 +137,11 @@ func (c *closer) walk(s map[string]any, standalone bool) {
 	}
 	for _, key := range []string{"allOf", "anyOf", "oneOf"} {
 		if members, ok := s[key].([]any); ok {
-			for _, m := range members {
+			for i, m := range members {
+				if mm, ok := m.(map[string]any); ok && key != "allOf" && !c.present(mm) {
+					c.absent = append(c.absent, func() { members[i] = false })
+					continue
+				}
 				each(m, false)
 			}
 		}
