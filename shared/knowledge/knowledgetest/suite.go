@@ -67,10 +67,11 @@ func kbRoundTrip(t *testing.T, st knowledge.Store) {
 	// Every field set, so that none is lost on the way.
 	deadline, done, at := librarytest.Base.Add(time.Hour), librarytest.Base.Add(time.Minute), librarytest.Base.Add(time.Second)
 	kb.Description, kb.Chunking.SplitBy, kb.Chunking.RecursiveSeparators = "d", "sentence", []string{"\n\n", "\n"}
+	kb.Chunking.ContextualHeaders = true
 	kb.Metadata = domain.ProcessingMetadata{Phase: "indexing", TotalChunks: 10, ProcessedChunks: 4, Message: "m"}
 	kb.SourcesRun, kb.RunDeadline, kb.Completed, kb.Error = "run-1", &deadline, &done, "e"
 	kb.Sources[f1] = &domain.Datasource{FileID: f1, Name: "a <b> & c.txt", Status: domain.IngestFailed, Error: "no text",
-		ContentHash: "c0ffee", Chunks: 3, Attempts: 2, Phase: "indexing", TotalChunks: 3, ProcessedChunks: 1, Residue: true, UpdatedAt: &at}
+		ContentHash: "c0ffee", ContextualHeaders: true, Chunks: 3, Attempts: 2, Phase: "indexing", TotalChunks: 3, ProcessedChunks: 1, Residue: true, UpdatedAt: &at}
 	mustPut(t, st, kb)
 	want := *kb
 	kb.Sources = map[string]*domain.Datasource{}
@@ -191,7 +192,7 @@ func updateSource(t *testing.T, st knowledge.Store) {
 	mustPut(t, st, kb)
 	at := librarytest.Base.Add(time.Minute)
 	d := &domain.Datasource{FileID: "f1", Name: "a <b> & c.txt", Status: domain.IngestIngested, Chunks: 3, Attempts: 1,
-		ContentHash: "c0ffee", Phase: "indexing", TotalChunks: 3, ProcessedChunks: 3, Residue: true, UpdatedAt: &at}
+		ContentHash: "c0ffee", ContextualHeaders: true, Phase: "indexing", TotalChunks: 3, ProcessedChunks: 3, Residue: true, UpdatedAt: &at}
 	got, err := st.UpdateSource(ctx, kb.ID, "run-1", d)
 	if err != nil {
 		t.Fatal(err)
