@@ -16,11 +16,11 @@ import (
 )
 
 // newSpecStand is a stand whose server checks every request the store sends against the
-// official OpenSearch API specification before the stand-in answers it.
+// official OpenSearch API specification before the stand-in answers it, and the answer after.
 func newSpecStand(t *testing.T) (*stand, *spectest.Checker) {
 	t.Helper()
 	srv := opensearchlocal.New(opensearchlocal.Options{RefreshTick: 10 * time.Millisecond})
-	chk := spectest.NewChecker(t, spectest.Must(t), srv, spectest.Requests)
+	chk := spectest.NewChecker(t, spectest.Must(t), srv, spectest.Requests|spectest.Responses)
 	ts := httptest.NewServer(chk)
 	t.Cleanup(func() {
 		ts.Close()
