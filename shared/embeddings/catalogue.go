@@ -19,6 +19,7 @@ const (
 // Model IDs of the catalogue.
 const (
 	ModelUSELite     = "use-lite"
+	ModelUSEGlove    = "use-lite-glove"
 	ModelTitanV2     = "amazon.titan-embed-text-v2:0"
 	ModelTitanV1     = "amazon.titan-embed-text-v1"
 	ModelOpenAISmall = "text-embedding-3-small"
@@ -90,6 +91,10 @@ func (p provider) modelIDs() string {
 // catalogue lists every provider this service has, whether or not a deployment offers it.
 var catalogue = []provider{
 	{name: ProviderLocal, models: []model{
+		// The default: use-lite's 512 dimensions joined with 100 of averaged GloVe word vectors
+		// (shared/glove), one vector whose cosine is 0.3 use-lite's + 0.7 GloVe's; it reads 128
+		// tokens as use-lite does (shared/embeddings/local).
+		{id: ModelUSEGlove, slug: "use-lite-glove", dims: []int{612}, defaultDims: 612, maxTokens: 128},
 		// Universal Sentence Encoder lite (shared/localembed): 512 dimensions, 128 tokens.
 		{id: ModelUSELite, slug: "use-lite", dims: []int{512}, defaultDims: 512, maxTokens: 128},
 	}},

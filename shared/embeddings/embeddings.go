@@ -60,10 +60,10 @@ type Options struct {
 	Concurrency int
 }
 
-// LocalLoader loads the in-process model of the local provider. Providers calls it on the first
-// use of local, one call at a time, and keeps the first embedder it returns; a failed load is
-// tried again on the next use.
-type LocalLoader func(ctx context.Context) (Embedder, error)
+// LocalLoader loads an in-process model of the local provider by its id (ModelUSEGlove,
+// ModelUSELite). Providers calls it on the first use of each model, one call at a time, and keeps
+// the first embedder it returns; a failed load is tried again on the next use.
+type LocalLoader func(ctx context.Context, model string) (Embedder, error)
 
 // OpenAIOptions locates an OpenAI-compatible server.
 type OpenAIOptions struct {
@@ -79,9 +79,9 @@ type OpenAIOptions struct {
 // Providers resolves embedding configurations and builds their embedders; it implements
 // knowledge.Embedders. It is safe for concurrent use and loads the local model once, on first use.
 type Providers struct {
-	opts  Options
-	local chan struct{} // a lock that waiters can leave when their context ends
-	model Embedder      // the local model, once loaded
+	opts   Options
+	local  chan struct{}       // a lock that waiters can leave when their context ends
+	models map[string]Embedder // the local models loaded, by id
 }
 
 // New returns the providers opts offers. It fails when the default provider is not one of them.
@@ -106,7 +106,7 @@ func New(opts Options) (*Providers, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
 	}
-	p := &Providers{opts: opts, local: make(chan struct{}, 1)}
+	p := &Providers{opts: opts, local: make(chan struct{}, 1), models: map[string]Embedder{}}
 	if !p.offers(opts.DefaultProvider) {
 		return nil, fmt.Errorf("embeddings: the default provider %q is not offered (offered: %s)", opts.DefaultProvider, strings.Join(p.Offered(), ", "))
 	}
@@ -214,7 +214,7 @@ func (p *Providers) Embedder(ctx context.Context, cfg domain.Embedding) (Embedde
 	}
 	switch eff.Provider {
 	case ProviderLocal:
-		return p.localModel(ctx)
+		return p.localModel(ctx, eff.Model)
 	case ProviderBedrock:
 		return &bedrockEmbedder{client: p.opts.Bedrock, model: m, dims: eff.Dimensions, opts: &p.opts}, nil
 	default:
@@ -222,23 +222,23 @@ func (p *Providers) Embedder(ctx context.Context, cfg domain.Embedding) (Embedde
 	}
 }
 
-// localModel loads the local model once. A failed load is not remembered: the next call tries
+// localModel loads each local model once. A failed load is not remembered: the next call tries
 // again (a fetch that ran out of time may succeed later).
-func (p *Providers) localModel(ctx context.Context) (Embedder, error) {
+func (p *Providers) localModel(ctx context.Context, id string) (Embedder, error) {
 	select {
 	case p.local <- struct{}{}:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("local embedding model: %w", ctx.Err())
 	}
 	defer func() { <-p.local }()
-	if p.model != nil {
-		return p.model, nil
+	if m := p.models[id]; m != nil {
+		return m, nil
 	}
-	m, err := p.opts.Local(ctx)
+	m, err := p.opts.Local(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("local embedding model: %w", err)
+		return nil, fmt.Errorf("local embedding model %s: %w", id, err)
 	}
-	p.model = m
+	p.models[id] = m
 	return m, nil
 }
 

@@ -18,7 +18,7 @@ import (
 var _ knowledge.Embedders = (*embeddings.Providers)(nil)
 
 // noModel is a local provider whose model these tests never load.
-func noModel(context.Context) (embeddings.Embedder, error) {
+func noModel(context.Context, string) (embeddings.Embedder, error) {
 	return nil, errors.New("the local model is not loaded in these tests")
 }
 
@@ -45,9 +45,9 @@ func TestResolveDefaults(t *testing.T) {
 		in   domain.Embedding
 		want domain.Embedding
 	}{
-		{"nothing, local default", "local", domain.Embedding{}, domain.Embedding{Provider: "local", Model: "use-lite", Dimensions: 512}},
+		{"nothing, local default", "local", domain.Embedding{}, domain.Embedding{Provider: "local", Model: "use-lite-glove", Dimensions: 612}},
 		{"nothing, bedrock default", "bedrock", domain.Embedding{}, domain.Embedding{Provider: "bedrock", Model: "amazon.titan-embed-text-v2:0", Dimensions: 1024}},
-		{"empty default is local", "", domain.Embedding{}, domain.Embedding{Provider: "local", Model: "use-lite", Dimensions: 512}},
+		{"empty default is local", "", domain.Embedding{}, domain.Embedding{Provider: "local", Model: "use-lite-glove", Dimensions: 612}},
 		{"model of the default provider", "local", domain.Embedding{Model: "use-lite"}, domain.Embedding{Provider: "local", Model: "use-lite", Dimensions: 512}},
 		{"provider case and spaces", "local", domain.Embedding{Provider: " Bedrock ", Dimensions: 256}, domain.Embedding{Provider: "bedrock", Model: "amazon.titan-embed-text-v2:0", Dimensions: 256}},
 		{"titan v2 512", "local", domain.Embedding{Provider: "bedrock", Model: "amazon.titan-embed-text-v2:0", Dimensions: 512}, domain.Embedding{Provider: "bedrock", Model: "amazon.titan-embed-text-v2:0", Dimensions: 512}},
@@ -96,13 +96,15 @@ func TestResolveRejects(t *testing.T) {
 		{name: "local left out of the build", noLocal: true, in: domain.Embedding{Provider: "local"}, wantField: provider,
 			wantMsg: `provider "local" (the in-process development model) is not available in this deployment; offered here: bedrock, openai`},
 		{name: "unknown local model", in: domain.Embedding{Provider: "local", Model: "all-minilm"}, wantField: model,
-			wantMsg: `model "all-minilm" is not offered by provider local; offered: use-lite`},
+			wantMsg: `model "all-minilm" is not offered by provider local; offered: use-lite-glove, use-lite`},
 		{name: "bedrock model of the default provider", in: domain.Embedding{Model: "amazon.titan-embed-text-v2:0"}, wantField: model,
 			wantMsg: `not offered by provider local`},
 		{name: "unknown bedrock model", in: domain.Embedding{Provider: "bedrock", Model: "cohere.embed-english-v3"}, wantField: model,
 			wantMsg: `offered: amazon.titan-embed-text-v2:0, amazon.titan-embed-text-v1`},
 		{name: "local dimensions", in: domain.Embedding{Provider: "local", Dimensions: 768}, wantField: dims,
-			wantMsg: `model use-lite offers 512 dimensions, not 768`},
+			wantMsg: `model use-lite-glove offers 612 dimensions, not 768`},
+		{name: "use-lite dimensions", in: domain.Embedding{Provider: "local", Model: "use-lite", Dimensions: 612}, wantField: dims,
+			wantMsg: `model use-lite offers 512 dimensions, not 612`},
 		{name: "titan v2 dimensions", in: domain.Embedding{Provider: "bedrock", Dimensions: 768}, wantField: dims,
 			wantMsg: `model amazon.titan-embed-text-v2:0 offers 256, 512, 1024 dimensions, not 768`},
 		{name: "titan v1 dimensions", in: domain.Embedding{Provider: "bedrock", Model: "amazon.titan-embed-text-v1", Dimensions: 1024}, wantField: dims,

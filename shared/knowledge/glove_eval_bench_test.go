@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -122,13 +123,18 @@ func benchGloveSet(b *testing.B, providers *embeddings.Providers, set evalSet, m
 	}
 	var keys []chunkKey
 	var texts []string
+	var useVecs [][]float32 // the local embedder's stored vectors
 	seen := map[chunkKey]bool{}
 	for _, c := range k.Index.Stored() {
 		key := chunkKey{c.FileID, c.ChunkIndex}
 		if !seen[key] {
 			seen[key] = true
-			keys, texts = append(keys, key), append(texts, c.Text)
+			keys, texts, useVecs = append(keys, key), append(texts, c.Text), append(useVecs, c.Vector)
 		}
+	}
+	emb, err := providers.Embedder(ctx, k.record(b, kb.ID).Embedding)
+	if err != nil {
+		b.Fatal(err)
 	}
 	text := map[chunkKey]string{}
 	for i, key := range keys {
@@ -159,7 +165,33 @@ func benchGloveSet(b *testing.B, providers *embeddings.Providers, set evalSet, m
 			lists["glove-"+v.name] = append(lists["glove-"+v.name], cosineTop(m.Embed([]string{q.Question})[0], vecs, keys, depth))
 		}
 	}
-	for _, cut := range []int{5, 10, 20, 50} {
+	// One vector of both embedders: each unit vector scaled by the square root of its weight and
+	// concatenated, so that the cosine of two such vectors is the weighted sum of the two
+	// cosines (what a single knn field of the joined vectors would rank by).
+	gv := models["default"].Embed(texts)
+	for _, w := range []float32{0.3, 0.5, 0.7} {
+		name := fmt.Sprintf("joined%.1f", w)
+		joined := make([][]float32, len(texts))
+		for i := range texts {
+			joined[i] = joinVectors(useVecs[i], gv[i], w)
+		}
+		for _, q := range qs {
+			qv, err := emb.Embed(ctx, []string{q.Question})
+			if err != nil {
+				b.Fatal(err)
+			}
+			lists[name] = append(lists[name], cosineTop(joinVectors(qv[0], models["default"].Embed([]string{q.Question})[0], w), joined, keys, depth))
+		}
+	}
+	for _, cut := range []int{5, 8, 10, 20, 50} {
+		for _, w := range []string{"0.3", "0.5", "0.7"} {
+			name := fmt.Sprintf("rrf%d(bm25+joined%s)", cut, w)
+			for i := range qs {
+				lists[name] = append(lists[name], rrf([][]chunkKey{lists["bm25"][i], lists["joined"+w][i]}, cut, 60))
+			}
+		}
+	}
+	for _, cut := range []int{5, 8, 10, 20, 50} {
 		for _, combo := range [][]string{{"bm25", "dense"}, {"bm25", "glove-default"}, {"dense", "glove-default"},
 			{"bm25", "dense", "glove-default"}, {"bm25", "dense", "glove-50k"}, {"bm25", "dense", "glove-all"},
 			{"bm25", "dense", "glove-sif"}, {"bm25", "dense", "glove-common-sif1e-3"}} {
@@ -245,4 +277,18 @@ func rrf(lists [][]chunkKey, cut int, rankConstant float64) []chunkKey {
 	}
 	slices.SortStableFunc(order, func(a, b chunkKey) int { return cmp.Compare(score[b], score[a]) })
 	return order
+}
+
+// joinVectors is √w·a ‖ √(1−w)·b: for unit a and b, the dot product of two joined vectors is
+// w·cos(a) + (1−w)·cos(b).
+func joinVectors(a, b []float32, w float32) []float32 {
+	out := make([]float32, 0, len(a)+len(b))
+	wa, wb := float32(math.Sqrt(float64(w))), float32(math.Sqrt(float64(1-w)))
+	for _, x := range a {
+		out = append(out, wa*x)
+	}
+	for _, x := range b {
+		out = append(out, wb*x)
+	}
+	return out
 }

@@ -13,26 +13,45 @@ package local
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"unicode"
 
 	"github.com/agentorch/agentorch/shared/embeddings"
+	"github.com/agentorch/agentorch/shared/glove"
 	"github.com/agentorch/agentorch/shared/localembed"
 )
 
-// Loader returns the loader of embeddings.Options.Local: it fetches the model's files into dir if
-// they are missing (localembed.EnsureFiles; the repository uses .cache/models) and loads them.
+// Loader returns the loader of embeddings.Options.Local: it fetches a model's files into dir if
+// they are missing (localembed.EnsureFiles, and glove.EnsureFiles for use-lite-glove; the
+// repository uses .cache/models) and loads them. The two models share one use-lite.
 func Loader(dir string) embeddings.LocalLoader {
-	return func(ctx context.Context) (embeddings.Embedder, error) {
-		files, err := localembed.EnsureFiles(ctx, dir)
+	var use *localembed.Model // Providers calls the loader one call at a time
+	return func(ctx context.Context, id string) (embeddings.Embedder, error) {
+		if id != embeddings.ModelUSELite && id != embeddings.ModelUSEGlove {
+			return nil, fmt.Errorf("no local model %q", id)
+		}
+		if use == nil {
+			files, err := localembed.EnsureFiles(ctx, dir)
+			if err != nil {
+				return nil, err
+			}
+			if use, err = localembed.Load(files); err != nil {
+				return nil, err
+			}
+		}
+		if id == embeddings.ModelUSELite {
+			return embedder{model: use}, nil
+		}
+		files, err := glove.EnsureFiles(ctx, dir)
 		if err != nil {
 			return nil, err
 		}
-		m, err := localembed.Load(files)
+		g, err := glove.Load(files)
 		if err != nil {
 			return nil, err
 		}
-		return embedder{model: m}, nil
+		return joined{embedder: embedder{model: use}, glove: g}, nil
 	}
 }
 
@@ -98,3 +117,48 @@ func (e embedder) Tokens(text string) int {
 }
 
 func (e embedder) Name() string { return embeddings.ModelUSELite }
+
+// useWeight is use-lite's share of the joined model's cosine (GloVe's is the rest). Measured on
+// the three eval sets (shared/knowledge/glove_eval_bench_test.go, docs/knowledge.md): dense
+// recall@5 rose from use-lite's .333/.577/.357 to .367/.808/.429 at 0.3, 0.5 and 0.7 alike; fused
+// with BM25 as the hybrid strategies do, only 0.3 kept hybrid at or above both parts on all three.
+const useWeight = 0.3
+
+// joined is the use-lite-glove model: use-lite's unit vector scaled by √useWeight followed by
+// GloVe's scaled by √(1−useWeight), so that the cosine of two joined vectors (both unit length)
+// is useWeight·cos(use-lite) + (1−useWeight)·cos(GloVe): one knn field ranks by both. It reads
+// and counts tokens as use-lite does (GloVe reads every word and costs ~35 µs a chunk).
+type joined struct {
+	embedder
+	glove *glove.Model
+}
+
+func (j joined) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out, _, err := j.EmbedCounted(ctx, texts)
+	return out, err
+}
+
+// EmbedCounted is Embed with use-lite's count of the tokens it read.
+func (j joined) EmbedCounted(ctx context.Context, texts []string) ([][]float32, int, error) {
+	use, tokens, err := j.embedder.EmbedCounted(ctx, texts)
+	if err != nil || len(texts) == 0 {
+		return use, tokens, err
+	}
+	gv := j.glove.Embed(texts)
+	wu, wg := float32(math.Sqrt(useWeight)), float32(math.Sqrt(1-useWeight))
+	out := make([][]float32, len(texts))
+	for i := range texts {
+		v := make([]float32, 0, len(use[i])+len(gv[i]))
+		for _, x := range use[i] {
+			v = append(v, wu*x)
+		}
+		for _, x := range gv[i] {
+			v = append(v, wg*x)
+		}
+		out[i] = v
+	}
+	return out, tokens, nil
+}
+
+func (j joined) Dimensions() int { return j.embedder.Dimensions() + j.glove.Dimensions() }
+func (j joined) Name() string    { return embeddings.ModelUSEGlove }

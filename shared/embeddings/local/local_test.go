@@ -3,6 +3,7 @@ package local_test
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/embeddings"
 	"github.com/agentorch/agentorch/shared/embeddings/local"
+	"github.com/agentorch/agentorch/shared/glove"
 	"github.com/agentorch/agentorch/shared/localembed"
 )
 
@@ -48,7 +50,8 @@ func TestLocalEmbedsThroughTheRealModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	e, err := p.Embedder(ctx, domain.Embedding{}) // the default provider: local
+	useLite := domain.Embedding{Provider: "local", Model: "use-lite"}
+	e, err := p.Embedder(ctx, useLite)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +116,7 @@ func TestLocalLoadFailureIsNotRemembered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Embedder(context.Background(), domain.Embedding{}); err == nil || domain.KindOf(err) != domain.KindInternal {
+	if _, err := p.Embedder(context.Background(), domain.Embedding{Model: "use-lite"}); err == nil || domain.KindOf(err) != domain.KindInternal {
 		t.Fatalf("Embedder without model files: %v, want an internal error", err)
 	}
 
@@ -127,7 +130,7 @@ func TestLocalLoadFailureIsNotRemembered(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e, err := p.Embedder(context.Background(), domain.Embedding{})
+	e, err := p.Embedder(context.Background(), domain.Embedding{Model: "use-lite"})
 	if err != nil {
 		t.Fatalf("Embedder after the files arrived: %v", err)
 	}
@@ -217,7 +220,7 @@ func TestLocalEmbedsWhitespaceNormalised(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	e, err := p.Embedder(ctx, domain.Embedding{})
+	e, err := p.Embedder(ctx, domain.Embedding{Model: "use-lite"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,5 +262,66 @@ func TestLocalEmbedsWhitespaceNormalised(t *testing.T) {
 	}
 	if tabbed[0] == collapsed[0] || !strings.Contains(tabbed[0], "\n\t") {
 		t.Fatal("the caller's texts were changed")
+	}
+}
+
+// TestLocalJoinedModel: the default local model, use-lite-glove, is one unit vector of 612
+// dimensions whose cosine to another is 0.3 of use-lite's cosine plus 0.7 of GloVe's (each
+// computed by its own model); it reads and counts as use-lite does, and shares its use-lite with
+// the use-lite embedder (loaded once).
+func TestLocalJoinedModel(t *testing.T) {
+	cache := modelCache(t)
+	ctx := context.Background()
+	gdir, err := glove.EnsureFiles(ctx, cache)
+	if err != nil {
+		t.Skipf("the GloVe vectors cannot be fetched: %v", err)
+	}
+	p, err := embeddings.New(embeddings.Options{Local: local.Loader(cache)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := p.Embedder(ctx, domain.Embedding{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	use, err := p.Embedder(ctx, domain.Embedding{Model: "use-lite"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Name() != "use-lite-glove" || e.Dimensions() != 612 || e.MaxTokens() != use.MaxTokens() {
+		t.Fatalf("default local model %q, %d dimensions, %d tokens; want use-lite-glove, 612, %d", e.Name(), e.Dimensions(), e.MaxTokens(), use.MaxTokens())
+	}
+	g, err := glove.Load(gdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []string{"how long do I have to return an item", "purchases may be sent back\nwithin thirty days", "the quarterly earnings call starts at nine"}
+	got, err := e.Embed(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := use.Embed(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gv := g.Embed(in)
+	for i, v := range got {
+		if len(v) != 612 {
+			t.Fatalf("vector %d: %d dimensions", i, len(v))
+		}
+		if n := dot(v, v); n < 0.999 || n > 1.001 {
+			t.Errorf("vector %d: squared norm %v, want 1", i, n)
+		}
+		for j := range got {
+			want := 0.3*dot(u[i], u[j]) + 0.7*dot(gv[i], gv[j])
+			if c := dot(got[i], got[j]); math.Abs(c-want) > 1e-4 {
+				t.Errorf("cosine(%d, %d) = %.5f, want 0.3·use-lite + 0.7·GloVe = %.5f", i, j, c, want)
+			}
+		}
+	}
+	for _, s := range in {
+		if e.Tokens(s) != use.Tokens(s) {
+			t.Errorf("Tokens(%q) = %d, use-lite counts %d", s, e.Tokens(s), use.Tokens(s))
+		}
 	}
 }
