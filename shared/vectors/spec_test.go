@@ -142,21 +142,21 @@ func TestRequestCheckFails(t *testing.T) {
 	cases := []struct {
 		name, op string
 		spoil    func(u *url.URL, body string) string // returns the body; may change u
-		want     string                               // in the error
+		want     string                               // in the error (for unlisted fields: the summary naming exactly them)
 	}{
-		{"unknown field in the hybrid query", "hybrid", set(append(hybrid, "depth"), 3), "/query/hybrid/depth"},
-		{"hybrid filter, which came with OpenSearch 3.0", "hybrid", set(append(hybrid, "filter"), map[string]any{"term": map[string]any{"company": "c1"}}), "/query/hybrid/filter"},
+		{"unknown field in the hybrid query", "hybrid", set(append(hybrid, "depth"), 3), "have: /query/hybrid/depth)"},
+		{"hybrid filter, which came with OpenSearch 3.0", "hybrid", set(append(hybrid, "filter"), map[string]any{"term": map[string]any{"company": "c1"}}), "have: /query/hybrid/filter)"},
 		{"hybrid pagination_depth not an integer", "hybrid", set(append(hybrid, "pagination_depth"), "8"), "/query/hybrid/pagination_depth"},
-		{"unknown field in the english match", "hybrid", set(append(match, "operator_x"), "and"), "/text.en/operator_x"},
-		{"unknown field in a knn query", "search.3", set([]any{"query", "knn", "embedding", "top"}, 3), "/query/knn/embedding/top"},
-		{"unknown query", "search.3", replace(`{"knn":`, `{"knnn":`), "/query/knnn"},
-		{"unknown field in the search body", "search.3", set([]any{"sise"}, 3), "sise"},
-		{"unknown field in _source", "search.3", set([]any{"_source", "include"}, []string{"text"}), "/_source"},
+		{"unknown field in the english match", "hybrid", set(append(match, "operator_x"), "and"), "have: /query/hybrid/queries/0/bool/should/0/match/text.en/operator_x)"},
+		{"unknown field in a knn query", "search.3", set([]any{"query", "knn", "embedding", "top"}, 3), "have: /query/knn/embedding/top)"},
+		{"unknown query", "search.3", replace(`{"knn":`, `{"knnn":`), "have: /query/knnn)"},
+		{"unknown field in the search body", "search.3", set([]any{"sise"}, 3), "have: /sise)"},
+		{"unknown field in _source", "search.3", set([]any{"_source", "include"}, []string{"text"}), "have: /_source/include)"},
 		{"rrf rank_constant below 1", "search_pipeline.put.0", set(append(rrf, "rank_constant"), 0), "/rank_constant"},
-		{"unknown rrf combination field", "search_pipeline.put.0", set(append(rrf, "weights"), []float64{0.5, 0.5}), "/weights"},
+		{"unknown rrf combination field", "search_pipeline.put.0", set(append(rrf, "weights"), []float64{0.5, 0.5}), "have: /phase_results_processors/0/score-ranker-processor/combination/weights)"},
 		{"unknown phase results processor", "search_pipeline.put.0", replace(`"score-ranker-processor"`, `"rrf-processor"`), "/phase_results_processors/0"},
-		{"unknown mapping parameter", "indices.create.0", set([]any{"mappings", "dynamik"}, true), "/mappings/dynamik"},
-		{"unknown sub-field parameter", "indices.create.0", set([]any{"mappings", "properties", "text", "fields", "en", "analyser"}, "english"), "/fields/en/analyser"},
+		{"unknown mapping parameter", "indices.create.0", set([]any{"mappings", "dynamik"}, true), "have: /mappings/dynamik)"},
+		{"unknown sub-field parameter", "indices.create.0", set([]any{"mappings", "properties", "text", "fields", "en", "analyser"}, "english"), "have: /mappings/properties/text/fields/en/analyser)"},
 		{"unknown bulk action field", "bulk.0", replace(`"_id":`, `"_idx":"a","_id":`), "_idx"},
 		{"unknown query parameter", "search.3", query("ignore_unavailable", "ignore_unavailabel", "true"), "ignore_unavailabel"},
 		{"query parameter of OpenSearch 3.0", "hybrid", query("", "verbose_pipeline", "true"), "verbose_pipeline is not in OpenSearch 2.19"},

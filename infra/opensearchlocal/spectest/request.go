@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	jskind "github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
 // ValidateRequest checks a request against the spec and returns its operation's id: the spec
@@ -204,8 +205,12 @@ func (s *Spec) checkBody(opPtr string, contentType string, body []byte) error {
 		return fmt.Errorf("body is not JSON: %w", err)
 	}
 	if err := sch.Validate(inst); err != nil {
-		return fmt.Errorf("body does not match %s (a false schema is a field the spec does not list there, or one OpenSearch %s does not have):\n%w\nbody: %s",
-			ptr, Version, err, clip(body))
+		summary := ""
+		if loose, lerr := s.compile(specURL, ptr+"/content/"+pointerEscape(media)+"/schema"); lerr == nil && loose.Validate(inst) == nil {
+			// The published spec takes it: every refusal is of an unlisted field.
+			summary = fmt.Sprintf(" (fields the spec does not list there, or OpenSearch %s does not have: %s)", Version, strings.Join(unlisted(sch, inst), ", "))
+		}
+		return fmt.Errorf("body does not match %s%s:\n%w\nbody: %s", ptr, summary, err, clip(body))
 	}
 	return nil
 }
@@ -250,4 +255,81 @@ func clip(b []byte) string {
 		return string(b[:max]) + "…"
 	}
 	return string(b)
+}
+
+// unlisted names the fields of inst that sch refuses with a false schema (the published spec
+// takes inst). A refused field also fails the schemas around it, and those drop what they
+// evaluated, so the objects around it refuse their other fields too: unlisted removes the
+// deepest refusal from a copy of inst and validates again, until nothing is refused.
+func unlisted(sch *jsonschema.Schema, inst any) []string {
+	inst = deepCopy(inst)
+	var out []string
+	for range 100 {
+		var ve *jsonschema.ValidationError
+		if err := sch.Validate(inst); !errors.As(err, &ve) {
+			break
+		}
+		var deepest []string
+		var walk func(e *jsonschema.ValidationError)
+		walk = func(e *jsonschema.ValidationError) {
+			if _, ok := e.ErrorKind.(*jskind.FalseSchema); ok && len(e.InstanceLocation) > len(deepest) {
+				deepest = e.InstanceLocation
+			}
+			for _, c := range e.Causes {
+				walk(c)
+			}
+		}
+		walk(ve)
+		if len(deepest) == 0 || !remove(inst, deepest) {
+			break
+		}
+		out = append(out, "/"+strings.Join(deepest, "/"))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// remove deletes the object member at loc from v.
+func remove(v any, loc []string) bool {
+	for _, tok := range loc[:len(loc)-1] {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return false
+			}
+			v = c[i]
+		default:
+			return false
+		}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	if _, ok := m[loc[len(loc)-1]]; !ok {
+		return false
+	}
+	delete(m, loc[len(loc)-1])
+	return true
+}
+
+func deepCopy(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		a := make([]any, len(v))
+		for i, e := range v {
+			a[i] = deepCopy(e)
+		}
+		return a
+	}
+	return v
 }

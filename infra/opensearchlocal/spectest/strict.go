@@ -41,7 +41,7 @@ type closer struct {
 // closeObjects closes the object schemas of doc where they are used (see above), and takes the
 // properties and alternatives (oneOf, anyOf) that OpenSearch version has not (x-version-added
 // after it, x-version-removed at or before it) out of them: a hybrid query's filter (3.0) is an
-// unknown field to 2.19.
+// unlisted field to 2.19.
 func closeObjects(doc map[string]any, version string) {
 	c := &closer{doc: doc, version: version, refs: map[string]kind{}}
 	for name, v := range doc {
@@ -119,9 +119,17 @@ func (c *closer) walk(s map[string]any, standalone bool) {
 	}
 	for _, key := range []string{"properties", "patternProperties"} {
 		if props, ok := s[key].(map[string]any); ok {
+			closed := c.kind(s) == kindClosed
 			for name, p := range props {
 				if m, ok := p.(map[string]any); ok && !c.present(m) {
-					c.absent = append(c.absent, func() { props[name] = false })
+					// In a closed object the field becomes an unlisted one; a false schema
+					// there would also fail the object's part that lists it, and with it
+					// the other fields that part evaluates.
+					if closed && key == "properties" {
+						c.absent = append(c.absent, func() { delete(props, name) })
+					} else {
+						c.absent = append(c.absent, func() { props[name] = false })
+					}
 					continue
 				}
 				each(p, true)
