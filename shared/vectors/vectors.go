@@ -174,7 +174,9 @@ func (s *Store) IndexName(model string, dims int) string {
 // Legacy reports whether index was made before today's mapping (no english sub-field): its
 // knowledge bases still search (BM25 on the standard field alone) and a sync moves them to
 // IndexName's index.
-func (s *Store) Legacy(index string) bool { return index != "" && !strings.HasSuffix(index, indexSchema) }
+func (s *Store) Legacy(index string) bool {
+	return index != "" && !strings.HasSuffix(index, indexSchema)
+}
 
 // AllIndices is the expression naming every index of this store ("<prefix>-*"), for deletes that
 // must reach whatever embedding space a file or knowledge base was indexed in.
