@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 
 	"github.com/agentorch/agentorch/infra/browser"
 	"github.com/agentorch/agentorch/infra/localstack"
+	"github.com/agentorch/agentorch/shared/glove"
+	"github.com/agentorch/agentorch/shared/localembed"
 )
 
 // runTests starts a stack on free ports, runs go test with args against it and returns go test's
@@ -32,6 +35,15 @@ func runTests(ctx context.Context, args []string) int {
 	if _, err := browser.EnsureChromium(ctx, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "test:", err)
 		return 1
+	}
+	// The local embedding models' files likewise (use-lite, and the GloVe vectors of the default
+	// use-lite-glove: a 118 MB fetch the first time), before any test's own deadline runs. A
+	// failed fetch is only told: the tests that need a model skip or fail on their own.
+	models := filepath.Join(root, ".cache", "models")
+	if _, err := localembed.EnsureFiles(ctx, models); err != nil {
+		fmt.Fprintln(os.Stderr, "test: the local embedding model:", err)
+	} else if _, err := glove.EnsureFiles(ctx, models); err != nil {
+		fmt.Fprintln(os.Stderr, "test: the GloVe vectors:", err)
 	}
 	st, err := localstack.Start(ctx, localstack.Options{Root: root, Log: os.Stderr})
 	if err != nil {
