@@ -57,7 +57,7 @@ func TestLocalKBEmbedsReadableKeepsText(t *testing.T) {
 		t.Fatal(err)
 	}
 	kb := k.createKB(t, alice, "laid-out", map[string]any{"selected_datasources": []any{fv.ID},
-		"embedding_config": map[string]any{"provider": "local"}})
+		"embedding_config": map[string]any{"provider": "local", "model": "use-lite"}})
 	if errs := k.drain(t); len(errs) > 0 {
 		t.Fatalf("ingestion errors: %v", errs)
 	}
