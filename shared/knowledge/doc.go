@@ -43,12 +43,15 @@
 //
 //   - start {kb_id, run_id}: resolves the run's datasources — the files of its collections and
 //     its selected files, once each, archived ones included — and compares them with the last
-//     run's by content hash: unchanged ones are skipped, removed ones have their chunks deleted,
-//     new and changed ones become pending with one file job each, so files proceed in
-//     parallel. With nothing pending the run ends at once.
+//     run's by content hash (and by whether they were embedded with contextual headers, as the
+//     knowledge base's chunking_strategy now says): unchanged ones are skipped, removed ones
+//     have their chunks deleted, new and changed ones become pending with one file job each, so
+//     files proceed in parallel. With nothing pending the run ends at once.
 //   - file {kb_id, run_id, file_id, from}: reads the file, extracts its text, chunks it (chunks
 //     over the embedder's token limit are cut at word boundaries into near-equal pieces, never
-//     truncated), deletes the file's old chunks (first job only), embeds chunks [from,
+//     truncated; with contextual_headers each is embedded after "<file> — <section heading>",
+//     clipped to what the chunk leaves of the limit, its stored text its own: context.go),
+//     deletes the file's old chunks (first job only), embeds chunks [from,
 //     from+ChunksPerJob) in batches of EmbedBatch and indexes each batch (up to 500 chunks a
 //     Put) while the next is embedded. While each batch after the first embeds, it reads the
 //     knowledge base again: deleted, synced, or its file gone, the job stops there (and deletes
