@@ -225,3 +225,55 @@ func TestLocalHeadersFitModel(t *testing.T) {
 		t.Logf("%s: %d chunks, %d with a header", p, len(got), headed)
 	}
 }
+
+// BenchmarkContextualHeaders times what ingestion does before embedding, over the eval's
+// manual with the local model's tokenizer and default chunking: plain (split, fit to the
+// limit) against with contextual headers (split with offsets, fit counting, headers, clipped
+// and joined). Embedding, which dwarfs both, is left out.
+func BenchmarkContextualHeaders(b *testing.B) {
+	root, err := localstack.RepoRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	files, err := localembed.EnsureFiles(ctx, filepath.Join(root, ".cache", "models"))
+	if err != nil {
+		b.Skipf("the local model's files cannot be fetched: %v", err)
+	}
+	providers, err := embeddings.New(embeddings.Options{Local: local.Loader(filepath.Dir(files))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	emb, err := providers.Embedder(ctx, domain.Embedding{Provider: "local"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sp, err := chunk.New(defaultChunking(emb.MaxTokens()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	split := sp.WithTokens(emb.Tokens)
+	data, err := os.ReadFile("testdata/eval/apt-get/apt-get.8.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := extract.Text(ctx, "apt-get.8.txt", data, extract.Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("plain", func(b *testing.B) {
+		b.SetBytes(int64(len(res.Text)))
+		for b.Loop() {
+			fitTokens(emb, split.Split(res.Text))
+		}
+	})
+	b.Run("headers", func(b *testing.B) {
+		b.SetBytes(int64(len(res.Text)))
+		for b.Loop() {
+			chunks, starts := splitAt(split, res.Text)
+			var fits []fitted
+			texts, f := fitCounted(emb, chunks, &fits)
+			withHeaders(f, texts, headers("apt-get.8.txt", res.Headings, starts), fits)
+		}
+	})
+}
