@@ -150,7 +150,8 @@ func TestConfigEnvRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// What the stack does not set keeps its Lambda default.
+	// What the stack does not set keeps its Lambda default; the rerank Region is the Region's.
+	want.RerankRegion = want.Region
 	want.TokenTTL, want.KeyCacheTTL, want.MaxBodyBytes, want.LogFormat, want.LogLevel, want.InLambda = got.TokenTTL, got.KeyCacheTTL, got.MaxBodyBytes, got.LogFormat, got.LogLevel, true
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("LoadConfig after ConfigEnv (-want +got):\n%s", diff)

@@ -153,7 +153,7 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// TestEmbed embeds one text a line with the local model: one unit vector of 512 per line, in
+// TestEmbed embeds one text a line with the local model: one unit vector of 612 (use-lite-glove) per line, in
 // order, and a paraphrase nearer its match than unrelated text.
 func TestEmbed(t *testing.T) {
 	in := "how long do I have to return an item\n\npurchases may be sent back within thirty days\nthe weather in Lisbon is mild in winter\n"
@@ -185,7 +185,7 @@ func TestEmbed(t *testing.T) {
 		return s
 	}
 	for _, e := range got {
-		if len(e.Embedding) != 512 || e.Tokens <= 0 {
+		if len(e.Embedding) != 612 || e.Tokens <= 0 { // use-lite-glove, the local default
 			t.Fatalf("line %d: %d dimensions, %d tokens", e.Index, len(e.Embedding), e.Tokens)
 		}
 		if n := dot(e.Embedding, e.Embedding); n < 0.999 || n > 1.001 {
