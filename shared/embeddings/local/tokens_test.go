@@ -113,7 +113,7 @@ func TestTokensKeepChunkBoundaries(t *testing.T) {
 		n := 0
 		for _, text := range texts {
 			for _, c := range s.Split(text) {
-				fmt.Fprintf(h, "%d:%s\x00", len(c), c)
+				_, _ = fmt.Fprintf(h, "%d:%s\x00", len(c), c)
 				n++
 			}
 			h.Write([]byte{1})
