@@ -16,7 +16,7 @@ var layer = map[string]string{
 	"domain": "domain",
 	// Leaf libraries of pure logic: they know the domain's types at most.
 	"backoff": "lib", "chunk": "lib", "extract": "lib", "filelock": "lib", "localembed": "lib", "npmpack": "lib", "glove": "lib",
-	"netguard": "lib", "netguard/netguardtest": "lib", "seal": "lib", "pricing": "lib",
+	"netguard": "lib", "netguard/netguardtest": "lib", "seal": "lib", "pricing": "lib", "awserr": "lib",
 	// Features: the use cases. They define the interfaces the adapters implement.
 	"agents": "feature", "auth": "feature", "sessions": "feature", "engine": "feature",
 	"tools": "feature", "images": "feature", "knowledge": "feature", "library": "feature",

@@ -7,16 +7,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go"
 
+	"github.com/agentorch/agentorch/shared/awserr"
 	"github.com/agentorch/agentorch/shared/backoff"
 	"github.com/agentorch/agentorch/shared/domain"
 )
@@ -31,7 +28,6 @@ const (
 	DefaultMaxRetries = 3
 	DefaultBaseDelay  = 250 * time.Millisecond
 	maxDelay          = 10 * time.Second
-	maxMessageRunes   = 300
 )
 
 // Converser is the part of *bedrockruntime.Client the adapter uses; tests and wrappers can
@@ -110,7 +106,7 @@ func (m *Model) Converse(ctx context.Context, req domain.ModelRequest) (*domain.
 			return 0, false, nil
 		case retryable(err):
 			return 0, true, domain.Wrap(domain.KindOverloaded, err, "The model is busy; retry shortly")
-		case ctx.Err() == nil && dropped(err):
+		case ctx.Err() == nil && awserr.Dropped(err):
 			return 0, true, classify(err, *in.ModelId)
 		}
 		return 0, false, classify(err, *in.ModelId)
@@ -144,19 +140,13 @@ func retryable(err error) bool {
 	return false
 }
 
-// dropped reports a connection that failed under a call (reset, closed, its answer cut short):
-// a later attempt may succeed, as the SDK's own retryer (off for these calls) would judge.
-func dropped(err error) bool {
-	return errors.Is(err, io.ErrUnexpectedEOF) || (retry.RetryableConnectionError{}).IsErrorRetryable(err) == aws.TrueTernary
-}
-
 // classify translates a final SDK error into a domain error.
 func classify(err error, modelID string) error {
 	var api smithy.APIError
 	if errors.As(err, &api) {
 		switch api.ErrorCode() {
 		case "ValidationException":
-			return domain.Wrap(domain.KindInvalid, err, "The model rejected the request: "+safeMessage(api.ErrorMessage()))
+			return domain.Wrap(domain.KindInvalid, err, "The model rejected the request: "+awserr.Message(api.ErrorMessage()))
 		case "ServiceQuotaExceededException":
 			return domain.Wrap(domain.KindOverloaded, err, "The model's quota is exhausted; retry later")
 		case "ModelTimeoutException":
@@ -164,21 +154,4 @@ func classify(err error, modelID string) error {
 		}
 	}
 	return fmt.Errorf("bedrock converse %s: %w", modelID, err)
-}
-
-// safeMessage bounds a provider message and strips control characters before clients see it.
-func safeMessage(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, strings.TrimSpace(s))
-	if r := []rune(s); len(r) > maxMessageRunes {
-		s = string(r[:maxMessageRunes]) + "…"
-	}
-	if s == "" {
-		return "invalid request"
-	}
-	return s
 }

@@ -5,16 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go"
 
+	"github.com/agentorch/agentorch/shared/awserr"
 	"github.com/agentorch/agentorch/shared/backoff"
 )
 
@@ -143,7 +142,7 @@ func (e *bedrockEmbedder) embedOne(ctx context.Context, text string) ([]float32,
 			return 0, false, deadlineError(ctx, throttled, err, "bedrock embeddings "+e.model.id)
 		}
 		busy, retry := bedrockRetryable(err)
-		if dropped(err) {
+		if awserr.Dropped(err) {
 			busy, retry = false, true
 		}
 		if busy {
@@ -178,12 +177,6 @@ func (e *bedrockEmbedder) parse(body []byte) ([]float32, int, error) {
 	}
 	normalize(resp.Embedding)
 	return resp.Embedding, resp.InputTextTokenCount, nil
-}
-
-// dropped reports a connection that failed under a call (reset, closed, its answer cut short):
-// a later attempt may succeed, as the SDK's own retryer (off for these calls) would judge.
-func dropped(err error) bool {
-	return errors.Is(err, io.ErrUnexpectedEOF) || (retry.RetryableConnectionError{}).IsErrorRetryable(err) == aws.TrueTernary
 }
 
 // bedrockRetryable reports whether a later attempt may succeed (retry) and whether the failure

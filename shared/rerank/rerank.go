@@ -9,18 +9,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockagentruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockagentruntime/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/agentorch/agentorch/shared/awserr"
 	"github.com/agentorch/agentorch/shared/backoff"
 	"github.com/agentorch/agentorch/shared/domain"
 )
@@ -49,7 +47,6 @@ const (
 	DefaultMaxRetries = 3
 	DefaultBaseDelay  = 200 * time.Millisecond
 	maxDelay          = 5 * time.Second
-	maxMessageRunes   = 300
 )
 
 // Client is the part of *bedrockagentruntime.Client the adapter uses.
@@ -174,7 +171,7 @@ func (r *Reranker) Rerank(ctx context.Context, req domain.RerankRequest) ([]doma
 			return 0, false, nil
 		case busy:
 			return 0, true, domain.Wrap(domain.KindOverloaded, err, "The reranker is busy; retry shortly")
-		case again || (ctx.Err() == nil && dropped(err)):
+		case again || (ctx.Err() == nil && awserr.Dropped(err)):
 			return 0, true, classify(err, model)
 		}
 		return 0, false, classify(err, model)
@@ -233,18 +230,13 @@ func retryable(err error) (busy, again bool) {
 	return false, false
 }
 
-// dropped reports a connection that failed under a call (reset, closed, its answer cut short).
-func dropped(err error) bool {
-	return errors.Is(err, io.ErrUnexpectedEOF) || (retry.RetryableConnectionError{}).IsErrorRetryable(err) == aws.TrueTernary
-}
-
 // classify translates a final SDK error into a domain error.
 func classify(err error, model string) error {
 	var api smithy.APIError
 	if errors.As(err, &api) {
 		switch api.ErrorCode() {
 		case "ValidationException":
-			return domain.Wrap(domain.KindInvalid, err, "The reranker rejected the request: "+safeMessage(api.ErrorMessage()))
+			return domain.Wrap(domain.KindInvalid, err, "The reranker rejected the request: "+awserr.Message(api.ErrorMessage()))
 		case "ServiceQuotaExceededException":
 			return domain.Wrap(domain.KindOverloaded, err, "The reranker's quota is exhausted; retry later")
 		case "ThrottlingException", "BadGatewayException", "ServiceUnavailableException":
@@ -255,21 +247,4 @@ func classify(err error, model string) error {
 	// ResourceNotFound (the model is not offered in the Region), a persistent 5xx: the
 	// deployment's problem, logged in full and shown to clients as an internal error.
 	return fmt.Errorf("bedrock rerank %s: %w", model, err)
-}
-
-// safeMessage bounds a provider message and strips control characters before clients see it.
-func safeMessage(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, strings.TrimSpace(s))
-	if r := []rune(s); len(r) > maxMessageRunes {
-		s = string(r[:maxMessageRunes]) + "…"
-	}
-	if s == "" {
-		return "invalid request"
-	}
-	return s
 }
