@@ -333,6 +333,11 @@ func TestUnknownParametersAndEndpoints(t *testing.T) {
 	if e := errorOf(t, body); code != 400 || e["type"] != "parsing_exception" || e["reason"] != "unknown query [matchall] did you mean any of [match_all, match]?" {
 		t.Errorf("unknown query = %d %v", code, e)
 	}
+	// The hybrid query's own filter is neural-search 3.0's: 2.19 refuses it as an unknown field.
+	code, body = s.json(t, "POST", "/kb/_search", `{"query":{"hybrid":{"queries":[{"match_all":{}}],"filter":{"match_all":{}}}}}`)
+	if e := errorOf(t, body); code != 400 || e["type"] != "parsing_exception" || e["reason"] != "[hybrid] query does not support [filter]" {
+		t.Errorf("hybrid filter = %d %v", code, e)
+	}
 	code, body = s.json(t, "POST", "/kb/_search", `{"query":{"match_all":{}},"aggs":{}}`)
 	if e := errorOf(t, body); code != 400 || !strings.HasPrefix(e["reason"].(string), "opensearchlocal: ") {
 		t.Errorf("out-of-slice key = %d %v", code, e)

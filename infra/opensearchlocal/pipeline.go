@@ -283,11 +283,7 @@ func runHybrid(ixs []*index, h *qHybrid, req *searchReq, pp *phaseProcessor, now
 	for pos, ix := range ixs {
 		var perIx [][]scoredHit
 		var failed *osError
-		for _, sq := range h.queries {
-			q := sq
-			if h.filter != nil {
-				q = &qBool{must: []query{sq}, filter: []query{h.filter}, boost: 1}
-			}
+		for _, q := range h.queries {
 			res, e := searchIndex(ix, pos, q, nil, depth, now)
 			if e != nil {
 				failed = e

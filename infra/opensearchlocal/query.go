@@ -53,7 +53,6 @@ type (
 	qHybrid struct {
 		queries         []query
 		paginationDepth int
-		filter          query
 		boost           float32
 		name            string
 	}

@@ -155,12 +155,8 @@ func parseHybrid(v *jv) (query, *osError) {
 				return nil, errIllegalArgument("pagination_depth should be less than or equal to 10000 and greater than 0")
 			}
 			q.paginationDepth = int(n)
-		case "filter":
-			f, e := parseQuery(m.val)
-			if e != nil {
-				return nil, e
-			}
-			q.filter = f
+		// No filter: the hybrid query's own filter came with neural-search 3.0, and 2.19 refuses
+		// it as any unknown field (the default below).
 		default:
 			if ok, e := common(m, &q.boost, &q.name); ok {
 				if e != nil {
