@@ -122,7 +122,7 @@ func TestSpecStories(t *testing.T) {
 	}
 }
 
-// runStep sends one story step; the specCheckingServer validates the response schema.
+// runStep sends one story step; spectest.Checker validates the response schema.
 func (s *stand) runStep(t *testing.T, st step, kind string) {
 	t.Helper()
 	path := st.Path
