@@ -5,6 +5,7 @@
 //	go run ./scripts/kb chunk FILE [--chunk-size N] [--chunk-overlap N] [--split-by char|word|token] [--separators JSON]
 //	go run ./scripts/kb embed FILE [--provider local|bedrock|openai] [--model M] [--dimensions N]
 //	go run ./scripts/kb eval [--set persuasion|mpl|apt-get] [--top-k N] [--contextual-headers]
+//	go run ./scripts/kb bench-ingest [FILE...] [--rounds N] [--pid N]
 //
 // extract prints the text shared/extract finds in FILE. chunk splits that text with shared/chunk
 // and prints one JSON object a line, {"index", "text", "length"} (length in the --split-by unit);
@@ -18,6 +19,9 @@
 // eval runs the retrieval evaluation (shared/knowledge/testdata/eval/README.md: labelled sets
 // over a novel, a licence and a manual, the local embedder, the OpenSearch stand-in) and prints
 // recall@5 and MRR@10 per set and strategy.
+// bench-ingest times ingestion through a running make dev (same PORT and *_PORT variables) in
+// chunks/s and the dev process's CPU time, against the bare local embedder on the chunks it
+// indexed (benchingest.go; default files: a PDF, HTML, Markdown, plain text and a DOCX).
 // Flags may come before or after FILE. FILE "-" is standard input.
 package main
 
@@ -44,6 +48,7 @@ const usage = `usage:
   kb chunk FILE [--chunk-size N] [--chunk-overlap N] [--split-by char|word|token] [--separators JSON]
   kb embed FILE [--provider local|bedrock|openai] [--model M] [--dimensions N]
   kb eval [--set persuasion|mpl|apt-get] [--top-k N] [--contextual-headers]
+  kb bench-ingest [FILE...] [--rounds N] [--pid N] [--api URL] [--key-file F] [--opensearch URL]
 FILE "-" is standard input`
 
 func main() {
@@ -65,6 +70,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 		return embed(ctx, args[1:], stdin, stdout)
 	case "eval":
 		return eval(ctx, args[1:], stdout)
+	case "bench-ingest":
+		return benchIngest(ctx, args[1:], stdout)
 	}
 	fs := flag.NewFlagSet("kb "+args[0], flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are returned, and printed once by main
