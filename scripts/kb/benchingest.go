@@ -70,6 +70,7 @@ func benchIngest(ctx context.Context, args []string, stdout io.Writer) error {
 	company := fs.String("company", "dev", "the API key's company")
 	pid := fs.Int("pid", 0, "the dev process, for its CPU time (default: the .cache/bin/dev serving --api's port)")
 	rounds := fs.Int("rounds", 1, "knowledge bases to ingest and time, one after another")
+	model := fs.String("model", "", "the local model (default: the provider's default)")
 	files, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -94,7 +95,8 @@ func benchIngest(ctx context.Context, args []string, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Minute)
 	defer cancel()
 	c := &devClient{base: strings.TrimRight(*api, "/") + "/api/v1", key: strings.TrimSpace(string(key))}
-	emb, err := localEmbedder(ctx)
+	cfg := domain.Embedding{Provider: embeddings.ProviderLocal, Model: *model}
+	emb, err := localEmbedder(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -118,7 +120,7 @@ func benchIngest(ctx context.Context, args []string, stdout io.Writer) error {
 	fmt.Fprintf(tw, "round\tfiles\tchunks\tpipeline chunks/s\tpipeline cpu ms/chunk\tbare chunks/s\tbare cpu ms/chunk\tratio\tcpu-ratio\t\n")
 	var all roundFigures
 	for r := 1; r <= *rounds; r++ {
-		m, err := benchRound(ctx, c, emb, *osURL, *company, *pid, ids)
+		m, err := benchRound(ctx, c, emb, cfg, *osURL, *company, *pid, ids)
 		if err != nil {
 			return err
 		}
@@ -149,10 +151,14 @@ type roundFigures struct {
 
 // benchRound ingests the files into a new knowledge base, reads its chunks back, embeds them
 // bare, and deletes the knowledge base.
-func benchRound(ctx context.Context, c *devClient, emb domain.Embedder, osURL, company string, pid int, ids []string) (roundFigures, error) {
+func benchRound(ctx context.Context, c *devClient, emb domain.Embedder, cfg domain.Embedding, osURL, company string, pid int, ids []string) (roundFigures, error) {
 	var m roundFigures
+	ec := map[string]any{"provider": cfg.Provider}
+	if cfg.Model != "" {
+		ec["model"] = cfg.Model
+	}
 	body := map[string]any{"name": fmt.Sprintf("bench-ingest %s", time.Now().UTC().Format(time.RFC3339Nano)),
-		"selected_datasources": ids, "embedding_config": map[string]any{"provider": embeddings.ProviderLocal}}
+		"selected_datasources": ids, "embedding_config": ec}
 	cpu0, err := processCPU(pid)
 	if err != nil {
 		return m, err
@@ -240,14 +246,14 @@ func indexedTexts(ctx context.Context, osURL, company, kbID string, emb domain.E
 	return texts, nil
 }
 
-// localEmbedder is the local provider as ingestion builds it (embedProviders: the model's files
-// in .cache/models or LOCALEMBED_DIR).
-func localEmbedder(ctx context.Context) (domain.Embedder, error) {
-	providers, err := embedProviders(ctx, embeddings.ProviderLocal)
+// localEmbedder is the local model of cfg as ingestion builds it (embedProviders: the model's
+// files in .cache/models or LOCALEMBED_DIR).
+func localEmbedder(ctx context.Context, cfg domain.Embedding) (domain.Embedder, error) {
+	providers, err := embedProviders(ctx, cfg.Provider)
 	if err != nil {
 		return nil, err
 	}
-	return providers.Embedder(ctx, domain.Embedding{Provider: embeddings.ProviderLocal})
+	return providers.Embedder(ctx, cfg)
 }
 
 // devClient calls the dev API with its key.

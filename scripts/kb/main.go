@@ -48,7 +48,7 @@ const usage = `usage:
   kb chunk FILE [--chunk-size N] [--chunk-overlap N] [--split-by char|word|token] [--separators JSON]
   kb embed FILE [--provider local|bedrock|openai] [--model M] [--dimensions N]
   kb eval [--set persuasion|mpl|apt-get] [--top-k N] [--contextual-headers]
-  kb bench-ingest [FILE...] [--rounds N] [--pid N] [--api URL] [--key-file F] [--opensearch URL]
+  kb bench-ingest [FILE...] [--rounds N] [--model M] [--pid N] [--api URL] [--key-file F] [--opensearch URL]
 FILE "-" is standard input`
 
 func main() {
