@@ -117,7 +117,7 @@ func benchIngest(ctx context.Context, args []string, stdout io.Writer) error {
 		ids = append(ids, id)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "round\tfiles\tchunks\tpipeline chunks/s\tpipeline cpu ms/chunk\tbare chunks/s\tbare cpu ms/chunk\tratio\tcpu-ratio\t\n")
+	_, _ = fmt.Fprintf(tw, "round\tfiles\tchunks\tpipeline chunks/s\tpipeline cpu ms/chunk\tbare chunks/s\tbare cpu ms/chunk\tratio\tcpu-ratio\t\n")
 	var all roundFigures
 	for r := 1; r <= *rounds; r++ {
 		m, err := benchRound(ctx, c, emb, cfg, *osURL, *company, *pid, ids)
@@ -137,7 +137,7 @@ func benchIngest(ctx context.Context, args []string, stdout io.Writer) error {
 
 // print writes the figures as a row of the table.
 func (m roundFigures) print(w io.Writer, round string, files int) {
-	fmt.Fprintf(w, "%s\t%d\t%d\t%.1f\t%.2f\t%.1f\t%.2f\t%.3f\t%.3f\t\n", round, files, m.chunks,
+	_, _ = fmt.Fprintf(w, "%s\t%d\t%d\t%.1f\t%.2f\t%.1f\t%.2f\t%.3f\t%.3f\t\n", round, files, m.chunks,
 		float64(m.chunks)/m.pipeWall.Seconds(), ms(m.pipeCPU)/float64(m.chunks),
 		float64(m.chunks)/m.bareWall.Seconds(), ms(m.bareCPU)/float64(m.chunks),
 		m.bareWall.Seconds()/m.pipeWall.Seconds(), m.bareCPU.Seconds()/m.pipeCPU.Seconds())
@@ -288,7 +288,7 @@ func (c *devClient) do(ctx context.Context, method, path string, body any, conte
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
