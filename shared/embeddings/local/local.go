@@ -55,6 +55,17 @@ func Loader(dir string) embeddings.LocalLoader {
 	}
 }
 
+// EnsureFiles fetches into dir whatever the local models' files lack (use-lite's, then the GloVe
+// vectors of use-lite-glove), so that the loader later reads them offline: for callers that
+// fetch ahead of the first knowledge base (make dev, make test).
+func EnsureFiles(ctx context.Context, dir string) error {
+	if _, err := localembed.EnsureFiles(ctx, dir); err != nil {
+		return err
+	}
+	_, err := glove.EnsureFiles(ctx, dir)
+	return err
+}
+
 // Readable is the text the provider embeds for text: every run of white space (spaces, tabs,
 // line breaks, and the other code points unicode.IsSpace accepts) becomes one space, and the
 // ends are trimmed. A text that is already so is returned as it is, without copying.

@@ -214,24 +214,8 @@ var tabbed = []string{
 // runs of spaces as it embeds the text with its whitespace collapsed (the model itself, given
 // the text as it is, embeds it differently: tabs and line breaks are unknown tokens to it).
 func TestLocalEmbedsWhitespaceNormalised(t *testing.T) {
-	cache := modelCache(t)
-	p, err := embeddings.New(embeddings.Options{Local: local.Loader(cache)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	e, err := p.Embedder(ctx, domain.Embedding{Model: "use-lite"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := localembed.EnsureFiles(ctx, cache)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := localembed.Load(files)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, m := localEmbedder(t)
 	collapsed := make([]string, len(tabbed))
 	for i, s := range tabbed {
 		collapsed[i] = strings.Join(strings.Fields(s), " ")

@@ -15,7 +15,8 @@ import (
 	"github.com/agentorch/agentorch/shared/localembed"
 )
 
-// localEmbedder is the local provider over the repository's model cache, and the model itself.
+// localEmbedder is the local provider's use-lite over the repository's model cache, and the
+// model itself.
 func localEmbedder(t *testing.T) (domain.Embedder, *localembed.Model) {
 	t.Helper()
 	ctx := context.Background()
@@ -24,7 +25,7 @@ func localEmbedder(t *testing.T) (domain.Embedder, *localembed.Model) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := p.Embedder(ctx, domain.Embedding{})
+	e, err := p.Embedder(ctx, domain.Embedding{Model: "use-lite"})
 	if err != nil {
 		t.Fatal(err)
 	}
