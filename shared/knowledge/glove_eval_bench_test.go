@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/agentorch/agentorch/infra/localstack"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/embeddings"
+	"github.com/agentorch/agentorch/shared/embeddings/local"
 	"github.com/agentorch/agentorch/shared/glove"
 	"github.com/agentorch/agentorch/shared/knowledge"
 	"github.com/agentorch/agentorch/shared/library"
@@ -117,7 +117,7 @@ func benchGloveSet(b *testing.B, providers *embeddings.Providers, set evalSet, m
 		ids = append(ids, fv.ID)
 	}
 	kb := k.createKB(b, alice, set.name, map[string]any{"selected_datasources": ids,
-		"embedding_config": map[string]any{"provider": "local"}})
+		"embedding_config": map[string]any{"provider": "local", "model": "use-lite"}}) // the experiment joins use-lite with GloVe itself
 	if errs := k.drain(b); len(errs) > 0 {
 		b.Fatalf("ingestion errors: %v", errs)
 	}
@@ -169,18 +169,18 @@ func benchGloveSet(b *testing.B, providers *embeddings.Providers, set evalSet, m
 	// concatenated, so that the cosine of two such vectors is the weighted sum of the two
 	// cosines (what a single knn field of the joined vectors would rank by).
 	gv := models["default"].Embed(texts)
-	for _, w := range []float32{0.3, 0.5, 0.7} {
+	for _, w := range []float64{0.3, 0.5, 0.7} {
 		name := fmt.Sprintf("joined%.1f", w)
 		joined := make([][]float32, len(texts))
 		for i := range texts {
-			joined[i] = joinVectors(useVecs[i], gv[i], w)
+			joined[i] = local.Join(useVecs[i], gv[i], w)
 		}
 		for _, q := range qs {
 			qv, err := emb.Embed(ctx, []string{q.Question})
 			if err != nil {
 				b.Fatal(err)
 			}
-			lists[name] = append(lists[name], cosineTop(joinVectors(qv[0], models["default"].Embed([]string{q.Question})[0], w), joined, keys, depth))
+			lists[name] = append(lists[name], cosineTop(local.Join(qv[0], models["default"].Embed([]string{q.Question})[0], w), joined, keys, depth))
 		}
 	}
 	for _, cut := range []int{5, 8, 10, 20, 50} {
@@ -277,18 +277,4 @@ func rrf(lists [][]chunkKey, cut int, rankConstant float64) []chunkKey {
 	}
 	slices.SortStableFunc(order, func(a, b chunkKey) int { return cmp.Compare(score[b], score[a]) })
 	return order
-}
-
-// joinVectors is √w·a ‖ √(1−w)·b: for unit a and b, the dot product of two joined vectors is
-// w·cos(a) + (1−w)·cos(b).
-func joinVectors(a, b []float32, w float32) []float32 {
-	out := make([]float32, 0, len(a)+len(b))
-	wa, wb := float32(math.Sqrt(float64(w))), float32(math.Sqrt(float64(1-w)))
-	for _, x := range a {
-		out = append(out, wa*x)
-	}
-	for _, x := range b {
-		out = append(out, wb*x)
-	}
-	return out
 }

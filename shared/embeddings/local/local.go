@@ -156,19 +156,25 @@ func (j joined) EmbedCounted(ctx context.Context, texts []string) ([][]float32, 
 		return use, tokens, err
 	}
 	gv := j.glove.Embed(texts)
-	wu, wg := float32(math.Sqrt(useWeight)), float32(math.Sqrt(1-useWeight))
 	out := make([][]float32, len(texts))
 	for i := range texts {
-		v := make([]float32, 0, len(use[i])+len(gv[i]))
-		for _, x := range use[i] {
-			v = append(v, wu*x)
-		}
-		for _, x := range gv[i] {
-			v = append(v, wg*x)
-		}
-		out[i] = v
+		out[i] = Join(use[i], gv[i], useWeight)
 	}
 	return out, tokens, nil
+}
+
+// Join is √w·a followed by √(1−w)·b: for unit a and b (and a2, b2), the dot product of two joined
+// vectors is w·(a·a2) + (1−w)·(b·b2), and a joined vector has unit length.
+func Join(a, b []float32, w float64) []float32 {
+	wa, wb := float32(math.Sqrt(w)), float32(math.Sqrt(1-w))
+	v := make([]float32, 0, len(a)+len(b))
+	for _, x := range a {
+		v = append(v, wa*x)
+	}
+	for _, x := range b {
+		v = append(v, wb*x)
+	}
+	return v
 }
 
 func (j joined) Dimensions() int { return j.embedder.Dimensions() + j.glove.Dimensions() }
