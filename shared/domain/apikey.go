@@ -31,6 +31,11 @@ const (
 	// ScopeUsageRead reads the company's usage report (requests, tokens and cost per day, key
 	// and agent).
 	ScopeUsageRead = "usage:read"
+	// ScopeMemoryRead lists and reads the memory agents keep of end users (docs/memory.md) and
+	// opens sessions whose configuration turns memory on; ScopeMemoryWrite creates, changes and
+	// deletes it, forgets a user, and lets an execution's agent write memory.
+	ScopeMemoryRead  = "memory:read"
+	ScopeMemoryWrite = "memory:write"
 	// ScopeAdmin manages the keys of every owner of the company and includes every other scope.
 	// Only a key that lists it explicitly holds it.
 	ScopeAdmin = "admin"
@@ -38,7 +43,7 @@ const (
 
 // KnownScopes lists every scope a key may carry.
 var KnownScopes = []string{ScopeAgentsRead, ScopeAgentsWrite, ScopeKeysManage, ScopeSessionRead, ScopeSessionsWrite,
-	ScopeKnowledgeRead, ScopeKnowledgeWrite, ScopeApprovals, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeUsageRead, ScopeAdmin}
+	ScopeKnowledgeRead, ScopeKnowledgeWrite, ScopeApprovals, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeUsageRead, ScopeMemoryRead, ScopeMemoryWrite, ScopeAdmin}
 
 // identifierRE is what owners and companies look like: they become parts of storage keys, so no
 // separators, spaces or control characters.
