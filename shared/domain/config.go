@@ -20,6 +20,8 @@ type AgentConfig struct {
 	Entry string
 	// SaveMessages and PersistentState are the configuration's flags (both default true).
 	SaveMessages, PersistentState bool
+	// Memory is the configuration's memory (its top-level "memory"), for every node.
+	Memory MemoryConfig
 }
 
 // Successors returns the distinct targets of the edges leaving name, in edge order.
@@ -85,7 +87,8 @@ func (n *NodeConfig) ScopesNeeded() []string {
 }
 
 // ScopesNeeded lists the scopes the nodes of c need (NodeConfig.ScopesNeeded), each once, in
-// configuration order.
+// configuration order, then ScopeMemoryRead when memory is on (the agent reads the user's
+// memory into its prompts).
 func (c *AgentConfig) ScopesNeeded() []string {
 	var out []string
 	for _, name := range c.Order {
@@ -96,6 +99,9 @@ func (c *AgentConfig) ScopesNeeded() []string {
 				}
 			}
 		}
+	}
+	if c.Memory.Enabled {
+		out = append(out, ScopeMemoryRead)
 	}
 	return out
 }
@@ -138,6 +144,7 @@ func ParseConfig(cfg map[string]any, tools ToolCatalog, prefix string) (*AgentCo
 		Entry:           flow.Entry,
 		SaveMessages:    boolOr(cfg["save_messages"], true),
 		PersistentState: boolOr(cfg["persistent_state"], true),
+		Memory:          MemoryConfigOf(cfg),
 	}
 	c.Name, _ = cfg["name"].(string)
 	var errs []FieldError

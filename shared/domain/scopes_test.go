@@ -52,7 +52,7 @@ func TestGrants(t *testing.T) {
 	for _, tt := range []struct {
 		scopes, want []string
 	}{
-		{nil, []string{ScopeAgentsRead, ScopeAgentsWrite, ScopeKeysManage, ScopeSessionRead, ScopeSessionsWrite, ScopeKnowledgeRead, ScopeKnowledgeWrite, ScopeApprovals, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeUsageRead}},
+		{nil, []string{ScopeAgentsRead, ScopeAgentsWrite, ScopeKeysManage, ScopeSessionRead, ScopeSessionsWrite, ScopeKnowledgeRead, ScopeKnowledgeWrite, ScopeApprovals, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeUsageRead, ScopeMemoryRead, ScopeMemoryWrite}},
 		{[]string{ScopeSessionsWrite}, []string{ScopeSessionRead, ScopeSessionsWrite}},
 		{[]string{ScopeAdmin}, KnownScopes},
 	} {

@@ -68,8 +68,9 @@ type FunctionTool struct {
 
 // toolEntry validates one entry of a node's tools array.
 func (v *validator) toolEntry(x any, path string) {
-	if _, ok := x.(string); ok {
+	if s, ok := x.(string); ok {
 		v.str(x, path, true)
+		v.memoryTool(s, path)
 		return
 	}
 	m, ok := x.(map[string]any)
@@ -100,6 +101,8 @@ func (v *validator) toolEntry(x any, path string) {
 			v.add(path+".name", "is required: a string")
 		case !ValidToolName(name):
 			v.add(path+".name", "must be 1-64 letters, digits, _ or -")
+		default:
+			v.memoryTool(name, path+".name")
 		}
 		if d, ok := m["description"]; ok && d != nil {
 			if s, ok := d.(string); !ok {
@@ -308,6 +311,11 @@ func (c *AgentConfig) CheckTools(servers MCPServers) []FieldError {
 		}
 		if len(n.KnowledgeBases) > 0 {
 			seen[KnowledgeSearchTool] = "knowledge_bases"
+		}
+		if c.Memory.Enabled && n.AgentType == AgentTypeReact {
+			for _, t := range MemoryTools {
+				seen[t] = "memory"
+			}
 		}
 		for _, f := range n.Functions {
 			claim(f.Name, f.Path)

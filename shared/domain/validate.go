@@ -55,6 +55,9 @@ func ValidateAgentConfig(cfg map[string]any, prefix string) []FieldError {
 	if x, ok := cfg["mcp"]; ok && x != nil {
 		v.mcpServe(x, join(prefix, "mcp"))
 	}
+	if x, ok := cfg["memory"]; ok {
+		v.memory(x, join(prefix, "memory"))
+	}
 	return v.errs
 }
 
