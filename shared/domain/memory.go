@@ -197,3 +197,7 @@ type MemoryExtractJob struct {
 
 // MaxExtractTextLength bounds each text an extraction job carries (SQS takes 256 KiB).
 const MaxExtractTextLength = 16000
+
+// MemoryExtractHeading begins the system prompt of a memory extraction (shared/memory): the
+// offline model (shared/localmodel) knows an extraction by it and answers one in kind.
+const MemoryExtractHeading = "# Memory extraction"
