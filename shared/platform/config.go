@@ -69,6 +69,9 @@ type Config struct {
 	// WebhookQueueURL is the SQS queue of webhook events and deliveries (WebhookQueue); empty
 	// publishes no event and refuses redeliveries.
 	WebhookQueueURL string
+	// MemoryQueueURL is the SQS queue of memory extraction jobs (MemoryQueue), set on the
+	// functions that enqueue them and on the one that consumes them; empty: no extraction is queued.
+	MemoryQueueURL string
 	// OpenSearchEndpoint is where the knowledge bases' vectors live: the domain's endpoint on AWS
 	// (a host name; requests are SigV4-signed), the stand-in locally.
 	OpenSearchEndpoint string
@@ -135,6 +138,7 @@ func LoadConfig() (Config, error) {
 		OpenAIModel:        env("OPENAI_MODEL", ""),
 		ExecQueueURL:       env("EXECUTION_QUEUE_URL", ""),
 		WebhookQueueURL:    env("WEBHOOK_QUEUE_URL", ""),
+		MemoryQueueURL:     env("MEMORY_QUEUE_URL", ""),
 		PublicBaseURL:      env("PUBLIC_BASE_URL", local(LocalPublicBaseURL)),
 		StreamBaseURL:      env("STREAM_BASE_URL", ""),
 		OpenSearchEndpoint: env("OPENSEARCH_ENDPOINT", local(LocalOpenSearchEndpoint)),

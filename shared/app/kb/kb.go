@@ -46,21 +46,11 @@ func Service(a *core.App) (*knowledge.Service, error) {
 
 func build(a *core.App, events knowledge.Events) (*knowledge.Service, error) {
 	cfg := a.Config
-	// On AWS every request to the domain is SigV4-signed for "es"; the local stand-in takes
-	// plain HTTP.
-	var signing *aws.Config
-	if cfg.InLambda {
-		signing = &a.AWS
-	}
-	client, err := vectors.NewClient(cfg.OpenSearchEndpoint, signing, nil)
+	index, err := Index(a)
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: %w", err)
 	}
-	index, err := vectors.New(client, vectors.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("knowledge: %w", err)
-	}
-	emb, err := embedders(a.AWS, cfg)
+	emb, err := Embedders(a)
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: %w", err)
 	}
@@ -82,6 +72,36 @@ func build(a *core.App, events knowledge.Events) (*knowledge.Service, error) {
 		d.Queue = sqs.NewQueue(sqs.NewClient(a.AWS, cfg.SQSEndpoint), cfg.IngestQueueURL)
 	}
 	return knowledge.New(d, knowledge.Limits{}), nil
+}
+
+type indexKey struct{}
+
+// Index is the application's vector index on OpenSearch, built once (core.Shared; no network
+// call): the knowledge feature's and memory's (shared/app/mem), whose records live in the same
+// indices.
+func Index(a *core.App) (*vectors.Store, error) {
+	return core.Shared(a, indexKey{}, func() (*vectors.Store, error) {
+		// On AWS every request to the domain is SigV4-signed for "es"; the local stand-in takes
+		// plain HTTP.
+		var signing *aws.Config
+		if a.Config.InLambda {
+			signing = &a.AWS
+		}
+		client, err := vectors.NewClient(a.Config.OpenSearchEndpoint, signing, nil)
+		if err != nil {
+			return nil, err
+		}
+		return vectors.New(client, vectors.Options{})
+	})
+}
+
+type embeddersKey struct{}
+
+// Embedders are the application's embedding providers, built once (core.Shared), so that the
+// knowledge feature and memory share one local model in a process that serves both (the dev
+// server, the tests).
+func Embedders(a *core.App) (*embeddings.Providers, error) {
+	return core.Shared(a, embeddersKey{}, func() (*embeddings.Providers, error) { return embedders(a.AWS, a.Config) })
 }
 
 // embedders builds the embedding providers: local where its model cache is configured (locally)

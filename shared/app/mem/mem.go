@@ -1,0 +1,54 @@
+// Package mem adds memory across sessions (shared/memory, docs/memory.md) to the core: its
+// records and blocks in the table, its record vectors in the knowledge feature's OpenSearch
+// indices (through the embedders app/kb builds), and its extraction queue. It builds the memory
+// group and the extraction function's processor; run gives its service to the engine.
+package mem
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/agentorch/agentorch/shared/app/core"
+	"github.com/agentorch/agentorch/shared/app/kb"
+	"github.com/agentorch/agentorch/shared/memory"
+	"github.com/agentorch/agentorch/shared/sqs"
+)
+
+type serviceKey struct{}
+
+// Service is the memory feature of the application, built on first use (no network call) and
+// the same service, or the same error, on every use: the store, the vector index and the
+// embedders the knowledge feature uses, and MEMORY_QUEUE_URL's queue where it is set (the
+// functions that enqueue extraction: runtime, stream, worker). It resolves no model: the API
+// and the engine's recall, tools and enqueue need none, and extraction's processor (Extract)
+// adds them, so that the memory function links no model provider.
+func Service(a *core.App) (*memory.Service, error) {
+	return core.Shared(a, serviceKey{}, func() (*memory.Service, error) {
+		d, err := deps(a)
+		if err != nil {
+			return nil, err
+		}
+		return memory.New(d), nil
+	})
+}
+
+// deps are the feature's adapters but the models.
+func deps(a *core.App) (memory.Deps, error) {
+	index, err := kb.Index(a)
+	if err != nil {
+		return memory.Deps{}, fmt.Errorf("memory: %w", err)
+	}
+	emb, err := kb.Embedders(a)
+	if err != nil {
+		return memory.Deps{}, fmt.Errorf("memory: %w", err)
+	}
+	store, ok := any(a.Store).(memory.Store)
+	if !ok {
+		return memory.Deps{}, errors.New("memory: the table's store does not implement memory.Store")
+	}
+	d := memory.Deps{Store: store, Index: index, Embedders: emb}
+	if a.Config.MemoryQueueURL != "" {
+		d.Queue = sqs.NewQueue(sqs.NewClient(a.AWS, a.Config.SQSEndpoint), a.Config.MemoryQueueURL)
+	}
+	return d, nil
+}
