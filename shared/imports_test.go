@@ -35,7 +35,7 @@ var layer = map[string]string{
 	"telemetry": "adapter", "telemetry/telemetrytest": "adapter",
 	// The HTTP layer and the composition root.
 	"api": "api", "api/a2aserve": "api", "api/mcpserve": "api", "api/openaiserve": "api", "app": "app", "app/core": "app", "app/kb": "app", "app/run": "app", "app/secrets": "app", "app/tooling": "app",
-	"app/meta": "app", "app/servers": "app", "app/hooks": "app", "app/mem": "app",
+	"app/meta": "app", "app/servers": "app", "app/hooks": "app", "app/mem": "app", "app/llm": "app",
 }
 
 // may lists the layers each layer may depend on (transitively).

@@ -13,9 +13,6 @@ import (
 	// it out (about 0.4 MB).
 	_ "time/tzdata"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
-
 	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/api/a2aserve"
 	"github.com/agentorch/agentorch/shared/api/mcpserve"
@@ -23,12 +20,12 @@ import (
 	"github.com/agentorch/agentorch/shared/app/core"
 	"github.com/agentorch/agentorch/shared/app/hooks"
 	"github.com/agentorch/agentorch/shared/app/kb"
+	"github.com/agentorch/agentorch/shared/app/llm"
 	"github.com/agentorch/agentorch/shared/app/tooling"
 	"github.com/agentorch/agentorch/shared/bedrock"
 	"github.com/agentorch/agentorch/shared/domain"
 	"github.com/agentorch/agentorch/shared/engine"
 	"github.com/agentorch/agentorch/shared/knowledge"
-	"github.com/agentorch/agentorch/shared/localmodel"
 	"github.com/agentorch/agentorch/shared/openai"
 	"github.com/agentorch/agentorch/shared/platform"
 	"github.com/agentorch/agentorch/shared/pricing"
@@ -45,7 +42,7 @@ type sessionsKey struct{}
 func Sessions(a *core.App) *sessions.Service {
 	s, _ := core.Shared(a, sessionsKey{}, func() (*sessions.Service, error) {
 		reg := tooling.Registry(a)
-		eng := engine.NewEngine(models(a.AWS, a.Config), reg, engine.Limits{}).WithRetriever(retriever{a}).WithTracing(tracing(a))
+		eng := engine.NewEngine(llm.Models(a), reg, engine.Limits{}).WithRetriever(retriever{a}).WithTracing(tracing(a))
 		d := sessions.Deps{Store: a.Store, Agents: tooling.AgentsService(a), Engine: eng, Tools: reg,
 			Fetch: tools.NewURLFetcher(tools.Options{}), Images: core.ImageStore(a), KnowledgeBases: a.Store, MCP: tooling.MCP(a),
 			Prices: prices(a.Config), Usage: a.Store, Budgets: a.Auth}
@@ -100,23 +97,8 @@ func (r retriever) Search(ctx context.Context, p domain.Principal, id string, in
 	return k.Search(ctx, p, id, in)
 }
 
-// models builds the providers: local always (the offline development model), bedrock (its
-// client makes no call until used) on AWS or with credentials, openai when a base URL is set.
-func models(awsCfg aws.Config, cfg platform.Config) engine.ModelSet {
-	set := engine.ModelSet{Default: cfg.ModelProvider, ByName: map[string]domain.Model{"local": localmodel.Model{}}}
-	// Locally Bedrock is offered only with real AWS credentials in the environment; otherwise a
-	// configuration naming it gets a clear 400 rather than a failed call.
-	if cfg.InLambda || cfg.ModelProvider == "bedrock" || platform.HasAWSCredentials() {
-		set.ByName["bedrock"] = bedrock.New(bedrockruntime.NewFromConfig(awsCfg), bedrock.Options{DefaultModel: cfg.BedrockModel})
-	}
-	if cfg.OpenAIBaseURL != "" {
-		set.ByName["openai"] = openai.New(openai.Options{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, DefaultModel: cfg.OpenAIModel})
-	}
-	return set
-}
-
 // prices is the price book of cost_usd: the list prices with MODEL_PRICES over them, and the
-// defaults models() gives calls that name no provider or model.
+// defaults llm.Models gives calls that name no provider or model.
 func prices(cfg platform.Config) *pricing.Book {
 	or := func(v, def string) string {
 		if v == "" {
