@@ -172,7 +172,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 		api.NewMeta(api.Options{}), api.NewAgents(agents.NewService(nil, tools.NewRegistry(tools.Builtins(tools.Options{})...)), api.Options{}), api.NewAuth(nil, api.Options{}).WithAudit(nil).ServeUsage(nil).ServeLimits(nil),
 		api.NewSessions(&fakeSessions{}, api.Options{}), withA2A(withOpenAI(withMCP(api.NewRuntime(&fakeSessions{}, api.Options{})))), api.NewImages(nil, nil, api.Options{}),
 		api.NewFiles(unreachableKnowledge{}, api.Options{}), api.NewCollections(unreachableKnowledge{}, api.Options{}), api.NewKnowledge(unreachableKnowledge{}, api.Options{}),
-		api.NewMCPServers(nil, api.Options{}), api.NewWebhooks(nil, nil, api.Options{}),
+		api.NewMCPServers(nil, api.Options{}), api.NewWebhooks(nil, nil, api.Options{}), api.NewMemory(nil, api.Options{}),
 	}
 	for _, g := range groups {
 		for _, r := range g.Routes() {

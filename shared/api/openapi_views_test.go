@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/agentorch/agentorch/shared/memory"
 )
 
 // jsonTypes holds every struct type of this package that goes over the wire as JSON to the schema
@@ -41,6 +43,9 @@ var jsonTypes = []struct {
 	{webhookJSON{}, "Webhook"},
 	{webhookSecretJSON{}, "WebhookWithSecret"},
 	{deliveryJSON{}, "WebhookDelivery"},
+	{memoryRecordJSON{}, "MemoryRecord"},
+	{memoryBlockJSON{}, "MemoryBlock"},
+	{forgetJSON{}, "MemoryForgotten"},
 	{pendingUploadJSON{}, "PendingUpload"},
 	{collectionJSON{}, "Collection"},
 	{collectionDetailJSON{}, "CollectionDetail"},
@@ -78,6 +83,10 @@ var jsonTypes = []struct {
 	{answerBody{}, "ExecuteRequest"}, // the body read again when it answers (execute.go)
 	{authorizeJSON{}, "MCPServerAuthorize"},
 	{callbackJSON{}, "MCPServerCallback"},
+	{memory.RecordInput{}, "MemoryRecordCreate"},
+	{memory.RecordUpdate{}, "MemoryRecordUpdate"},
+	{memory.BlockInput{}, "MemoryBlockCreate"},
+	{memory.BlockUpdate{}, "MemoryBlockUpdate"},
 }
 
 // TestJSONTypesMatchSchemas holds each type of jsonTypes to its schema in both directions: every
