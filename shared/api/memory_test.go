@@ -24,6 +24,9 @@ import (
 // by send), the error envelope with the decoder's field paths, the scopes, and the list filters
 // as the service is handed them. The service's own rules are memory's tests'.
 
+// The service the group is wired to implements what the handlers call.
+var _ api.MemoryService = (*memory.Service)(nil)
+
 // fakeMemory keeps records and blocks per company and what each list and forget was asked.
 // It checks no scope: a 403 here is the handler's.
 type fakeMemory struct {
