@@ -45,7 +45,7 @@ func (s *fakeSessions) Create(_ context.Context, p domain.Principal, in sessions
 }
 
 // FromAgent starts a session on the configuration of the agent of agentKey that p may read.
-func (s *fakeSessions) FromAgent(ctx context.Context, p domain.Principal, agentKey string) (*domain.Session, *domain.Agent, error) {
+func (s *fakeSessions) FromAgent(ctx context.Context, p domain.Principal, agentKey string, _ *string) (*domain.Session, *domain.Agent, error) {
 	var agent *domain.Agent
 	if s.agents != nil {
 		s.agents.mu.Lock()

@@ -12,7 +12,7 @@ import (
 // SessionService is what the sessions group calls; sessions.Service is the implementation.
 type SessionService interface {
 	Create(ctx context.Context, p domain.Principal, in sessions.CreateInput) (*domain.Session, error)
-	FromAgent(ctx context.Context, p domain.Principal, agentKey string) (*domain.Session, *domain.Agent, error)
+	FromAgent(ctx context.Context, p domain.Principal, agentKey string, userID *string) (*domain.Session, *domain.Agent, error)
 	Feedback(ctx context.Context, p domain.Principal, messageID string, rating *int, comment *string) (*domain.Feedback, error)
 	List(ctx context.Context, p domain.Principal, offset, limit int) ([]*domain.Session, bool, error)
 	Get(ctx context.Context, p domain.Principal, id string) (*domain.Session, error)
@@ -77,7 +77,21 @@ func (h *sessionHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s, err := h.svc.Create(r.Context(), principal(r), sessions.CreateInput{Config: domain.ConfigDocOf(body)})
+	// user_id sits beside the configuration's fields: it is no part of the configuration
+	// stored, shown and hashed.
+	in := sessions.CreateInput{}
+	if x, ok := body["user_id"]; ok {
+		delete(body, "user_id")
+		if x != nil {
+			id, ok := x.(string)
+			if !ok {
+				return domain.Invalid([]domain.FieldError{{Field: "user_id", Message: domain.UserIDRule}})
+			}
+			in.UserID = &id
+		}
+	}
+	in.Config = domain.ConfigDocOf(body)
+	s, err := h.svc.Create(r.Context(), principal(r), in)
 	if err != nil {
 		return err
 	}
@@ -93,7 +107,12 @@ func (h *sessionHandlers) fromAgent(w http.ResponseWriter, r *http.Request) erro
 	if key == "" {
 		return domain.Invalid([]domain.FieldError{{Field: "agent_key", Message: "query parameter is required"}})
 	}
-	s, a, err := h.svc.FromAgent(r.Context(), principal(r), key)
+	var userID *string
+	if q := r.URL.Query(); q.Has("user_id") {
+		id := q.Get("user_id")
+		userID = &id
+	}
+	s, a, err := h.svc.FromAgent(r.Context(), principal(r), key, userID)
 	if err != nil {
 		return err
 	}

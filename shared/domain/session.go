@@ -13,6 +13,7 @@ type Session struct {
 	ConfigHash   string
 	AgentID      string
 	AgentName    string
+	UserID       string // the end user served (ValidUserID), whose memory the agent uses; "" none
 	Variables    map[string]any
 	MessageCount int
 	VisibleCount int

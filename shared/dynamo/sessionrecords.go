@@ -19,6 +19,7 @@ type sessionRecord struct {
 	ConfigHash   string               `json:"config_hash"`
 	AgentID      string               `json:"agent_id,omitempty"`
 	AgentName    string               `json:"agent_name,omitempty"`
+	UserID       string               `json:"user_id,omitempty"`
 	Variables    map[string]any       `json:"variables"`
 	MessageCount int                  `json:"message_count"`
 	VisibleCount int                  `json:"visible_message_count"`
@@ -30,14 +31,14 @@ type sessionRecord struct {
 
 func newSessionRecord(s *domain.Session) sessionRecord {
 	return sessionRecord{ID: s.ID, Name: s.Name, Owner: s.Owner, Company: s.Company, Config: s.Config, ConfigHash: s.ConfigHash,
-		AgentID: s.AgentID, AgentName: s.AgentName, Variables: s.Variables, MessageCount: s.MessageCount,
+		AgentID: s.AgentID, AgentName: s.AgentName, UserID: s.UserID, Variables: s.Variables, MessageCount: s.MessageCount,
 		VisibleCount: s.VisibleCount, Executions: s.Executions, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		Pending: newPendingRecord(s.Pending)}
 }
 
 func (r *sessionRecord) session() *domain.Session {
 	return &domain.Session{ID: r.ID, Name: r.Name, Owner: r.Owner, Company: r.Company, Config: r.Config, ConfigHash: r.ConfigHash,
-		AgentID: r.AgentID, AgentName: r.AgentName, Variables: r.Variables, MessageCount: r.MessageCount,
+		AgentID: r.AgentID, AgentName: r.AgentName, UserID: r.UserID, Variables: r.Variables, MessageCount: r.MessageCount,
 		VisibleCount: r.VisibleCount, Executions: r.Executions, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 		Pending: r.Pending.pending()}
 }

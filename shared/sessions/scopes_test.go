@@ -84,7 +84,7 @@ func TestConfigsNamingKnowledgeBasesNeedKnowledgeRead(t *testing.T) {
 		if got := domain.KindOf(err); err != nil && got != tt.want || err == nil && tt.want != 0 {
 			t.Errorf("Create by %v: %v, want kind %v", tt.p.Scopes, err, tt.want)
 		}
-		_, _, err = svc.FromAgent(ctx, tt.p, "kb-agent")
+		_, _, err = svc.FromAgent(ctx, tt.p, "kb-agent", nil)
 		if got := domain.KindOf(err); err != nil && got != tt.want || err == nil && tt.want != 0 {
 			t.Errorf("FromAgent by %v: %v, want kind %v", tt.p.Scopes, err, tt.want)
 		}

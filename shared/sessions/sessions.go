@@ -158,12 +158,16 @@ type Images interface {
 type CreateInput struct {
 	// Config is the configuration document (either shape), stored and shown as sent.
 	Config domain.ConfigDoc
+	// UserID names the end user the session serves (the body's user_id, beside the
+	// configuration's fields); nil names none.
+	UserID *string
 }
 
 // Create validates an inline configuration and opens a session for it.
 func (s *Service) Create(ctx context.Context, p domain.Principal, in CreateInput) (*domain.Session, error) {
-	g, errs := in.Config.Parse(s.tools, "")
-	if len(errs) > 0 {
+	errs := userIDErrors(in.UserID)
+	g, cfgErrs := in.Config.Parse(s.tools, "")
+	if errs = append(errs, cfgErrs...); len(errs) > 0 {
 		return nil, domain.Invalid(errs)
 	}
 	if err := g.Permit(p); err != nil {
@@ -176,6 +180,7 @@ func (s *Service) Create(ctx context.Context, p domain.Principal, in CreateInput
 		return nil, err
 	}
 	sess := s.newSession(p, in.Config.Object())
+	sess.UserID = deref(in.UserID)
 	s.configs.put(sess.ConfigHash, g)
 	if err := s.store.CreateSession(ctx, sess); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
@@ -183,13 +188,17 @@ func (s *Service) Create(ctx context.Context, p domain.Principal, in CreateInput
 	return sess, nil
 }
 
-// FromAgent opens a session on a stored agent's current configuration.
-func (s *Service) FromAgent(ctx context.Context, p domain.Principal, agentKey string) (*domain.Session, *domain.Agent, error) {
+// FromAgent opens a session on a stored agent's current configuration, serving the end user
+// userID (nil: none).
+func (s *Service) FromAgent(ctx context.Context, p domain.Principal, agentKey string, userID *string) (*domain.Session, *domain.Agent, error) {
+	if errs := userIDErrors(userID); len(errs) > 0 {
+		return nil, nil, domain.Invalid(errs)
+	}
 	a, err := s.agents.GetByKey(ctx, p, agentKey)
 	if err != nil {
 		return nil, nil, err
 	}
-	sess, err := s.OnAgent(ctx, p, a)
+	sess, err := s.onAgent(ctx, p, a, deref(userID))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -199,6 +208,11 @@ func (s *Service) FromAgent(ctx context.Context, p domain.Principal, agentKey st
 // OnAgent opens a session on a, an agent p has read (by its key, or in a list): FromAgent without
 // reading the agent again, for the surfaces that name agents (MCP, the OpenAI API, A2A).
 func (s *Service) OnAgent(ctx context.Context, p domain.Principal, a *domain.Agent) (*domain.Session, error) {
+	return s.onAgent(ctx, p, a, "")
+}
+
+// onAgent is OnAgent for the end user userID ("" none).
+func (s *Service) onAgent(ctx context.Context, p domain.Principal, a *domain.Agent, userID string) (*domain.Session, error) {
 	g, errs := domain.ParseConfig(a.SystemConfig, s.tools, "")
 	if len(errs) > 0 {
 		return nil, domain.Invalid(errs)
@@ -223,7 +237,7 @@ func (s *Service) OnAgent(ctx context.Context, p domain.Principal, a *domain.Age
 	}
 	sess := s.newSession(p, a.SystemConfig)
 	s.configs.put(sess.ConfigHash, g)
-	sess.AgentID, sess.AgentName = a.ID, a.Name
+	sess.AgentID, sess.AgentName, sess.UserID = a.ID, a.Name, userID
 	if err := s.store.CreateSession(ctx, sess); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
@@ -248,6 +262,22 @@ func (s *Service) checkKnowledgeBases(ctx context.Context, p domain.Principal, g
 		return domain.Invalid(errs)
 	}
 	return nil
+}
+
+// userIDErrors checks a session's user_id, when given: the field error of one that is not
+// domain.ValidUserID.
+func userIDErrors(userID *string) []domain.FieldError {
+	if userID == nil || domain.ValidUserID(*userID) {
+		return nil
+	}
+	return []domain.FieldError{{Field: "user_id", Message: domain.UserIDRule}}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 func (s *Service) newSession(p domain.Principal, cfg map[string]any) *domain.Session {

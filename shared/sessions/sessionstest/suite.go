@@ -48,7 +48,7 @@ func principal() domain.Principal {
 
 // newSession is a session of p created at at.
 func newSession(p domain.Principal, at time.Time) *domain.Session {
-	return &domain.Session{ID: uuid.NewString(), Name: "s", Owner: p.Owner, Company: p.Company,
+	return &domain.Session{ID: uuid.NewString(), Name: "s", Owner: p.Owner, Company: p.Company, UserID: "end-user " + p.Company,
 		Config:     map[string]any{"name": "s", "temperature": json.Number("0.5"), "tools": []any{"calculator"}},
 		ConfigHash: "0123456789abcdef", Variables: map[string]any{"x": "y"}, CreatedAt: at, UpdatedAt: at}
 }
