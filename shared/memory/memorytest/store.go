@@ -223,7 +223,8 @@ func (f *Store) DeleteMemoryBlock(_ context.Context, b *domain.MemoryBlock) erro
 	return nil
 }
 
-// ListMemoryBlocks lists as ListMemoryRecords does.
+// ListMemoryBlocks lists as the adapter does: a user's grouped by agent, each in label order;
+// a company's oldest first.
 func (f *Store) ListMemoryBlocks(_ context.Context, company string, flt domain.MemoryFilter, offset, limit int) ([]*domain.MemoryBlock, bool, error) {
 	defer f.mu.Unlock()
 	if err := f.enter("ListMemoryBlocks"); err != nil {
@@ -238,9 +239,7 @@ func (f *Store) ListMemoryBlocks(_ context.Context, company string, flt domain.M
 	}
 	slices.SortFunc(out, func(a, b *domain.MemoryBlock) int {
 		if flt.UserID != "" {
-			if c := cmp.Compare(a.AgentID, b.AgentID); c != 0 {
-				return c
-			}
+			return cmp.Or(cmp.Compare(a.AgentID, b.AgentID), cmp.Compare(a.Label, b.Label))
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
