@@ -21,12 +21,12 @@ var layer = map[string]string{
 	"agents": "feature", "auth": "feature", "sessions": "feature", "engine": "feature",
 	"tools": "feature", "images": "feature", "knowledge": "feature", "library": "feature",
 	"mcpservers": "feature", "audit": "feature", "audit/audittest": "feature", "webhooks": "feature",
-	"usage": "feature", "usage/usagetest": "feature",
+	"usage": "feature", "usage/usagetest": "feature", "memory": "feature",
 	// Each feature's one fake of its store port, and the StoreSuite that holds it and the DynamoDB
 	// adapter to the port's contract.
 	"agents/agentstest": "feature", "auth/authtest": "feature", "knowledge/knowledgetest": "feature",
 	"library/librarytest": "feature", "mcpservers/mcpserverstest": "feature", "sessions/sessionstest": "feature",
-	"webhooks/webhookstest": "feature",
+	"webhooks/webhookstest": "feature", "memory/memorytest": "feature",
 	// Adapters: outside services (and the offline model), behind the features' interfaces.
 	"dynamo": "adapter", "s3": "adapter", "sqs": "adapter", "bedrock": "adapter", "openai": "adapter",
 	"localmodel": "adapter", "vectors": "adapter", "platform": "adapter", "embeddings": "adapter",
