@@ -67,6 +67,9 @@ func (e *Engine) runNode(ctx context.Context, p domain.Principal, query string, 
 			c.denyRetrieval()
 		}
 	}
+	if c.mem = em.mem; c.mem != nil {
+		c.recallForPrompt(ctx, query)
+	}
 	if n.AgentType == domain.AgentTypeReact {
 		if bind != nil {
 			bn := n
@@ -78,8 +81,8 @@ func (e *Engine) runNode(ctx context.Context, p domain.Principal, query string, 
 				return o, fmt.Errorf("agent %q: tools: %w", n.Name, err)
 			}
 			c.addTools(bound)
-		} else if c.retr != nil {
-			c.addTool(&searchTool{c: c})
+		} else {
+			c.addTools(nil)
 		}
 		if resume != nil {
 			denied := len(n.MCP) > 0 && !p.Can(domain.ScopeAgentsRead) // as bound above
@@ -115,12 +118,14 @@ type call struct {
 	req     domain.ModelRequest
 	tools   map[string]domain.Tool // bound for this run (react agents)
 	retr    *retrieval             // nil: the node does not retrieve
+	mem     *memoryState           // nil: the run has no memory
 	base    int                    // turns shared with the step's other nodes; the node's own follow
 }
 
 // addTool offers t to the model unless a tool of the same name is already bound.
-// addTools adds a node's bound tools, then knowledge_base_search, and the MCP tools last: a
-// name is bound once, so a built-in, a function or the search tool always keeps its name, and
+// addTools adds a node's bound tools, then knowledge_base_search and the memory tools, and the
+// MCP tools last: a name is bound once, so a built-in, a function, the search tool or a memory
+// tool always keeps its name, and
 // a server's tool that a refresh renamed onto one of them is left out rather than taking its
 // place (configurations that bind such a server are refused from then on; sessions opened
 // before keep the built-in).
@@ -135,6 +140,11 @@ func (c *call) addTools(bound []domain.Tool) {
 	}
 	if c.retr != nil {
 		c.addTool(&searchTool{c: c})
+	}
+	if c.mem != nil {
+		for _, t := range c.memoryTools() {
+			c.addTool(t)
+		}
 	}
 	for _, t := range remote {
 		c.addTool(t)

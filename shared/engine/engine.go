@@ -59,6 +59,9 @@ type Run struct {
 	// DeclineElicitations says that no person can answer an MCP server's question in this run
 	// (elicitation): it is declined, and the call's result says so, instead of pausing the run.
 	DeclineElicitations bool
+	// Memory is the memory of the end user the run serves (with an engine WithMemory); nil:
+	// none.
+	Memory *MemoryRun
 }
 
 // Result is what an execution produced.
@@ -118,6 +121,7 @@ type Engine struct {
 	models    Models
 	tools     ToolBinder
 	retriever Retriever // nil: knowledge_bases are ignored
+	memory    Memory    // nil: runs have no memory
 	limits    Limits
 	tracing   Tracing
 	tracer    trace.Tracer // nil: a no-op tracer
@@ -179,7 +183,7 @@ func (e *Engine) Resume(ctx context.Context, run Run, checkpoint []byte, ans Ans
 
 func (e *Engine) run(ctx context.Context, run Run, cp *checkpoint, ans *Answers) (res *Result, err error) {
 	ctx, span := e.startRun(ctx, run)
-	em := &emitter{emit: run.Emit, onText: run.OnText, declineAsk: run.DeclineElicitations}
+	em := &emitter{emit: run.Emit, onText: run.OnText, declineAsk: run.DeclineElicitations, mem: e.newMemoryState(run)}
 	res = &Result{StopReason: domain.StopEndTurn, Span: span.SpanContext()}
 	defer func() {
 		res.Events = em.count()
@@ -536,6 +540,8 @@ type emitter struct {
 	n      int
 	// declineAsk is the run's DeclineElicitations, which the nodes see with their emitter.
 	declineAsk bool
+	// mem is the run's memory, which its nodes share with their emitter; nil: none.
+	mem *memoryState
 }
 
 func (em *emitter) send(ev Event) {
