@@ -44,6 +44,7 @@ type sessionView struct {
 	ConfigHash   string         `json:"config_hash"`
 	Config       map[string]any `json:"config"`
 	AgentID      *string        `json:"agent_id"`
+	UserID       *string        `json:"user_id"` // the end user served; null for none
 	Variables    map[string]any `json:"variables"`
 	MessageCount int            `json:"message_count"`
 	Executions   int            `json:"execution_count"`
@@ -60,6 +61,9 @@ func viewSession(s *domain.Session) sessionView {
 		MessageCount: s.VisibleCount, Executions: s.Executions, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
 	if s.AgentID != "" {
 		v.AgentID = &s.AgentID
+	}
+	if s.UserID != "" {
+		v.UserID = &s.UserID
 	}
 	if v.Variables == nil {
 		v.Variables = map[string]any{}

@@ -31,7 +31,7 @@ func runtimeViewCases() []struct {
 		{ID: "c2", Name: "mcp_tool", Node: "n2", Kind: domain.ToolKindMCP, Server: "srv"}}
 	pending := &domain.PendingAction{Type: domain.PendingToolCalls, ExecutionID: "e2", ToolCalls: calls, Input: "hi", CreatedAt: at}
 	sess := &domain.Session{ID: "s1", Name: "n", Config: map[string]any{"name": "a", "agent_type": "llm_agent"}, ConfigHash: "h",
-		AgentID: "a1", Variables: map[string]any{"v": 1.0}, VisibleCount: 3, Executions: 2, CreatedAt: at, UpdatedAt: done}
+		AgentID: "a1", UserID: "guest-1", Variables: map[string]any{"v": 1.0}, VisibleCount: 3, Executions: 2, CreatedAt: at, UpdatedAt: done}
 	cost := 0.000041 // cost_usd of a priced run (a paused one shows null)
 	completed := &domain.Execution{ID: "e1", SessionID: "s1", CorrelationID: &corr, Status: domain.ExecCompleted, StopReason: domain.StopEndTurn,
 		Events: []map[string]any{{"type": "x"}}, InputTokens: 5, OutputTokens: 7, CostUSD: &cost, DurationMS: 1200, CreatedAt: at, CompletedAt: &done}
