@@ -8,6 +8,10 @@
 //     the latest user text and history=N.
 //   - When the latest user text names a tool of the request followed by a JSON object
 //     (`search_docs {"query":"refunds"}` or `search_docs: {…}`), it asks for that tool call.
+//   - When the system prompt begins with domain.MemoryExtractHeading (a memory extraction,
+//     shared/memory), it answers {"memories":[…]} with the first-person statements ("I …",
+//     "I'm …", "My …"; not questions) of the user's message: the text between <user_message>
+//     and </user_message> of the latest user text, or all of it.
 //   - Otherwise it echoes the latest user text, the system prompt and history=N.
 //
 // The latest user text is the text of the last user turn that has any text (turns carrying only
@@ -37,6 +41,11 @@ func (Model) Converse(ctx context.Context, req domain.ModelRequest) (*domain.Mod
 	history, user := latestUser(req.Turns)
 	text := userText(user)
 	resp := &domain.ModelResponse{Usage: domain.Usage{InputTokens: inputWords(req)}}
+
+	if strings.HasPrefix(req.System, domain.MemoryExtractHeading) {
+		b, _ := json.Marshal(map[string][]string{"memories": firstPerson(text)}) // strings always encode
+		return reply(req, resp, string(b)), nil
+	}
 
 	if results := lastToolResults(req.Turns); len(results) > 0 {
 		lines := make([]string, 0, len(results)+2)
@@ -261,4 +270,46 @@ func balancedEnd(s string) int {
 		}
 	}
 	return -1
+}
+
+// firstPerson is the first-person statements of the user's message in text (a memory
+// extraction's turn): its sentences that begin "I ", "I'" or "My " and are no questions, in
+// order, never nil.
+func firstPerson(text string) []string {
+	if _, rest, ok := strings.Cut(text, "<user_message>"); ok {
+		text, _, _ = strings.Cut(rest, "</user_message>")
+	}
+	out := []string{}
+	start := 0
+	for i, r := range text {
+		end := -1
+		switch r {
+		case '.', '!', '?':
+			if i+1 == len(text) || unicode.IsSpace(rune(text[i+1])) {
+				end = i + 1
+			}
+		case '\n':
+			end = i
+		}
+		if end < 0 {
+			continue
+		}
+		out = appendStatement(out, text[start:end])
+		start = end
+	}
+	return appendStatement(out, text[start:])
+}
+
+// appendStatement appends s, trimmed, if it is a first-person statement.
+func appendStatement(out []string, s string) []string {
+	s = strings.TrimSpace(s)
+	if strings.HasSuffix(s, "?") {
+		return out
+	}
+	for _, p := range []string{"I ", "I'", "I’", "My "} {
+		if strings.HasPrefix(s, p) {
+			return append(out, s)
+		}
+	}
+	return out
 }
