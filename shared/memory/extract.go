@@ -3,7 +3,9 @@ package memory
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/agentorch/agentorch/shared/domain"
 )
@@ -16,11 +18,21 @@ const (
 	extractMaxTokens = 1024
 )
 
-// DuplicateScore is the dense score (1 + cos)/2 from which an extracted fact counts as one the
-// scope remembers already and is not saved again. Measured with the local default embedder
-// (use-lite-glove) on paraphrase and non-paraphrase pairs (TestDuplicateScore): see its
-// comment for the figures.
-const DuplicateScore = 0.9
+// DuplicateCandidates is how many of a scope's records nearest an extracted fact (one k-NN
+// search) are compared with it: the fact is not saved again when one of them says the same in
+// the same words, but for case, punctuation and spacing (sameFact).
+//
+// No score threshold decides it, because none can: measured with the local default embedder
+// (use-lite-glove, TestDuplicateScore), facts that differ in one word score as high as the same
+// fact reworded or higher — "meeting at 3 pm" / "at 4 pm" .9995, "flight on Monday" /
+// "Tuesday" .998, "34" / "35 years old" .996, "favourite colour is blue" / "green" .979 — while
+// "allergic to peanuts" / "has a peanut allergy" scores .902 and the same sentence lower-cased
+// .948. A threshold low enough to catch paraphrases would drop every changed fact (the user
+// moved, the meeting moved), which is worse than a paraphrase saved twice; one high enough to
+// keep every changed fact (over .9995) catches nothing the text comparison misses. The nearest
+// few, not the nearest one, because a longer record of the same words ("lives in Lyon, France")
+// may rank above the repeat.
+const DuplicateCandidates = 3
 
 // extractGuidance is what an extraction looks for unless memory.extract.instructions replaces it.
 const extractGuidance = `You read one turn of a conversation between a user and an assistant and pick out the durable facts about the user that are worth remembering in later conversations: who they are, their preferences, their circumstances, their plans and commitments. Leave out what only matters to this turn, what the assistant says of itself, guesses, and anything the user asks not to be remembered.`
@@ -44,8 +56,8 @@ func extractTurn(user, reply string) domain.Turn {
 }
 
 // ProcessJob runs one queued extraction (the memoryextract function's processor): the model
-// reads the turn, and each fact it names that the scope does not remember already (its nearest
-// record scores under DuplicateScore) is saved. A job or an answer that cannot be read saves
+// reads the turn, and each fact it names that the scope does not remember already (none of its
+// DuplicateCandidates nearest records says the same) is saved. A job or an answer that cannot be read saves
 // nothing and is no error, since a retry would give the same; failures that may pass
 // (throttling, the index or the table down) are errors, for the queue to deliver the job again
 // (the facts saved before are then found as duplicates).
@@ -81,11 +93,11 @@ func (s *Service) ProcessJob(ctx context.Context, body string) error {
 	}
 	src := domain.MemorySource{Type: domain.MemorySourceExtraction, ExecutionID: job.ExecutionID, SessionID: job.SessionID}
 	for i, f := range facts {
-		hits, err := s.search(ctx, job.Scope, f, e, i, 1)
+		hits, err := s.search(ctx, job.Scope, f, e, i, DuplicateCandidates)
 		if err != nil {
 			return err
 		}
-		if len(hits) > 0 && hits[0].Score >= DuplicateScore {
+		if slices.ContainsFunc(hits, func(h domain.MemoryHit) bool { return sameFact(h.Record.Text, f) }) {
 			continue
 		}
 		if _, err := s.save(ctx, job.Scope, f, src, e, i); err != nil {
@@ -127,4 +139,13 @@ func parseFacts(answer string) []string {
 		}
 	}
 	return out
+}
+
+// sameFact reports whether a and b are the same words but for case, punctuation, symbols and
+// spacing.
+func sameFact(a, b string) bool { return factWords(a) == factWords(b) }
+
+// factWords is s lower-cased, each run of characters other than letters and digits one space.
+func factWords(s string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }), " ")
 }

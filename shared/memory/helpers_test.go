@@ -31,16 +31,12 @@ const bowDims = 256
 type bowEmbedder struct {
 	mu    sync.Mutex
 	calls int
-	fail  error
 }
 
 func (e *bowEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.calls++
-	if e.fail != nil {
-		return nil, e.fail
-	}
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
 		v := make([]float32, bowDims)
@@ -64,15 +60,10 @@ func (e *bowEmbedder) Embed(_ context.Context, texts []string) ([][]float32, err
 	return out, nil
 }
 
-func (e *bowEmbedder) Dimensions() int           { return bowDims }
-func (e *bowEmbedder) MaxTokens() int            { return 512 }
-func (e *bowEmbedder) Tokens(text string) int    { return len(strings.Fields(text)) }
-func (e *bowEmbedder) Name() string              { return "test-bow" }
-func (e *bowEmbedder) setFail(err error)         { e.mu.Lock(); e.fail = err; e.mu.Unlock() }
-func (e *bowEmbedder) embedCalls() (n int)       { e.mu.Lock(); n = e.calls; e.mu.Unlock(); return n }
-func (e *bowEmbedder) String() string            { return e.Name() }
-func (e *bowEmbedder) resetCalls()               { e.mu.Lock(); e.calls = 0; e.mu.Unlock() }
-func (e *bowEmbedder) embedder() domain.Embedder { return e }
+func (e *bowEmbedder) Dimensions() int        { return bowDims }
+func (e *bowEmbedder) MaxTokens() int         { return 512 }
+func (e *bowEmbedder) Tokens(text string) int { return len(strings.Fields(text)) }
+func (e *bowEmbedder) Name() string           { return "test-bow" }
 
 // oneEmbedder gives the same embedder for every configuration.
 type oneEmbedder struct{ emb domain.Embedder }

@@ -121,10 +121,16 @@ func TestPermissions(t *testing.T) {
 		"forget":       func(p domain.Principal) error { _, _, err := h.svc.Forget(ctx, p, "alice"); return err },
 	}
 	reads := map[string]func(domain.Principal) error{
-		"get record":   func(p domain.Principal) error { _, err := h.svc.GetRecord(ctx, p, r.ID); return err },
-		"list records": func(p domain.Principal) error { _, _, err := h.svc.ListRecords(ctx, p, domain.MemoryFilter{}, 0, 10); return err },
-		"get block":    func(p domain.Principal) error { _, err := h.svc.GetBlock(ctx, p, b.ID); return err },
-		"list blocks":  func(p domain.Principal) error { _, _, err := h.svc.ListBlocks(ctx, p, domain.MemoryFilter{}, 0, 10); return err },
+		"get record": func(p domain.Principal) error { _, err := h.svc.GetRecord(ctx, p, r.ID); return err },
+		"list records": func(p domain.Principal) error {
+			_, _, err := h.svc.ListRecords(ctx, p, domain.MemoryFilter{}, 0, 10)
+			return err
+		},
+		"get block": func(p domain.Principal) error { _, err := h.svc.GetBlock(ctx, p, b.ID); return err },
+		"list blocks": func(p domain.Principal) error {
+			_, _, err := h.svc.ListBlocks(ctx, p, domain.MemoryFilter{}, 0, 10)
+			return err
+		},
 	}
 	for name, call := range writes {
 		for _, p := range []domain.Principal{reader, other} {

@@ -1,0 +1,4 @@
+package memory
+
+// SameFact is sameFact, for the measurement of duplicates (duplicate_test.go).
+var SameFact = sameFact
