@@ -150,8 +150,7 @@ func TestAgentStarIsNoShared(t *testing.T) {
 // TestUserKey holds the key's form: "mem-" and 32 hex digits of sha256(company NUL user), so
 // that neither a company nor a user id can be shifted into the other.
 func TestUserKey(t *testing.T) {
-	if memory.UserKey("acme", "alice") != memory.UserKey("acme", "alice") ||
-		memory.UserKey("acme", "alice") == memory.UserKey("acme", "bob") ||
+	if memory.UserKey("acme", "alice") == memory.UserKey("acme", "bob") ||
 		memory.UserKey("ac", "me") == memory.UserKey("a", "cme") {
 		t.Error("UserKey does not tell users apart")
 	}
