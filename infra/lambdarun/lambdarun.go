@@ -104,6 +104,7 @@ func ConfigEnv(cfg platform.Config) []string {
 		"INGEST_QUEUE_URL=" + cfg.IngestQueueURL,
 		"EXECUTION_QUEUE_URL=" + cfg.ExecQueueURL,
 		"WEBHOOK_QUEUE_URL=" + cfg.WebhookQueueURL,
+		"MEMORY_QUEUE_URL=" + cfg.MemoryQueueURL,
 		"TOKEN_SECRET=" + cfg.TokenSecret,
 		"TOKEN_SECRET_ARN=" + cfg.TokenSecretARN,
 		"CREDENTIALS_KEY=" + cfg.CredentialsKey,

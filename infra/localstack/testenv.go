@@ -193,6 +193,7 @@ func NewTestEnv(tb testing.TB) *TestEnv {
 	cfg.Table, cfg.Bucket, cfg.IngestQueueURL = names.Table, names.Bucket, names.QueueURL
 	cfg.ExecQueueURL = env.Resources.Queues["ExecutionQueue"] // consumed only where a test runs the event sources
 	cfg.WebhookQueueURL = env.Resources.Queues["WebhookQueue"]
+	cfg.MemoryQueueURL = env.Resources.Queues["MemoryQueue"] // memory extraction, consumed where a test runs the event sources
 	cfg.DynamoEndpoint, cfg.S3Endpoint, cfg.SQSEndpoint = ep.DynamoDB, ep.S3, ep.SQS
 	// Knowledge bases: the run's OpenSearch stand-in, and the local embedder's files in the
 	// repository's cache (fetched once with npm, as the dev server does).

@@ -65,6 +65,11 @@ func TestTemplateFunctions(t *testing.T) {
 		},
 		{LogicalID: "KnowledgeFunction", CodeURI: ".", Dir: "knowledge", Timeout: 29},
 		{LogicalID: "MCPServersFunction", CodeURI: ".", Dir: "mcpservers", Timeout: 29},
+		{
+			LogicalID: "MemoryExtractFunction", CodeURI: ".", Dir: "memoryextract", Timeout: 120, Queues: []string{"MemoryQueue"},
+			SQSEvents: []SQSEvent{{Name: "MemoryJobs", Queue: "MemoryQueue", BatchSize: 1, ReportBatchItemFailures: true, MaximumConcurrency: 5}},
+		},
+		{LogicalID: "MemoryFunction", CodeURI: ".", Dir: "memory", Timeout: 29},
 		{LogicalID: "MetaFunction", CodeURI: ".", Dir: "meta", Timeout: 29},
 		{LogicalID: "RuntimeFunction", CodeURI: ".", Dir: "runtime", Timeout: 29},
 		{LogicalID: "SessionsFunction", CodeURI: ".", Dir: "sessions", Timeout: 29},
@@ -203,10 +208,30 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		map[string]any{"Sid": "ReadTheWatchList", "Effect": "Allow", "Action": "dynamodb:Query",
 			"Resource": map[string]any{"Fn::Sub": "${AppTable.Arn}/index/gsi1"}},
 	}}
+	// Memory extraction: the runs queue a job after a turn; the extraction function calls the
+	// model (Converse and the Titan embeddings: InvokeModel alone), searches and saves records.
+	memoryQueue := map[string]any{"QueueName": map[string]any{"Fn::GetAtt": []any{"MemoryQueue", "QueueName"}}}
+	sendMemory := map[string]any{"SQSSendMessagePolicy": memoryQueue}
+	memoryEnv := map[string]any{"MEMORY_QUEUE_URL": ref("MemoryQueue")}
+	extractModels := map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
+		"Sid": "InvokeBedrockModels", "Effect": "Allow", "Action": "bedrock:InvokeModel",
+		"Resource": []any{
+			map[string]any{"Fn::Sub": "arn:${AWS::Partition}:bedrock:*::foundation-model/*"},
+			map[string]any{"Fn::Sub": "arn:${AWS::Partition}:bedrock:*:${AWS::AccountId}:inference-profile/*"},
+		},
+	}}}
+	memoryIndex := map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
+		"Sid": "SearchAndSaveMemory", "Effect": "Allow",
+		"Action":   []any{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut"},
+		"Resource": map[string]any{"Fn::Sub": "${VectorDomain.Arn}/*"},
+	}}}
 	type settings struct {
 		memory, timeout int
 		policies        any
 	}
+	// Variables of a function's own beside the Globals'.
+	ownEnv := map[string]map[string]any{"RuntimeFunction": memoryEnv, "StreamFunction": memoryEnv, "WorkerFunction": memoryEnv,
+		"MemoryExtractFunction": memoryEnv}
 	want := map[string]settings{
 		"MetaFunction": {256, 29, nil}, // public endpoints: no access to data or secrets
 		// Checks MCP bindings against the stored servers without opening their headers.
@@ -223,12 +248,12 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		// Stores uploads and serves them; no model, no queue.
 		"ImagesFunction": {256, 29, []any{crud, secret, readWriteImages}},
 		// Runs models synchronously within API Gateway's 30 s and queues asynchronous runs.
-		"RuntimeFunction": {512, 29, []any{crud, secret, credentials, bedrock, searchIndex, rerankRetrieval, readImages, map[string]any{"SQSSendMessagePolicy": queueName}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
+		"RuntimeFunction": {512, 29, []any{crud, secret, credentials, bedrock, searchIndex, rerankRetrieval, readImages, map[string]any{"SQSSendMessagePolicy": queueName}, map[string]any{"SQSSendMessagePolicy": webhookQueue}, sendMemory}},
 		// The runtime group behind the streaming function URL: the same rights, runs of up to 5 min.
-		"StreamFunction": {512, 300, []any{crud, secret, credentials, bedrock, searchIndex, rerankRetrieval, readImages, map[string]any{"SQSSendMessagePolicy": queueName}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
+		"StreamFunction": {512, 300, []any{crud, secret, credentials, bedrock, searchIndex, rerankRetrieval, readImages, map[string]any{"SQSSendMessagePolicy": queueName}, map[string]any{"SQSSendMessagePolicy": webhookQueue}, sendMemory}},
 		// Runs queued executions for up to Lambda's 15 minutes; the poller policy also grants
 		// sqs:ChangeMessageVisibility, which brings a job given back within seconds.
-		"WorkerFunction": {512, 900, []any{crud, secret, credentials, bedrock, searchIndex, rerankRetrieval, readImages, map[string]any{"SQSPollerPolicy": queueName}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
+		"WorkerFunction": {512, 900, []any{crud, secret, credentials, bedrock, searchIndex, rerankRetrieval, readImages, map[string]any{"SQSPollerPolicy": queueName}, map[string]any{"SQSSendMessagePolicy": webhookQueue}, sendMemory}},
 		// Marks the executions of dead-lettered jobs failed and tells the webhooks: the table and
 		// WebhookQueue.
 		"ExecutionFailedFunction": {256, 60, []any{crud, map[string]any{"SQSPollerPolicy": deadExecutions}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
@@ -246,6 +271,12 @@ func TestTemplateFunctionSettings(t *testing.T) {
 		// writes executions and leases, tells the webhooks; nothing else (no Scan, no Delete).
 		"WatchdogFunction":     {256, 60, []any{watchdogTable, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
 		"IngestFailedFunction": {256, 60, []any{crud, vectorIndex, map[string]any{"SQSPollerPolicy": deadIngest}, map[string]any{"SQSSendMessagePolicy": webhookQueue}}},
+		// Extracts and saves memories: the table, the model, the index, its own queue; no token
+		// secret (it serves no request).
+		// Records and blocks: the table, the index (a forgotten user's vectors are deleted) and the
+		// Titan models that embed a record's text.
+		"MemoryFunction":        {256, 29, []any{crud, secret, vectorIndex, titan}},
+		"MemoryExtractFunction": {256, 120, []any{crud, extractModels, memoryIndex, map[string]any{"SQSPollerPolicy": memoryQueue}}},
 	}
 	fns := tpl.Functions()
 	if len(fns) != len(want) {
@@ -265,10 +296,10 @@ func TestTemplateFunctionSettings(t *testing.T) {
 			t.Errorf("unexpected function %s", f.LogicalID)
 			continue
 		}
-		env := wantEnv
+		env := maps.Clone(wantEnv)
+		maps.Copy(env, ownEnv[f.LogicalID])
 		if f.LogicalID == "MetaFunction" {
 			// The studio learns where to stream from the meta function.
-			env = maps.Clone(wantEnv)
 			env["STREAM_BASE_URL"] = map[string]any{"Fn::GetAtt": []any{"StreamFunctionUrl", "FunctionUrl"}}
 		}
 		wantProps := map[string]any{
@@ -344,6 +375,8 @@ func TestTemplateData(t *testing.T) {
 		{LogicalID: "ExecutionQueue", VisibilityTimeout: 960, DeadLetterTarget: "ExecutionDeadLetterQueue", MaxReceiveCount: 12},
 		{LogicalID: "IngestDeadLetterQueue", VisibilityTimeout: 360},
 		{LogicalID: "IngestQueue", VisibilityTimeout: 960, DeadLetterTarget: "IngestDeadLetterQueue", MaxReceiveCount: 3},
+		{LogicalID: "MemoryDeadLetterQueue"},
+		{LogicalID: "MemoryQueue", VisibilityTimeout: 720, DeadLetterTarget: "MemoryDeadLetterQueue", MaxReceiveCount: 3},
 		{LogicalID: "WebhookDeadLetterQueue"},
 		{LogicalID: "WebhookQueue", VisibilityTimeout: 360, DeadLetterTarget: "WebhookDeadLetterQueue", MaxReceiveCount: 12},
 	}
@@ -388,6 +421,9 @@ func TestTemplateData(t *testing.T) {
 		{"execution queue output", tpl.Outputs["ExecutionQueueUrl"].(map[string]any)["Value"], ref("ExecutionQueue")},
 		{"execution DLQ output", tpl.Outputs["ExecutionDeadLetterQueueUrl"].(map[string]any)["Value"], ref("ExecutionDeadLetterQueue")},
 		{"ingest DLQ output", tpl.Outputs["IngestDeadLetterQueueUrl"].(map[string]any)["Value"], ref("IngestDeadLetterQueue")},
+		{"memory queue output", tpl.Outputs["MemoryQueueUrl"].(map[string]any)["Value"], ref("MemoryQueue")},
+		{"memory DLQ output", tpl.Outputs["MemoryDeadLetterQueueUrl"].(map[string]any)["Value"], ref("MemoryDeadLetterQueue")},
+		{"memory DLQ retention", props("MemoryDeadLetterQueue")["MessageRetentionPeriod"], 1209600},
 	}
 	for _, c := range checks {
 		if diff := cmp.Diff(c.want, c.got); diff != "" {
@@ -424,7 +460,7 @@ func TestTemplateQueueConsumers(t *testing.T) {
 		}
 	}
 	batch := map[string]int{"WorkerFunction": 1, "IngestFunction": 5, "IngestFailedFunction": 1, "ExecutionFailedFunction": 1,
-		"WebhookDeliveryFunction": 1}
+		"WebhookDeliveryFunction": 1, "MemoryExtractFunction": 1}
 	consumers := map[string][]string{}
 	for _, f := range tpl.Functions() {
 		if len(f.Queues) == 0 {
@@ -480,7 +516,7 @@ func TestTemplateQueueConsumers(t *testing.T) {
 	}
 	want := map[string][]string{"ExecutionQueue": {"WorkerFunction"}, "IngestQueue": {"IngestFunction"},
 		"IngestDeadLetterQueue": {"IngestFailedFunction"}, "ExecutionDeadLetterQueue": {"ExecutionFailedFunction"},
-		"WebhookQueue": {"WebhookDeliveryFunction"}}
+		"WebhookQueue": {"WebhookDeliveryFunction"}, "MemoryQueue": {"MemoryExtractFunction"}}
 	if diff := cmp.Diff(want, consumers); diff != "" {
 		t.Errorf("queue consumers (-want +got):\n%s", diff)
 	}

@@ -90,6 +90,7 @@ func serve(ctx context.Context, port int, ports localstack.Ports) error {
 		"AWS_PROFILE": "", "AWS_REGION": localstack.Region,
 		"TABLE_NAME": names.Table, "BUCKET_NAME": names.Bucket, "INGEST_QUEUE_URL": names.QueueURL,
 		"EXECUTION_QUEUE_URL": res.Queues["ExecutionQueue"], "WEBHOOK_QUEUE_URL": res.Queues["WebhookQueue"],
+		"MEMORY_QUEUE_URL":    res.Queues["MemoryQueue"],
 		"OPENSEARCH_ENDPOINT": ep.OpenSearch, "LOCALEMBED_DIR": models,
 		"AWS_LAMBDA_FUNCTION_NAME": "", "TOKEN_SECRET_ARN": "",
 	} {

@@ -198,6 +198,7 @@ func devConfig(ctx context.Context, root string, awsRecipe bool) (platform.Confi
 		Region:         localstack.Region,
 		DynamoEndpoint: ep.DynamoDB, S3Endpoint: ep.S3, SQSEndpoint: ep.SQS, OpenSearchEndpoint: ep.OpenSearch,
 		Table: names.Table, Bucket: names.Bucket, IngestQueueURL: names.QueueURL, ExecQueueURL: res.Queues["ExecutionQueue"],
+		MemoryQueueURL:    res.Queues["MemoryQueue"],
 		TokenSecret:       envOr("TOKEN_SECRET", platform.LocalTokenSecret),
 		ModelProvider:     envOr("MODEL_PROVIDER", provider),
 		EmbeddingProvider: envOr("EMBEDDING_PROVIDER", provider),

@@ -1,6 +1,6 @@
 // Package app is the whole application, for the local dev server and the tests: one core.App
 // (one store and key cache) with every function's builder, in the one table of functions. The
-// Lambda mains do not import it: each calls its own builder in core, tooling, kb or run with its own providers
+// Lambda mains do not import it: each calls its own builder in core, tooling, kb, mem or run with its own providers
 // (meta its own handler, without an App),
 // so that its binary links only what its group serves (TestFunctionsLinkOnlyTheirProviders).
 package app
@@ -18,6 +18,7 @@ import (
 	"github.com/agentorch/agentorch/shared/app/core"
 	"github.com/agentorch/agentorch/shared/app/hooks"
 	"github.com/agentorch/agentorch/shared/app/kb"
+	"github.com/agentorch/agentorch/shared/app/mem"
 	"github.com/agentorch/agentorch/shared/app/meta"
 	"github.com/agentorch/agentorch/shared/app/run"
 	"github.com/agentorch/agentorch/shared/app/secrets"
@@ -68,10 +69,12 @@ var Functions = []Function{
 	{Dir: "files", HTTP: kb.Files, Secrets: true},
 	{Dir: "collections", HTTP: kb.Collections, Secrets: true},
 	{Dir: "knowledge", HTTP: kb.Knowledge, Secrets: true},
+	{Dir: "memory", HTTP: mem.Group, Secrets: true},
 	{Dir: "worker", SQS: run.Worker, Secrets: true, MCP: true},
 	{Dir: "executionfailed", SQS: hooks.ExecutionFailed},
 	{Dir: "ingest", SQS: kb.Ingest},
 	{Dir: "ingestfailed", SQS: kb.IngestFailed},
+	{Dir: "memoryextract", SQS: mem.Extract},
 	{Dir: "webhookdelivery", SQS: hooks.Delivery, Secrets: true},
 	{Dir: "watchdog", Schedule: hooks.Watchdog},
 }

@@ -47,7 +47,8 @@ func TestUnbuildableKnowledge(t *testing.T) {
 			got, err = a.Processor(f.Dir)
 		}
 		switch f.Dir {
-		case "files", "collections", "knowledge", "ingest", "ingestfailed":
+		case "files", "collections", "knowledge", "ingest", "ingestfailed",
+			"memory", "memoryextract": // memory embeds with the knowledge feature's embedders (kb.Embedders)
 			if err == nil {
 				t.Errorf("%s built with an unbuildable knowledge feature", f.Dir)
 			}
@@ -67,27 +68,40 @@ func TestUnbuildableKnowledge(t *testing.T) {
 var (
 	knowledgeFns = []string{"files", "collections", "knowledge", "ingest", "ingestfailed"}
 	runFns       = []string{"runtime", "stream", "worker"}
-	mcpFns       = []string{"mcpservers", "runtime", "stream", "worker"}
-	toolFns      = []string{"agents", "sessions", "runtime", "stream", "worker"}
-	secretFns    = []string{"agents", "mcpservers", "webhooks", "auth", "sessions", "runtime", "stream", "images", "files", "collections", "knowledge", "worker", "webhookdelivery"}
-	linkLists    = []struct {
+	memoryFns    = []string{"memory", "memoryextract"}
+	// modelFns call a model: the runs, and memory extraction.
+	modelFns  = slices.Concat(runFns, []string{"memoryextract"})
+	mcpFns    = []string{"mcpservers", "runtime", "stream", "worker"}
+	toolFns   = []string{"agents", "sessions", "runtime", "stream", "worker"}
+	secretFns = []string{"agents", "mcpservers", "webhooks", "auth", "sessions", "runtime", "stream", "images", "files", "collections", "knowledge", "memory", "worker", "webhookdelivery"}
+	linkLists = []struct {
 		pkg  string
 		code bool // counted by linked code (imported everywhere through api)
 		fns  []string
 	}{
-		{"github.com/opensearch-project/opensearch-go/v4", false, slices.Concat(knowledgeFns, runFns)},
-		{"github.com/aws/aws-sdk-go-v2/service/bedrockruntime", false, slices.Concat(knowledgeFns, runFns)},
-		// executionfailed and watchdog send execution.failed to WebhookQueue.
-		{"github.com/aws/aws-sdk-go-v2/service/sqs", false, slices.Concat(knowledgeFns, runFns, []string{"webhooks", "webhookdelivery", "executionfailed", "watchdog"})},
+		{"github.com/opensearch-project/opensearch-go/v4", false, slices.Concat(knowledgeFns, runFns, memoryFns)},
+		{"github.com/aws/aws-sdk-go-v2/service/bedrockruntime", false, slices.Concat(knowledgeFns, runFns, memoryFns)},
+		// executionfailed and watchdog send execution.failed to WebhookQueue; app/mem builds the
+		// extraction queue its service enqueues on (the memory function, which does not enqueue,
+		// is given no MEMORY_QUEUE_URL: its client is never made).
+		{"github.com/aws/aws-sdk-go-v2/service/sqs", false, slices.Concat(knowledgeFns, runFns, memoryFns, []string{"webhooks", "webhookdelivery", "executionfailed", "watchdog"})},
 		{"github.com/aws/aws-sdk-go-v2/service/secretsmanager", false, secretFns},
 		{"github.com/santhosh-tekuri/jsonschema/v6", false, toolFns},
 		{"github.com/modelcontextprotocol/go-sdk/mcp", false, mcpFns},
 		{mod + "shared/mcp", false, mcpFns},
 		{mod + "shared/tools", false, toolFns},
-		{mod + "shared/vectors", false, slices.Concat(knowledgeFns, runFns)},
+		{mod + "shared/vectors", false, slices.Concat(knowledgeFns, runFns, memoryFns)},
 		{mod + "shared/knowledge", true, slices.Concat(knowledgeFns, runFns)},
 		{mod + "shared/extract", true, []string{"files", "ingest"}}, // uploads are checked, ingestion extracts
-		{mod + "shared/engine", true, runFns},
+		// Memory extraction resolves its model through the engine's ModelSet (app/llm).
+		{mod + "shared/engine", true, modelFns},
+		// The model adapters where a model is called: not in the memory function, whose service
+		// has none (mem.Service; mem.Extract adds them). (shared/openai's code is linked with the
+		// embedders, which call its embeddings API.)
+		{mod + "shared/bedrock", true, modelFns},
+		{mod + "shared/localmodel", true, modelFns},
+		// Memory's feature where it is served (and, once run gives the engine memory, where agents run).
+		{mod + "shared/memory", true, memoryFns},
 		// The OpenTelemetry SDK and its exporter where agents run (docs/observability.md); gRPC,
 		// which the SDK's own OTLP exporters link, and the collector of the tests nowhere.
 		{"go.opentelemetry.io/otel/sdk", false, runFns},

@@ -64,6 +64,9 @@ const (
 	placeholderOAuthState     = "{{OAUTH_STATE}}"
 	placeholderWebhook        = "{{WEBHOOK_ID}}"
 	placeholderDelivery       = "{{WEBHOOK_DELIVERY_ID}}"
+	// A memory record and block, made by replaying their create events.
+	placeholderMemoryRecord = "{{MEMORY_RECORD_ID}}"
+	placeholderMemoryBlock  = "{{MEMORY_BLOCK_ID}}"
 )
 
 // mediaRoute serves an uploaded image's bytes rather than JSON.
@@ -252,6 +255,8 @@ func TestEventsQueueShape(t *testing.T) {
 						_, _, err = sessions.ParseJob(body)
 					case "webhookdelivery":
 						err = webhooks.CheckJob(body)
+					case "memoryextract":
+						err = checkMemoryJob(body)
 					default:
 						err = knowledge.CheckJob(body)
 					}
@@ -267,6 +272,21 @@ func TestEventsQueueShape(t *testing.T) {
 			t.Errorf("%s has no sample event events/%s-*.json", f.LogicalID, f.Dir)
 		}
 	}
+}
+
+// checkMemoryJob checks an extraction job as memory.Service.Enqueue writes one: every field
+// known, a scope with company and user, and the user's message.
+func checkMemoryJob(body string) error {
+	var job domain.MemoryExtractJob
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&job); err != nil {
+		return err
+	}
+	if job.Scope.Company == "" || !domain.ValidUserID(job.Scope.UserID) || job.SessionID == "" || job.ExecutionID == "" || job.User == "" {
+		return fmt.Errorf("job %+v lacks its scope, session, execution or user message", job)
+	}
+	return nil
 }
 
 // checkEvent checks the event's shape against the template and returns its route.
@@ -384,6 +404,12 @@ func (r *replayer) fill(t *testing.T, raw []byte, secret string, route sam.Route
 			vars[placeholderMessage], vars[placeholderExecution] = r.execute(t, secret, vars[placeholderSession])
 		}
 	}
+	if has(placeholderMemoryRecord) {
+		vars[placeholderMemoryRecord] = r.newMemoryItem(t, "memory-create-record.json", secret)
+	}
+	if has(placeholderMemoryBlock) {
+		vars[placeholderMemoryBlock] = r.newMemoryItem(t, "memory-create-block.json", secret)
+	}
 	if has(placeholderPaused) {
 		vars[placeholderSession], vars[placeholderPaused] = r.pausedExecution(t, secret)
 	}
@@ -419,6 +445,28 @@ func (r *replayer) newAgent(t *testing.T, secret string) (id, key string) {
 		t.Fatalf("created agent without id or agent_key: %+v", out)
 	}
 	return out.ID, out.AgentKey
+}
+
+// newMemoryItem creates a memory record or block by replaying its create event (with an agent of
+// its own where the event names one) and returns its id.
+func (r *replayer) newMemoryItem(t *testing.T, file, secret string) string {
+	t.Helper()
+	vars := map[string]string{placeholderKey: secret}
+	raw, err := os.ReadFile(filepath.Join(r.root, "events", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(raw, []byte(placeholderAgentID)) {
+		vars[placeholderAgentID], _ = r.newAgent(t, secret)
+	}
+	var out struct {
+		ID string `json:"id"`
+	}
+	r.replayJSON(t, file, vars, http.StatusCreated, &out)
+	if out.ID == "" {
+		t.Fatalf("%s: created without id", file)
+	}
+	return out.ID
 }
 
 // newFile uploads a file by replaying the upload event and returns its id.

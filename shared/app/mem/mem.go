@@ -5,11 +5,14 @@
 package mem
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
+	"github.com/agentorch/agentorch/shared/api"
 	"github.com/agentorch/agentorch/shared/app/core"
 	"github.com/agentorch/agentorch/shared/app/kb"
+	"github.com/agentorch/agentorch/shared/app/llm"
 	"github.com/agentorch/agentorch/shared/memory"
 	"github.com/agentorch/agentorch/shared/sqs"
 )
@@ -51,4 +54,34 @@ func deps(a *core.App) (memory.Deps, error) {
 		d.Queue = sqs.NewQueue(sqs.NewClient(a.AWS, a.Config.SQSEndpoint), a.Config.MemoryQueueURL)
 	}
 	return d, nil
+}
+
+// Group builds the memory group: records and blocks of end users, and forgetting one user.
+func Group(a *core.App) (*api.Group, error) {
+	svc, err := Service(a)
+	if err != nil {
+		return nil, err
+	}
+	return api.NewMemory(svc, a.Options()), nil
+}
+
+type extractKey struct{}
+
+// Extract builds the memory extraction function's processor: one queued job per message
+// (memory.Service.ProcessJob), on Service's adapters and the model providers (llm.Models),
+// built once. A job that fails for a reason that may pass is an error, for the queue to deliver
+// it again.
+func Extract(a *core.App) (func(ctx context.Context, body string) error, error) {
+	svc, err := core.Shared(a, extractKey{}, func() (*memory.Service, error) {
+		d, err := deps(a)
+		if err != nil {
+			return nil, err
+		}
+		d.Models = llm.Models(a)
+		return memory.New(d), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return svc.ProcessJob, nil
 }
