@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
@@ -96,5 +97,47 @@ func TestMemoryExtractEventReplay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMemoryExtractThroughTheQueue: a job memory.Service.Enqueue sends (MEMORY_QUEUE_URL, as the
+// runs send one after a turn) reaches the extraction function through MemoryQueue's event
+// source, as template.yaml maps it (the dev server runs the same mappings), and its facts become
+// the user's records.
+func TestMemoryExtractThroughTheQueue(t *testing.T) {
+	env := localstack.NewTestEnv(t)
+	if env.Config.MemoryQueueURL == "" {
+		t.Fatal("the test env names no MemoryQueue")
+	}
+	a := app.NewWithAWS(env.AWS, env.Config, slog.New(slog.DiscardHandler))
+	env.RunEventSources(t, a.Processor)
+	svc, err := mem.Service(a.App)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := domain.MemoryScope{Company: "company-" + uuid.NewString(), UserID: "user-1", AgentID: "agent-1"}
+	job := domain.MemoryExtractJob{Scope: sc, SessionID: uuid.NewString(), ExecutionID: uuid.NewString(),
+		User: "My favourite colour is teal. Which paint should I buy?", Reply: "A teal satin finish."}
+	if err := svc.Enqueue(t.Context(), job); err != nil {
+		t.Fatal(err)
+	}
+	p := domain.Principal{Company: sc.Company}
+	f := domain.MemoryFilter{UserID: sc.UserID, AgentID: sc.AgentID, AgentSet: true}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		recs, _, err := svc.ListRecords(t.Context(), p, f, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) > 0 {
+			if got, want := recs[0].Text, "My favourite colour is teal."; len(recs) != 1 || got != want {
+				t.Errorf("records %+v, want one: %q", recs, want)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no record 30 s after the job was queued")
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
