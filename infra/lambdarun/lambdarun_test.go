@@ -137,6 +137,7 @@ func TestAWSBuildsLeaveLocalOut(t *testing.T) {
 func TestConfigEnvRoundTrip(t *testing.T) {
 	want := platform.Config{Region: "eu-west-1", Table: "AppTable-t1", Bucket: "mediabucket-t1",
 		IngestQueueURL: "http://127.0.0.1:4576/queue/IngestQueue-t1", ExecQueueURL: "http://127.0.0.1:4576/queue/ExecutionQueue-t1",
+		MemoryQueueURL: "http://127.0.0.1:4576/queue/MemoryQueue-t1",
 		DynamoEndpoint: "http://127.0.0.1:1", S3Endpoint: "http://127.0.0.1:2", SQSEndpoint: "http://127.0.0.1:3",
 		OpenSearchEndpoint: "http://127.0.0.1:4", TokenSecret: "s3cret", ModelProvider: "local",
 		EmbeddingProvider: "local", LocalEmbedDir: "/models", PublicBaseURL: "http://127.0.0.1:3000",
