@@ -6,7 +6,6 @@ package mem
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/agentorch/agentorch/shared/api"
@@ -45,11 +44,7 @@ func deps(a *core.App) (memory.Deps, error) {
 	if err != nil {
 		return memory.Deps{}, fmt.Errorf("memory: %w", err)
 	}
-	store, ok := any(a.Store).(memory.Store)
-	if !ok {
-		return memory.Deps{}, errors.New("memory: the table's store does not implement memory.Store")
-	}
-	d := memory.Deps{Store: store, Index: index, Embedders: emb}
+	d := memory.Deps{Store: a.Store, Index: index, Embedders: emb}
 	if a.Config.MemoryQueueURL != "" {
 		d.Queue = sqs.NewQueue(sqs.NewClient(a.AWS, a.Config.SQSEndpoint), a.Config.MemoryQueueURL)
 	}
