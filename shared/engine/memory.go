@@ -46,6 +46,9 @@ const (
 	// EventMemoryWrite is one write of a memory tool: op (save, replace or append), record_id
 	// or block_id and label, tool_use_id.
 	EventMemoryWrite = "memory_write"
+	// EventMemoryExtract is what became of the extraction after a turn (the sessions feature
+	// records it): queued true, or queued false and the reason.
+	EventMemoryExtract = "memory_extract"
 	// MemoryRecallFailed is what clients are told of a recall that failed: the run goes on.
 	MemoryRecallFailed = "memory recall failed; the agent answered without it"
 	// MemoryReadDenied is the error event of a run whose caller lacks memory:read: nothing is
@@ -190,7 +193,7 @@ func (s *memoryState) section(react bool, budget int) string {
 	if len(blocks) > 0 {
 		b.WriteString("\n\n## Blocks")
 	}
-	left := budget*4 - b.Len() // in bytes, as EstimateTokens counts
+	left := budget*4 - b.Len()     // in bytes, as EstimateTokens counts
 	left -= len(memoryOmitted) + 8 // room to say that blocks were left out
 	omitted := 0
 	for _, blk := range blocks {

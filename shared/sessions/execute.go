@@ -290,6 +290,10 @@ type turn struct {
 	keyID   string // of the caller's API key; empty for a queued run (the worker has none)
 	embed   int64  // embedding tokens of this part's retrievals (their events' embedding_tokens)
 	onEnd   func(*engine.Result, error)
+	// canWriteMemory: the caller holds memory:write (extraction is queued only then);
+	// extractAt is the index of the memory_extract event in events.
+	canWriteMemory bool
+	extractAt      int
 }
 
 // price is the cost of the model call a model_call event's data records.
@@ -337,9 +341,10 @@ func priorCost(e *domain.Execution) pricing.Meter {
 func (t *turn) engineRun(p domain.Principal, history []engine.Message, parts []domain.Part, obs Observer) engine.Run {
 	t.events = t.exec.Events
 	t.cost, t.keyID, t.embed, t.onEnd = pricing.Meter{}, p.KeyID, 0, obs.OnEnd
+	t.canWriteMemory = p.Can(domain.ScopeMemoryWrite)
 	return engine.Run{
 		Graph: t.g, Principal: domain.Principal{Company: t.sess.Company, Owner: t.sess.Owner, Scopes: p.Scopes},
-		History: history, Input: parts, Variables: t.vars, DeclineElicitations: t.req.DeclineElicitations,
+		History: history, Input: parts, Variables: t.vars, DeclineElicitations: t.req.DeclineElicitations, Memory: memoryRun(t.sess, t.g, t.exec.ID),
 		Trace: engine.TraceInfo{ConversationID: t.sess.ID, AgentID: t.sess.AgentID, AgentName: t.sess.AgentName, ExecutionID: t.exec.ID},
 		Emit: func(e engine.Event) {
 			t.events = append(t.events, eventRecord(e, t.exec.ID, t.req.CorrelationID, len(t.events)))
@@ -347,7 +352,7 @@ func (t *turn) engineRun(p domain.Principal, history []engine.Message, parts []d
 			if e.Type == engine.EventModelCall {
 				t.cost.Add(t.price(e.Data))
 			}
-			if n, ok := e.Data["embedding_tokens"].(int); ok && e.Type == engine.EventRetrieval {
+			if n, ok := e.Data["embedding_tokens"].(int); ok && (e.Type == engine.EventRetrieval || e.Type == engine.EventMemoryRecall) {
 				t.embed += int64(n)
 			}
 			if obs.OnEvent != nil {
@@ -421,6 +426,7 @@ func (s *Service) finish(ctx context.Context, t *turn, out *engine.Result, cance
 	if cancelled {
 		exec.Status, exec.StopReason = domain.ExecCancelled, StopCancelled
 	}
+	extract := s.extraction(t, visible, pending != nil, cancelled)
 	// A paused execution's checkpoint shares its item with the events.
 	exec.Events = capEvents(t.events, MaxEventsBytes-len(exec.Checkpoint))
 	exec.Request, exec.Scopes = nil, nil
@@ -463,6 +469,7 @@ func (s *Service) finish(ctx context.Context, t *turn, out *engine.Result, cance
 	if err := s.store.Commit(ctx, commit); err != nil {
 		return nil, err
 	}
+	s.enqueueExtraction(ctx, t, commit.Execution, extract)
 	if s.usage != nil {
 		// One UpdateItem after the commit. Its failure is not the execute's: the run is
 		// committed, and an error would have the client run it again; the report then counts

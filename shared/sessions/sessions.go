@@ -88,6 +88,7 @@ type Service struct {
 	usage   UsageCounter
 	events  Events
 	budgets Budgets
+	memory  MemoryQueue
 	limits  Limits
 	now     func() time.Time
 }
@@ -115,6 +116,9 @@ type Deps struct {
 	// Budgets holds queued runs to their key's and company's monthly budgets when the worker
 	// takes them; nil holds them to none (the edge's check alone).
 	Budgets Budgets
+	// Memory queues the extraction of memory after turns whose configuration asks for it; nil
+	// queues none (each such turn's memory_extract event says so).
+	Memory MemoryQueue
 }
 
 // UsageCounter adds a run's counts to its company/day/key/agent counter (one UpdateItem ADD).
@@ -146,7 +150,7 @@ func New(d Deps, limits Limits) *Service {
 		limits.RunLease = 3 * limits.Heartbeat
 	}
 	return &Service{store: d.Store, agents: d.Agents, engine: d.Engine, tools: d.Tools, fetch: d.Fetch, queue: d.Queue,
-		images: d.Images, kbs: d.KnowledgeBases, mcp: d.MCP, prices: d.Prices, usage: d.Usage, events: d.Events, budgets: d.Budgets, limits: limits, now: time.Now}
+		images: d.Images, kbs: d.KnowledgeBases, mcp: d.MCP, prices: d.Prices, usage: d.Usage, events: d.Events, budgets: d.Budgets, memory: d.Memory, limits: limits, now: time.Now}
 }
 
 // Images opens uploaded images by name.
