@@ -100,8 +100,8 @@ var (
 		// embedders, which call its embeddings API.)
 		{mod + "shared/bedrock", true, modelFns},
 		{mod + "shared/localmodel", true, modelFns},
-		// Memory's feature where it is served (and, once run gives the engine memory, where agents run).
-		{mod + "shared/memory", true, memoryFns},
+		// Memory's feature where it is served and where agents run (the engine's recall and tools).
+		{mod + "shared/memory", true, slices.Concat(memoryFns, runFns)},
 		// The OpenTelemetry SDK and its exporter where agents run (docs/observability.md); gRPC,
 		// which the SDK's own OTLP exporters link, and the collector of the tests nowhere.
 		{"go.opentelemetry.io/otel/sdk", false, runFns},

@@ -42,7 +42,7 @@ type sessionsKey struct{}
 func Sessions(a *core.App) *sessions.Service {
 	s, _ := core.Shared(a, sessionsKey{}, func() (*sessions.Service, error) {
 		reg := tooling.Registry(a)
-		eng := engine.NewEngine(llm.Models(a), reg, engine.Limits{}).WithRetriever(retriever{a}).WithTracing(tracing(a))
+		eng := engine.NewEngine(llm.Models(a), reg, engine.Limits{}).WithRetriever(retriever{a}).WithMemory(memories{a}).WithTracing(tracing(a))
 		d := sessions.Deps{Store: a.Store, Agents: tooling.AgentsService(a), Engine: eng, Tools: reg,
 			Fetch: tools.NewURLFetcher(tools.Options{}), Images: core.ImageStore(a), KnowledgeBases: a.Store, MCP: tooling.MCP(a),
 			Prices: prices(a.Config), Usage: a.Store, Budgets: a.Auth}
@@ -51,6 +51,9 @@ func Sessions(a *core.App) *sessions.Service {
 		}
 		if a.Config.WebhookQueueURL != "" {
 			d.Events = hooks.Deliverer(a) // one SQS send when a run completes or pauses
+		}
+		if a.Config.MemoryQueueURL != "" {
+			d.Memory = memories{a} // one SQS send after a turn whose configuration extracts memory
 		}
 		return sessions.New(d, sessions.Limits{}), nil
 	})
