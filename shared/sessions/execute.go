@@ -291,9 +291,11 @@ type turn struct {
 	embed   int64  // embedding tokens of this part's retrievals (their events' embedding_tokens)
 	onEnd   func(*engine.Result, error)
 	// canWriteMemory: the caller holds memory:write (extraction is queued only then);
-	// extractAt is the index of the memory_extract event in events.
+	// extractEvent is the turn's memory_extract event (nil: none), extractAt its index in events.
 	canWriteMemory bool
+	extractEvent   *engine.Event
 	extractAt      int
+	onEvent        func(engine.Event)
 }
 
 // price is the cost of the model call a model_call event's data records.
@@ -341,7 +343,7 @@ func priorCost(e *domain.Execution) pricing.Meter {
 func (t *turn) engineRun(p domain.Principal, history []engine.Message, parts []domain.Part, obs Observer) engine.Run {
 	t.events = t.exec.Events
 	t.cost, t.keyID, t.embed, t.onEnd = pricing.Meter{}, p.KeyID, 0, obs.OnEnd
-	t.canWriteMemory = p.Can(domain.ScopeMemoryWrite)
+	t.canWriteMemory, t.onEvent = p.Can(domain.ScopeMemoryWrite), obs.OnEvent
 	return engine.Run{
 		Graph: t.g, Principal: domain.Principal{Company: t.sess.Company, Owner: t.sess.Owner, Scopes: p.Scopes},
 		History: history, Input: parts, Variables: t.vars, DeclineElicitations: t.req.DeclineElicitations, Memory: memoryRun(t.sess, t.g, t.exec.ID),

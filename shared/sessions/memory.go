@@ -91,31 +91,34 @@ func (s *Service) extraction(t *turn, visible []domain.Message, paused, cancelle
 		data["reason"] = reason
 		job = nil
 	}
-	t.extractAt = len(t.events)
-	t.events = append(t.events, eventRecord(engine.Event{Type: engine.EventMemoryExtract, Time: s.now().UTC(), Data: data},
-		t.exec.ID, t.req.CorrelationID, len(t.events)))
+	t.extractAt, t.extractEvent = len(t.events), &engine.Event{Type: engine.EventMemoryExtract, Time: s.now().UTC(), Data: data}
+	t.events = append(t.events, eventRecord(*t.extractEvent, t.exec.ID, t.req.CorrelationID, len(t.events)))
 	return job
 }
 
-// enqueueExtraction queues job after the turn's commit. A send that fails never fails the turn:
-// its memory_extract event is corrected to queued false (one write of the execution record,
-// when the commit stored one).
+// enqueueExtraction queues job after the turn's commit, then tells the observer (a stream) of
+// the memory_extract event. A send that fails never fails the turn: the event is corrected to
+// queued false (one write of the execution record, when the commit stored one).
 func (s *Service) enqueueExtraction(ctx context.Context, t *turn, stored *domain.Execution, job *domain.MemoryExtractJob) {
-	if job == nil {
+	ev := t.extractEvent
+	if ev == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), extractTimeout)
-	defer cancel()
-	if err := s.memory.Enqueue(ctx, *job); err == nil {
-		return
+	if job != nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), extractTimeout)
+		defer cancel()
+		if err := s.memory.Enqueue(ctx, *job); err != nil {
+			ev.Data = map[string]any{extractEventKey: false, "reason": extractNotSent}
+			if stored != nil && t.extractAt < len(stored.Events) && stored.Events[t.extractAt]["type"] == engine.EventMemoryExtract {
+				// (capped events keep their place; one whose data was dropped stays without)
+				if _, ok := stored.Events[t.extractAt]["data"]; ok {
+					stored.Events[t.extractAt]["data"] = ev.Data
+				}
+				_ = s.store.PutExecution(ctx, stored)
+			}
+		}
 	}
-	if stored == nil || t.extractAt >= len(stored.Events) {
-		return
+	if t.onEvent != nil {
+		t.onEvent(*ev)
 	}
-	ev := stored.Events[t.extractAt]
-	if ev["type"] != engine.EventMemoryExtract {
-		return // the events were capped: the event is not where it was
-	}
-	ev["data"] = map[string]any{extractEventKey: false, "reason": extractNotSent}
-	_ = s.store.PutExecution(ctx, stored)
 }

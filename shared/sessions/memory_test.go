@@ -261,9 +261,18 @@ func TestMemoryExtractionQueued(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := svc.Execute(ctx, tt.p, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("I live in Lyon")}, sessions.Observer{})
+			var seen []map[string]any // the memory_extract events an observer (a stream) is told
+			obs := sessions.Observer{OnEvent: func(e engine.Event) {
+				if e.Type == engine.EventMemoryExtract {
+					seen = append(seen, e.Data)
+				}
+			}}
+			res, err := svc.Execute(ctx, tt.p, sess.ID, sessions.ExecuteRequest{Content: sessions.TextContent("I live in Lyon")}, obs)
 			if err != nil {
 				t.Fatalf("the turn failed: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, seen); diff != "" {
+				t.Errorf("observed memory_extract events (-want +got):\n%s", diff)
 			}
 			if len(mem.jobs) != tt.jobs {
 				t.Errorf("%d jobs, want %d", len(mem.jobs), tt.jobs)
