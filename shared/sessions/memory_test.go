@@ -312,7 +312,7 @@ func TestMemoryExtractionOfAPausedTurn(t *testing.T) {
 	if len(mem.jobs) != 0 || len(extractEvents(t, st, sess.ID, res.Execution.ID)) != 0 {
 		t.Errorf("a paused turn queued extraction: %v", mem.jobs)
 	}
-	res, err = svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Answer: &sessions.Answer{
+	_, err = svc.Execute(ctx, alice, sess.ID, sessions.ExecuteRequest{Answer: &sessions.Answer{
 		ToolResults: []sessions.ToolResultInput{{ToolCallID: "c1", Output: "order 7"}}, HasResults: true}}, sessions.Observer{})
 	if err != nil {
 		t.Fatal(err)
