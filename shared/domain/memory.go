@@ -89,9 +89,9 @@ type MemoryExtract struct {
 // MemoryScope is whose memory, and which agent's: AgentID "" is the user's memory shared across
 // the company's agents. An inline session's agent is InlineAgentID of its configuration's name.
 type MemoryScope struct {
-	Company string
-	UserID  string
-	AgentID string
+	Company string `json:"company"`
+	UserID  string `json:"user_id"`
+	AgentID string `json:"agent_id"` // as queued in MemoryExtractJob
 }
 
 // InlineAgentID is the memory agent of a session made from an inline configuration: there is no
