@@ -215,6 +215,15 @@ func (s *Service) OnAgent(ctx context.Context, p domain.Principal, a *domain.Age
 	return s.onAgent(ctx, p, a, "")
 }
 
+// OnAgentFor is OnAgent serving the end user userID (nil: none; a bad one is a 400 on user_id),
+// for the surfaces whose requests name their user (the OpenAI API's user).
+func (s *Service) OnAgentFor(ctx context.Context, p domain.Principal, a *domain.Agent, userID *string) (*domain.Session, error) {
+	if errs := userIDErrors(userID); len(errs) > 0 {
+		return nil, domain.Invalid(errs)
+	}
+	return s.onAgent(ctx, p, a, deref(userID))
+}
+
 // onAgent is OnAgent for the end user userID ("" none).
 func (s *Service) onAgent(ctx context.Context, p domain.Principal, a *domain.Agent, userID string) (*domain.Session, error) {
 	g, errs := domain.ParseConfig(a.SystemConfig, s.tools, "")

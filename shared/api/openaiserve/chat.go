@@ -22,6 +22,8 @@ type chatRequest struct {
 	// Inputs fill the agent's {{ variables.NAME }} (an extension of ours; OpenAI SDKs send it as
 	// an extra body field).
 	Inputs map[string]any `json:"inputs"`
+	// User is OpenAI's identifier of the end user: the session's user_id (endUser).
+	User any `json:"user"`
 }
 
 type streamOptions struct {
@@ -60,6 +62,10 @@ type chatTool struct {
 func (q *chatRequest) conversation() (*conversation, error) {
 	c := &conversation{model: q.Model, inputs: q.Inputs, field: "messages"}
 	var errs []domain.FieldError
+	var bad *domain.FieldError
+	if c.user, bad = endUser(q.User); bad != nil {
+		errs = append(errs, *bad)
+	}
 	for i, m := range q.Messages {
 		f := fmt.Sprintf("messages.%d", i)
 		text, err := contentText(m.Content, f+".content", "text")

@@ -47,7 +47,8 @@ type conversation struct {
 	inputs map[string]any
 	// session is the session a Responses request goes on in (previous_response_id); "" for none.
 	session string
-	field   string // the conversation's field, for errors: messages or input
+	field   string  // the conversation's field, for errors: messages or input
+	user    *string // the end user (the user field; nil none) a new session serves (docs/memory.md)
 }
 
 // callID is the id a paused session's call is given: it names the session, so that the tool
@@ -221,7 +222,7 @@ func (h *server) run(ctx context.Context, r *http.Request, c *conversation, obs 
 		return nil, err
 	}
 	if sid == "" {
-		sess, err := h.runs.OnAgent(ctx, p, a)
+		sess, err := h.runs.OnAgentFor(ctx, p, a, c.user)
 		if err != nil {
 			return nil, err
 		}
@@ -266,3 +267,21 @@ func hiddenNodes(cfg map[string]any) map[string]bool {
 
 // noObserver is the observer of a run that is not streamed.
 var noObserver = sessions.Observer{}
+
+// endUser reads a request's user field: an OpenAI client's identifier of its end user, which
+// names the user whose memory the agent keeps. Absent, null or empty is none.
+func endUser(x any) (*string, *domain.FieldError) {
+	switch u := x.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		if u == "" {
+			return nil, nil
+		}
+		if !domain.ValidUserID(u) {
+			return nil, &domain.FieldError{Field: "user", Message: domain.UserIDRule}
+		}
+		return &u, nil
+	}
+	return nil, &domain.FieldError{Field: "user", Message: "must be a string"}
+}

@@ -32,7 +32,8 @@ type Agents interface {
 
 // Runs opens sessions on stored agents and runs them; sessions.Service is the implementation.
 type Runs interface {
-	OnAgent(ctx context.Context, p domain.Principal, a *domain.Agent) (*domain.Session, error)
+	// OnAgentFor opens the session serving the request's end user (its user; nil none).
+	OnAgentFor(ctx context.Context, p domain.Principal, a *domain.Agent, userID *string) (*domain.Session, error)
 	Execute(ctx context.Context, p domain.Principal, sessionID string, req sessions.ExecuteRequest, obs sessions.Observer) (*sessions.Result, error)
 }
 

@@ -21,6 +21,7 @@ type responsesRequest struct {
 	PreviousResponseID string            `json:"previous_response_id"`
 	Metadata           map[string]string `json:"metadata"`
 	Inputs             map[string]any    `json:"inputs"` // the agent's {{ variables.NAME }}, as in chat
+	User               any               `json:"user"`   // the end user: the session's user_id (endUser)
 }
 
 type responsesTool struct {
@@ -49,6 +50,10 @@ func responseID(sessionID, executionID string) string { return "resp_" + session
 func (q *responsesRequest) conversation() (*conversation, error) {
 	c := &conversation{model: q.Model, inputs: q.Inputs, field: "input"}
 	var errs []domain.FieldError
+	var bad *domain.FieldError
+	if c.user, bad = endUser(q.User); bad != nil {
+		errs = append(errs, *bad)
+	}
 	if q.PreviousResponseID != "" {
 		rest, _ := strings.CutPrefix(q.PreviousResponseID, "resp_")
 		if len(rest) < 36 || !domain.IsID(rest[:36]) {
