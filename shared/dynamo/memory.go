@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -17,14 +18,23 @@ import (
 
 // Memory (shared/memory): a user's records and blocks share one partition, MEM#<company>#<user>;
 // a record's sort key is R#<agent key>#<id>, a block's B#<agent key>#<label> (unique in its
-// scope by key). gsi1 lists them by company (CO#<company>#MEM, R#<id> / B#<id>), which also finds
-// an item by id. infra/README.md has the rows.
+// scope by key). Beside each item, written and deleted in the same transaction, a pointer
+// MEMID#<company>#<id> / P holds the item's key: an item is found by id with two strongly
+// consistent GetItem, so an item created a moment ago is found (gsi1 is eventually consistent).
+// gsi1 lists them by company (CO#<company>#MEM, R#<id> / B#<id>). infra/README.md has the rows.
 
-// attrAgentKey is an item's agent key, for the company-wide lists of one agent's items.
-const attrAgentKey = "agent_key"
+const (
+	// attrAgentKey is an item's agent key, for the company-wide lists of one agent's items.
+	attrAgentKey = "agent_key"
+	// attrItemPK and attrItemSK are a memory pointer's item key.
+	attrItemPK      = "item_pk"
+	attrItemSK      = "item_sk"
+	memoryPointerSK = "P"
+)
 
 func memoryPK(company, user string) string { return "MEM#" + company + "#" + user }
 func companyMemory(c string) string        { return "CO#" + c + "#MEM" }
+func memoryIDPK(company, id string) string { return "MEMID#" + company + "#" + id }
 
 // memoryAgentKey is an agent id made fit for a sort key (no #): "shared" for the shared scope,
 // a UUID as it is, any other id (an inline configuration's "inline:<name>") "x" and 24 hex digits
@@ -125,45 +135,83 @@ func decodeMemoryBlock(it map[string]types.AttributeValue) (*domain.MemoryBlock,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
 }
 
-// createMemory puts a new item; one of its key is a conflict.
-func (st *Store) createMemory(ctx context.Context, it map[string]types.AttributeValue) error {
-	return translate(st.put(ctx, &dynamodb.PutItemInput{Item: it, ConditionExpression: aws.String("attribute_not_exists(pk)")}))
+// createMemory puts a new item of company and its pointer by id in one transaction, each on
+// the condition that its key is free: a taken key is a conflict.
+func (st *Store) createMemory(ctx context.Context, company, id string, it map[string]types.AttributeValue) error {
+	free := aws.String("attribute_not_exists(pk)")
+	ptr := itemKey(memoryIDPK(company, id), memoryPointerSK)
+	ptr[attrItemPK], ptr[attrItemSK] = it[attrPK], it[attrSK]
+	return translate(st.transact(ctx, []types.TransactWriteItem{
+		{Put: &types.Put{TableName: aws.String(st.table), Item: it, ConditionExpression: free}},
+		{Put: &types.Put{TableName: aws.String(st.table), Item: ptr, ConditionExpression: free}},
+	}))
 }
 
-// CreateMemoryRecord stores a new record (one conditional PutItem).
+// deleteMemory deletes an item and its pointer in one transaction (missing ones are no error).
+func (st *Store) deleteMemory(ctx context.Context, company, id, pk, sk, what string) error {
+	err := st.transact(ctx, []types.TransactWriteItem{
+		{Delete: &types.Delete{TableName: aws.String(st.table), Key: itemKey(pk, sk)}},
+		{Delete: &types.Delete{TableName: aws.String(st.table), Key: itemKey(memoryIDPK(company, id), memoryPointerSK)}},
+	})
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", what, translate(err))
+	}
+	return nil
+}
+
+// CreateMemoryRecord stores a new record and its pointer (one TransactWriteItems).
 func (st *Store) CreateMemoryRecord(ctx context.Context, r *domain.MemoryRecord) error {
 	it, err := memoryRecordItem(r)
 	if err != nil {
 		return err
 	}
-	if err := st.createMemory(ctx, it); err != nil {
+	if err := st.createMemory(ctx, r.Company, r.ID, it); err != nil {
 		return fmt.Errorf("create memory record %s: %w", r.ID, err)
 	}
 	return nil
 }
 
-// memoryByID finds an item of company by its list key (R#<id> or B#<id>): one Query on gsi1.
-func (st *Store) memoryByID(ctx context.Context, company, listSK, what string) (map[string]types.AttributeValue, error) {
-	out, err := st.db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(st.table), IndexName: aws.String(indexGSI1),
-		KeyConditionExpression: aws.String("gsi1pk = :p AND gsi1sk = :s"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":p": stringAttr(companyMemory(company)), ":s": stringAttr(listSK)}})
+// memoryByID reads the item of company that id names, of kind "R" (a record) or "B" (a block):
+// a strongly consistent GetItem of its pointer, then one of the item. The company in the
+// pointer's key keeps a tenant to its own items; a pointer to the other kind is not found.
+func (st *Store) memoryByID(ctx context.Context, company, kind, id, what string) (map[string]types.AttributeValue, error) {
+	notFound := domain.Errorf(domain.KindNotFound, "%s not found", what)
+	ptr, err := st.getItem(ctx, &dynamodb.GetItemInput{Key: itemKey(memoryIDPK(company, id), memoryPointerSK), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String(attrItemPK + ", " + attrItemSK)})
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, notFound
+	}
 	if err != nil {
-		return nil, fmt.Errorf("get %s: %w", what, translate(err))
+		return nil, fmt.Errorf("get %s: %w", what, err)
 	}
-	if len(out.Items) == 0 {
-		return nil, domain.Errorf(domain.KindNotFound, "%s not found", what)
+	pk, _ := ptr[attrItemPK].(*types.AttributeValueMemberS)
+	sk, _ := ptr[attrItemSK].(*types.AttributeValueMemberS)
+	if pk == nil || sk == nil || !strings.HasPrefix(sk.Value, kind+"#") {
+		return nil, notFound
 	}
-	return out.Items[0], nil
+	it, err := st.getItem(ctx, &dynamodb.GetItemInput{Key: itemKey(pk.Value, sk.Value), ConsistentRead: aws.Bool(true)})
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, notFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", what, err)
+	}
+	return it, nil
 }
 
-// GetMemoryRecord reads a record of company by id: one Query on gsi1.
+// GetMemoryRecord reads a record of company by id: two strongly consistent GetItem (pointer,
+// record).
 func (st *Store) GetMemoryRecord(ctx context.Context, company, id string) (*domain.MemoryRecord, error) {
-	it, err := st.memoryByID(ctx, company, "R#"+id, "memory record "+id)
+	what := "memory record " + id
+	it, err := st.memoryByID(ctx, company, "R", id, what)
 	if err != nil {
 		return nil, err
 	}
-	return decodeMemoryRecord(it)
+	r, err := decodeMemoryRecord(it)
+	if err == nil && r.Company != company { // a # in a company or an id can make two pointer keys alike
+		return nil, domain.Errorf(domain.KindNotFound, "%s not found", what)
+	}
+	return r, err
 }
 
 // UpdateMemoryRecord replaces prev by r if nobody wrote it since prev was read: one PutItem on
@@ -180,31 +228,38 @@ func (st *Store) UpdateMemoryRecord(ctx context.Context, r, prev *domain.MemoryR
 	return nil
 }
 
-// DeleteMemoryRecord deletes a record (one DeleteItem; a missing one is no error).
+// DeleteMemoryRecord deletes a record and its pointer (one TransactWriteItems; a missing
+// record is no error).
 func (st *Store) DeleteMemoryRecord(ctx context.Context, r *domain.MemoryRecord) error {
-	return st.deleteItem(ctx, memoryPK(r.Company, r.UserID), recordSK(r.AgentID, r.ID))
+	return st.deleteMemory(ctx, r.Company, r.ID, memoryPK(r.Company, r.UserID), recordSK(r.AgentID, r.ID), "memory record "+r.ID)
 }
 
-// CreateMemoryBlock stores a new block (one conditional PutItem): a block of the same label in
-// the scope has the same key, which is a conflict.
+// CreateMemoryBlock stores a new block and its pointer (one TransactWriteItems): a block of the
+// same label in the scope has the same key, which is a conflict.
 func (st *Store) CreateMemoryBlock(ctx context.Context, b *domain.MemoryBlock) error {
 	it, err := memoryBlockItem(b)
 	if err != nil {
 		return err
 	}
-	if err := st.createMemory(ctx, it); err != nil {
+	if err := st.createMemory(ctx, b.Company, b.ID, it); err != nil {
 		return fmt.Errorf("create memory block %s: %w", b.Label, err)
 	}
 	return nil
 }
 
-// GetMemoryBlock reads a block of company by id: one Query on gsi1.
+// GetMemoryBlock reads a block of company by id: two strongly consistent GetItem (pointer,
+// block).
 func (st *Store) GetMemoryBlock(ctx context.Context, company, id string) (*domain.MemoryBlock, error) {
-	it, err := st.memoryByID(ctx, company, "B#"+id, "memory block "+id)
+	what := "memory block " + id
+	it, err := st.memoryByID(ctx, company, "B", id, what)
 	if err != nil {
 		return nil, err
 	}
-	return decodeMemoryBlock(it)
+	b, err := decodeMemoryBlock(it)
+	if err == nil && b.Company != company {
+		return nil, domain.Errorf(domain.KindNotFound, "%s not found", what)
+	}
+	return b, err
 }
 
 // UpdateMemoryBlock replaces prev by b if nobody wrote it since prev was read (one PutItem).
@@ -220,20 +275,40 @@ func (st *Store) UpdateMemoryBlock(ctx context.Context, b, prev *domain.MemoryBl
 	return nil
 }
 
-// DeleteMemoryBlock deletes a block (one DeleteItem; a missing one is no error).
+// DeleteMemoryBlock deletes a block and its pointer (one TransactWriteItems; a missing block is
+// no error).
 func (st *Store) DeleteMemoryBlock(ctx context.Context, b *domain.MemoryBlock) error {
-	return st.deleteItem(ctx, memoryPK(b.Company, b.UserID), blockSK(b.AgentID, b.Label))
+	return st.deleteMemory(ctx, b.Company, b.ID, memoryPK(b.Company, b.UserID), blockSK(b.AgentID, b.Label), "memory block "+b.ID)
 }
 
-// ScopeMemoryBlocks reads every block of a scope, label order: one Query (the scope holds at
-// most domain.MaxMemoryBlocks blocks, well under a page).
+// ScopeMemoryBlocks reads every block of a scope, label order: one strongly consistent Query
+// (the scope holds at most domain.MaxMemoryBlocks blocks, well under a page), so a block just
+// written is in the next turn and an edit's read sees the write it lost to.
 func (st *Store) ScopeMemoryBlocks(ctx context.Context, s domain.MemoryScope) ([]*domain.MemoryBlock, error) {
-	return queryDecoded(ctx, st, memoryPK(s.Company, s.UserID), blockSK(s.AgentID, ""), "memory blocks", decodeMemoryBlock)
+	items, err := st.query(ctx, &dynamodb.QueryInput{
+		KeyConditionExpression: aws.String("pk = :p AND begins_with(sk, :s)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":p": stringAttr(memoryPK(s.Company, s.UserID)), ":s": stringAttr(blockSK(s.AgentID, "")),
+		},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list memory blocks: %w", err)
+	}
+	out := make([]*domain.MemoryBlock, 0, len(items))
+	for _, it := range items {
+		b, err := decodeMemoryBlock(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
 }
 
 // memoryList is the Query of a list of kind ("R" or "B"): a user's partition (of one agent's
-// sort keys when f names one), else the company's list on gsi1 (filtered on the agent key when
-// f names an agent).
+// sort keys when f names one; strongly consistent), else the company's list on gsi1 (filtered
+// on the agent key when f names an agent; eventually consistent).
 func (st *Store) memoryList(company, kind string, f domain.MemoryFilter, offset, limit int) *dynamodb.QueryInput {
 	in := &dynamodb.QueryInput{TableName: aws.String(st.table)}
 	prefix := kind + "#"
@@ -244,6 +319,7 @@ func (st *Store) memoryList(company, kind string, f domain.MemoryFilter, offset,
 		in.KeyConditionExpression = aws.String("pk = :p AND begins_with(sk, :s)")
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{":p": stringAttr(memoryPK(company, f.UserID)), ":s": stringAttr(prefix)}
 		in.Limit = aws.Int32(int32(min(offset+limit+1, MaxPage)))
+		in.ConsistentRead = aws.Bool(true)
 		return in
 	}
 	in.IndexName = aws.String(indexGSI1)
@@ -275,18 +351,23 @@ func (st *Store) ListMemoryBlocks(ctx context.Context, company string, f domain.
 	return pageOf(ctx, p, offset, limit, decodeMemoryBlock)
 }
 
-// ForgetMemoryUser deletes every record and block of a user: a Query of the partition's keys
-// (every page), then BatchWriteItem deletes of 25, retrying unprocessed ones.
+// ForgetMemoryUser deletes every record and block of a user and their pointers: a strongly
+// consistent Query of the partition's keys and ids (every page), then BatchWriteItem deletes
+// of 25 (each item beside its pointer), retrying unprocessed ones. A pointer left by a failed
+// batch points at nothing (not found); an item left is deleted by the next call.
 func (st *Store) ForgetMemoryUser(ctx context.Context, company, userID string) (records, blocks int, err error) {
 	items, err := st.query(ctx, &dynamodb.QueryInput{
 		KeyConditionExpression:    aws.String("pk = :p"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":p": stringAttr(memoryPK(company, userID))},
-		ProjectionExpression:      aws.String("pk, sk"),
+		ProjectionExpression:      aws.String("pk, sk, " + attrGSI1SK),
+		ConsistentRead:            aws.Bool(true),
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("read a user's memory: %w", err)
 	}
+	keys := make([]map[string]types.AttributeValue, 0, 2*len(items))
 	for _, it := range items {
+		keys = append(keys, it)
 		sk, _ := it[attrSK].(*types.AttributeValueMemberS)
 		switch {
 		case sk != nil && strings.HasPrefix(sk.Value, "R#"):
@@ -294,8 +375,14 @@ func (st *Store) ForgetMemoryUser(ctx context.Context, company, userID string) (
 		case sk != nil && strings.HasPrefix(sk.Value, "B#"):
 			blocks++
 		}
+		// gsi1sk is R#<id> or B#<id>: the pointer's id.
+		if l, ok := it[attrGSI1SK].(*types.AttributeValueMemberS); ok {
+			if _, id, ok := strings.Cut(l.Value, "#"); ok {
+				keys = append(keys, itemKey(memoryIDPK(company, id), memoryPointerSK))
+			}
+		}
 	}
-	if err := st.deleteAll(ctx, items); err != nil {
+	if err := st.deleteAll(ctx, keys); err != nil {
 		return 0, 0, fmt.Errorf("forget a user's memory: %w", err)
 	}
 	return records, blocks, nil

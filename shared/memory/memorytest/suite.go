@@ -24,6 +24,94 @@ func StoreSuite(t *testing.T, newStore func(*testing.T) memory.Store) {
 	t.Run("Blocks", func(t *testing.T) { suiteBlocks(t, newStore(t)) })
 	t.Run("BlockScopes", func(t *testing.T) { suiteBlockScopes(t, newStore(t)) })
 	t.Run("Forget", func(t *testing.T) { suiteForget(t, newStore(t)) })
+	t.Run("ReadAfterWrite", func(t *testing.T) { ReadAfterWrite(t, newStore(t)) })
+}
+
+// ReadAfterWrite holds st to reading its own writes at once: an item created a moment ago is
+// found by id, changed and deleted (what the API does right after a POST), a scope's blocks
+// and a user's list show the last write, and forgetting a user deletes what was just written.
+// Only the company-wide lists may lag. An adapter over a replica that has seen none of the
+// writes (no index caught up, no eventually consistent read) passes it too; an id of a record
+// is no block and an id of a block no record.
+func ReadAfterWrite(t *testing.T, st memory.Store) {
+	ctx := ctxOf(t)
+	co := company()
+	agent := uuid.NewString()
+	r := newRecord(co, "alice", agent, "likes tea", 1)
+	must(t, st.CreateMemoryRecord(ctx, r))
+	got, err := st.GetMemoryRecord(ctx, co, r.ID)
+	must(t, err)
+	if d := gocmp.Diff(r, got); d != "" {
+		t.Errorf("record read at once after create (-want +got):\n%s", d)
+	}
+	_, err = st.GetMemoryBlock(ctx, co, r.ID)
+	wantKind(t, "a record's id read as a block", err, domain.KindNotFound)
+	upd := *r
+	upd.Text, upd.UpdatedAt = "likes green tea", at(2)
+	must(t, st.UpdateMemoryRecord(ctx, &upd, r))
+	if got, err = st.GetMemoryRecord(ctx, co, r.ID); err != nil || got.Text != upd.Text {
+		t.Errorf("record read at once after update: %v, %v", got, err)
+	}
+	rs, _, err := st.ListMemoryRecords(ctx, co, domain.MemoryFilter{UserID: "alice"}, 0, 10)
+	must(t, err)
+	if len(rs) != 1 || rs[0].Text != upd.Text {
+		t.Errorf("alice's records at once after the update: %v", rs)
+	}
+	must(t, st.DeleteMemoryRecord(ctx, &upd))
+	_, err = st.GetMemoryRecord(ctx, co, r.ID)
+	wantKind(t, "record read at once after delete", err, domain.KindNotFound)
+
+	b := newBlock(co, "alice", agent, "human", 3)
+	must(t, st.CreateMemoryBlock(ctx, b))
+	gb, err := st.GetMemoryBlock(ctx, co, b.ID)
+	must(t, err)
+	if d := gocmp.Diff(b, gb); d != "" {
+		t.Errorf("block read at once after create (-want +got):\n%s", d)
+	}
+	_, err = st.GetMemoryRecord(ctx, co, b.ID)
+	wantKind(t, "a block's id read as a record", err, domain.KindNotFound)
+	sc := domain.MemoryScope{Company: co, UserID: "alice", AgentID: agent}
+	ub := *b
+	ub.Value, ub.UpdatedAt = "Alice, a baker", at(4)
+	must(t, st.UpdateMemoryBlock(ctx, &ub, b))
+	bs, err := st.ScopeMemoryBlocks(ctx, sc)
+	must(t, err)
+	if len(bs) != 1 || bs[0].Value != ub.Value {
+		t.Errorf("the scope's blocks at once after an update: %v", bs)
+	}
+	if gb, err = st.GetMemoryBlock(ctx, co, b.ID); err != nil || gb.Value != ub.Value {
+		t.Errorf("block read at once after update: %v, %v", gb, err)
+	}
+	must(t, st.DeleteMemoryBlock(ctx, &ub))
+	_, err = st.GetMemoryBlock(ctx, co, b.ID)
+	wantKind(t, "block read at once after delete", err, domain.KindNotFound)
+	if bs, err = st.ScopeMemoryBlocks(ctx, sc); err != nil || len(bs) != 0 {
+		t.Errorf("the scope's blocks at once after delete: %v, %v", bs, err)
+	}
+
+	r2, b2 := newRecord(co, "carol", "", "fresh", 5), newBlock(co, "carol", "", "human", 6)
+	must(t, st.CreateMemoryRecord(ctx, r2))
+	must(t, st.CreateMemoryBlock(ctx, b2))
+	records, blocks, err := st.ForgetMemoryUser(ctx, co, "carol")
+	must(t, err)
+	if records != 1 || blocks != 1 {
+		t.Errorf("forget carol at once after her writes: %d records, %d blocks; want 1, 1", records, blocks)
+	}
+	_, err = st.GetMemoryRecord(ctx, co, r2.ID)
+	wantKind(t, "a forgotten user's record by id", err, domain.KindNotFound)
+	_, err = st.GetMemoryBlock(ctx, co, b2.ID)
+	wantKind(t, "a forgotten user's block by id", err, domain.KindNotFound)
+	// Nothing of them is left: the same items can be created again (same ids, same label).
+	must(t, st.CreateMemoryRecord(ctx, r2))
+	must(t, st.CreateMemoryBlock(ctx, b2))
+	// A taken id is a conflict, in another scope too.
+	wantKind(t, "a record of a taken id", st.CreateMemoryRecord(ctx, newRecordID(r2.ID, co, "dave", "", 8)), domain.KindConflict)
+}
+
+func newRecordID(id, co, user, agent string, i int) *domain.MemoryRecord {
+	r := newRecord(co, user, agent, "same id", i)
+	r.ID = id
+	return r
 }
 
 // at is a time with nanoseconds, as the service's clock gives them.
