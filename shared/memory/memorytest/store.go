@@ -2,7 +2,8 @@
 // of the handlers built on it, and StoreSuite, the port's contract that the fake and the
 // DynamoDB adapter (shared/dynamo's suite test, on DynamoDB Local) both pass: items found by
 // company and id only, labels unique in a scope, writes conditional on UpdatedAt, lists by user,
-// agent and shared scope, a user forgotten whole and nobody else. The fake counts its calls and
+// agent and shared scope, a user forgotten whole and nobody else, every write read at once but
+// by the company-wide lists (ReadAfterWrite). The fake counts its calls and
 // can fail every call (Fail).
 package memorytest
 
