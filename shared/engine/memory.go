@@ -132,12 +132,14 @@ func (s *memoryState) recall(ctx context.Context, c *call, query string) {
 			return
 		}
 		start := time.Now()
-		blocks, err := s.m.Blocks(ctx, s.run.Scope)
+		sctx, span := c.startRetrieval(ctx, query, []string{memorySource}, s.run.Config.RecallTopK)
+		blocks, err := s.m.Blocks(sctx, s.run.Scope)
 		var hits []domain.MemoryHit
 		tokens := 0
 		if err == nil && s.run.Config.RecallTopK > 0 && query != "" {
-			hits, tokens, err = s.m.Search(ctx, s.run.Scope, query, s.run.Config.RecallTopK)
+			hits, tokens, err = s.m.Search(sctx, s.run.Scope, query, s.run.Config.RecallTopK)
 		}
+		c.endRecall(span, hits, err)
 		if err != nil {
 			s.failed = true
 			if ctx.Err() == nil {

@@ -163,7 +163,9 @@ func (t *memoryTool) search(ctx context.Context, input map[string]any, useID str
 		topK = int(f)
 	}
 	start := time.Now()
-	hits, tokens, err := s.m.Search(ctx, s.run.Scope, q, topK)
+	sctx, span := t.c.startRetrieval(ctx, q, []string{memorySource}, topK)
+	hits, tokens, err := s.m.Search(sctx, s.run.Scope, q, topK)
+	t.c.endRecall(span, hits, err)
 	if err != nil {
 		return "", errors.New(memorySearchFailed)
 	}

@@ -421,6 +421,28 @@ type retrievedDoc struct {
 	Content string  `json:"content,omitempty"`
 }
 
+// memorySource is the data source of memory's retrieval spans ("retrieval memory"): the user's
+// memory, never named by its user (an end user's id is the company's data).
+const memorySource = "memory"
+
+// endRecall ends a memory search's span with the records it found.
+func (c *call) endRecall(span trace.Span, hits []domain.MemoryHit, err error) {
+	if !span.IsRecording() {
+		return
+	}
+	if err == nil {
+		docs := make([]retrievedDoc, len(hits))
+		for i, h := range hits {
+			docs[i] = retrievedDoc{ID: h.Record.ID, Score: h.Score}
+			if c.e.tracing.CaptureContent {
+				docs[i].Content = domain.Clip(h.Record.Text, maxSpanContent)
+			}
+		}
+		span.SetAttributes(jsonAttr(attrRetrievalDocs, docs))
+	}
+	endSpan(span, err)
+}
+
 // endRetrieval ends a search's span with the chunks it gave the model.
 func (c *call) endRetrieval(span trace.Span, ps []passage, err error) {
 	if !span.IsRecording() {
