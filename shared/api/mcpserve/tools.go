@@ -71,10 +71,12 @@ const (
 	argMessage   = "message"
 	argSessionID = "session_id"
 	argInputs    = "inputs"
+	argUserID    = "user_id"
 )
 
 // schema is the tool's input: the message (optional when the agent has a default one), an
-// optional session to go on in, each of the prompt's variables, and inputs for them all.
+// optional session to go on in, the end user a new session serves, each of the prompt's
+// variables, and inputs for them all.
 func (t *agentTool) schema() map[string]any {
 	msg := "The user message the agent answers."
 	if t.message != "" {
@@ -84,6 +86,7 @@ func (t *agentTool) schema() map[string]any {
 		argMessage:   map[string]any{"type": "string", "description": msg},
 		argSessionID: map[string]any{"type": "string", "description": "A session of this agent to continue (from an earlier result's session_id); a new session when absent."},
 		argInputs:    map[string]any{"type": "object", "description": "Values of the prompt's {{ variables.NAME }}, beside those given as their own properties."},
+		argUserID:    map[string]any{"type": "string", "description": "The end user a new session serves (1 to 256 characters), whose memory an agent with memory keeps; a continued session must name its own user or none."},
 	}
 	var required []string
 	if t.message == "" {
@@ -112,10 +115,12 @@ func agentDescription(a *domain.Agent) string {
 type agentCall struct {
 	message, sessionID string
 	inputs             map[string]any
+	userID             *string // the end user (nil none)
 }
 
-// args reads a call's arguments: message, session_id, inputs, and the prompt's variables as
-// their own properties (which win over the same names in inputs). Other names are ignored.
+// args reads a call's arguments: message, session_id, user_id, inputs, and the prompt's
+// variables as their own properties (which win over the same names in inputs). Other names are
+// ignored. An empty user_id is none, as the OpenAI API's empty user is.
 func (t *agentTool) args(raw json.RawMessage) (agentCall, error) {
 	c := agentCall{message: t.message}
 	var m map[string]json.RawMessage
@@ -140,6 +145,16 @@ func (t *agentTool) args(raw json.RawMessage) (agentCall, error) {
 	if err := str(argSessionID, &c.sessionID); err != nil {
 		return c, err
 	}
+	var user string
+	if err := str(argUserID, &user); err != nil {
+		return c, err
+	}
+	if user != "" {
+		if !domain.ValidUserID(user) {
+			return c, domain.Invalid([]domain.FieldError{{Field: argUserID, Message: domain.UserIDRule}})
+		}
+		c.userID = &user
+	}
 	if strings.TrimSpace(c.message) == "" {
 		c.message = t.message
 	}
@@ -152,7 +167,7 @@ func (t *agentTool) args(raw json.RawMessage) (agentCall, error) {
 		}
 	}
 	for name, v := range m {
-		if !t.vars[name] || name == argMessage || name == argSessionID || name == argInputs {
+		if !t.vars[name] || name == argMessage || name == argSessionID || name == argInputs || name == argUserID {
 			continue
 		}
 		var x any
@@ -211,11 +226,21 @@ func (h *mcpServe) run(ctx context.Context, p domain.Principal, t *agentTool, ra
 	}
 	sid := in.sessionID
 	if sid == "" {
-		sess, err := h.runs.OnAgent(ctx, p, t.agent)
+		sess, err := h.runs.OnAgentFor(ctx, p, t.agent, in.userID)
 		if err != nil {
 			return nil, err
 		}
 		sid = sess.ID
+	} else if in.userID != nil {
+		// A session's user never changes: a call naming another user than the session's is
+		// refused, so that no one reaches a user's memory through a session of someone else.
+		sess, err := h.runs.Get(ctx, p, sid)
+		if err != nil {
+			return nil, err
+		}
+		if sess.UserID != *in.userID {
+			return nil, domain.Errorf(domain.KindInvalid, "Session %s does not serve the user_id this call names; a session's user never changes", sid)
+		}
 	}
 	// As the execute does, the run is detached from the client and stops before the deadline.
 	ctx, cancel := api.Detach(ctx)
