@@ -36,7 +36,8 @@ type Agents interface {
 // Runs opens sessions on stored agents, runs, polls and cancels their executions;
 // sessions.Service is the implementation.
 type Runs interface {
-	OnAgent(ctx context.Context, p domain.Principal, a *domain.Agent) (*domain.Session, error)
+	// OnAgentFor opens the session serving the message's end user (its metadata.user_id; nil none).
+	OnAgentFor(ctx context.Context, p domain.Principal, a *domain.Agent, userID *string) (*domain.Session, error)
 	Get(ctx context.Context, p domain.Principal, id string) (*domain.Session, error)
 	Execute(ctx context.Context, p domain.Principal, sessionID string, req sessions.ExecuteRequest, obs sessions.Observer) (*sessions.Result, error)
 	Enqueue(ctx context.Context, p domain.Principal, sessionID string, req sessions.ExecuteRequest) (*domain.Execution, error)

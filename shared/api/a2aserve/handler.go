@@ -39,6 +39,10 @@ func (h *handler) prepare(ctx context.Context, c *call, params *a2a.MessageSendP
 		return nil, err
 	}
 	m := params.Message
+	user, err := endUser(params)
+	if err != nil {
+		return nil, err
+	}
 	sid := m.ContextID
 	var execID string
 	if m.TaskID != "" {
@@ -52,7 +56,7 @@ func (h *handler) prepare(ctx context.Context, c *call, params *a2a.MessageSendP
 		sid, execID = tsid, eid
 	}
 	if sid == "" {
-		sess, err := h.s.runs.OnAgent(ctx, c.p, c.agent)
+		sess, err := h.s.runs.OnAgentFor(ctx, c.p, c.agent, user)
 		if err != nil {
 			return nil, err
 		}
@@ -64,6 +68,11 @@ func (h *handler) prepare(ctx context.Context, c *call, params *a2a.MessageSendP
 	}
 	if sess.AgentID != c.agent.ID {
 		return nil, invalidParams(fmt.Sprintf("Context %s is not a session of the agent %s", sid, c.agent.AgentKey))
+	}
+	// A session's user never changes: a message naming another user than its context's is
+	// refused, so that no one reaches a user's memory through a context of someone else.
+	if user != nil && sess.UserID != *user {
+		return nil, invalidParams(fmt.Sprintf("Context %s does not serve the metadata.user_id this message names; a context's user never changes", sid))
 	}
 	if execID == "" {
 		return h.newMessage(sid, m)
@@ -84,6 +93,37 @@ func (h *handler) prepare(ctx context.Context, c *call, params *a2a.MessageSendP
 		}
 	}
 	return nil, invalidParams(pendingText(sess.Pending))
+}
+
+// endUser is the end user a send names: metadata.user_id of its message, or of its params (both
+// A2A's metadata; when both name one it must be the same). Absent, null or empty is none.
+func endUser(params *a2a.MessageSendParams) (*string, error) {
+	var user *string
+	for _, at := range []struct {
+		field string
+		meta  map[string]any
+	}{{"message.metadata.user_id", params.Message.Metadata}, {"params.metadata.user_id", params.Metadata}} {
+		var u string
+		switch x := at.meta["user_id"].(type) {
+		case nil:
+			continue
+		case string:
+			u = x
+		default:
+			return nil, invalidParams(at.field + " must be a string")
+		}
+		if u == "" {
+			continue
+		}
+		if !domain.ValidUserID(u) {
+			return nil, invalidParams(at.field + " " + domain.UserIDRule)
+		}
+		if user != nil && *user != u {
+			return nil, invalidParams("message.metadata.user_id and params.metadata.user_id name different users")
+		}
+		user = &u
+	}
+	return user, nil
 }
 
 // newMessage is a message's execute request: its text parts as the content, its data parts as
