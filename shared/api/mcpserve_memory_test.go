@@ -12,12 +12,14 @@ import (
 // that an agent with memory keeps that user's memory across sessions (the offline model calls
 // memory_append when the message names it and echoes its prompt); another user's session and
 // one without a user see none of it; a user_id that cannot be one, or one that is not the
-// continued session's user, is the tool's error result naming it.
+// continued session's user, is the tool's error result naming it. A prompt variable named
+// user_id is still given the call's user_id, as before it named the end user.
 func TestMCPServeEndUserMemory(t *testing.T) {
 	s := newStack(t)
 	key := s.key("alice", fmt.Sprintf("mcp-memory-%d", time.Now().UnixNano()))
 	s.mcpAgent(key, `{"name":"Keeper","agent_type":"react_agent","system_prompt":"You remember.","llm_config":{"provider":"local","model":"dev"},`+
 		`"mcp":{"tool_name":"keeper"},"memory":{"blocks":[{"label":"human","limit":200}]}}`)
+	s.mcpAgent(key, `{"name":"Namer","system_prompt":"Hello {{ variables.user_id }}.","llm_config":{"provider":"local","model":"dev"},"mcp":{"tool_name":"namer"}}`)
 	srv := httptest.NewServer(s.mux)
 	defer srv.Close()
 	cs := mcpConnect(t, srv, "x-api-key", key)
@@ -47,6 +49,9 @@ func TestMCPServeEndUserMemory(t *testing.T) {
 	}
 	if text, _ = call(map[string]any{"user_id": "", "message": "what do you know of me?"}); strings.Contains(text, "Ann bakes") || strings.Contains(text, "# Memory") {
 		t.Errorf("a session without a user has memory: %q", text)
+	}
+	if text, _, isErr := callTool(t, cs, "namer", map[string]any{"user_id": ann, "message": "hi"}); isErr || !strings.Contains(text, "Hello "+ann+".") {
+		t.Errorf("a prompt variable named user_id = %v %q", isErr, text)
 	}
 	// A continued session keeps its user: named again or not named, never another.
 	sid := first["session_id"]

@@ -88,6 +88,10 @@ func (t *agentTool) schema() map[string]any {
 		argInputs:    map[string]any{"type": "object", "description": "Values of the prompt's {{ variables.NAME }}, beside those given as their own properties."},
 		argUserID:    map[string]any{"type": "string", "description": "The end user a new session serves (1 to 256 characters), whose memory an agent with memory keeps; a continued session must name its own user or none."},
 	}
+	if t.vars[argUserID] {
+		u := props[argUserID].(map[string]any)
+		u["description"] = u["description"].(string) + " Also the value of {{ variables.user_id }} in the agent's prompt."
+	}
 	var required []string
 	if t.message == "" {
 		required = append(required, argMessage)
@@ -120,7 +124,8 @@ type agentCall struct {
 
 // args reads a call's arguments: message, session_id, user_id, inputs, and the prompt's
 // variables as their own properties (which win over the same names in inputs). Other names are
-// ignored. An empty user_id is none, as the OpenAI API's empty user is.
+// ignored. An empty user_id is none, as the OpenAI API's empty user is; a prompt variable named
+// user_id is given it too, as before user_id named the end user.
 func (t *agentTool) args(raw json.RawMessage) (agentCall, error) {
 	c := agentCall{message: t.message}
 	var m map[string]json.RawMessage
@@ -167,7 +172,7 @@ func (t *agentTool) args(raw json.RawMessage) (agentCall, error) {
 		}
 	}
 	for name, v := range m {
-		if !t.vars[name] || name == argMessage || name == argSessionID || name == argInputs || name == argUserID {
+		if !t.vars[name] || name == argMessage || name == argSessionID || name == argInputs {
 			continue
 		}
 		var x any
