@@ -39,6 +39,7 @@ function SignIn({ reason }: { reason?: string }) {
         {busy && <Spinner label="Signing in" />}
         <ErrorBox error={error} />
       </form>
+      <p class="hint" data-testid="signin-where">Running locally? <code>make dev</code> writes a development key to <code>.cache/dev-api-key</code> in the repository. On AWS, create a key with <code>scripts/apikey</code> (see docs/deploy.md).</p>
       <p class="hint">The key is exchanged for a short-lived token (kept for this tab only). Your key stays in this page's memory to renew it, and is never stored.</p>
     </main>
   )
@@ -56,9 +57,11 @@ function App() {
   const [reason, setReason] = useState<string | undefined>()
   const { parts, query } = useRoute()
   useEffect(() => onAuth((ok, why) => { setAuthed(ok); setReason(why) }), [])
-  if (parts[0] === 'oauth' && relayToOpener(query)) return <p>Authorized; this window closes.</p>
+  if (parts[0] === 'oauth' && relayToOpener(query)) return <main><h1 class="screen">Authorized</h1><p>This window closes.</p></main>
   if (!authed) return <SignIn reason={reason} />
   const screen = parts[0] ?? 'agents'
+  // Each screen has one h1, its name; its sections are h2.
+  const title = NAV.find(([k]) => k === screen)?.[1] ?? (screen === 'trace' ? 'Trace' : screen === 'oauth' ? 'Authorization' : 'Agents')
   let body
   switch (screen) {
     case 'playground': body = <Playground query={query} />; break
@@ -80,7 +83,7 @@ function App() {
         </nav>
         <button type="button" data-testid="signout" onClick={() => signOut()}>Sign out</button>
       </header>
-      <main id="main" tabIndex={-1}>{body}</main>
+      <main id="main" tabIndex={-1}><h1 class="screen">{title}</h1>{body}</main>
     </div>
   )
 }

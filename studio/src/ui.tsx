@@ -50,12 +50,13 @@ export function usePaged<T>(path: string | null, limit = 20, extra = "", reload:
     return () => { live = false }
   }, [path, limit, offset, extra, reload])
   const pager = (
-    <nav class="pager" aria-label="Pages">
+    // A group, not a navigation landmark: a screen has several lists, and landmarks must be unique.
+    <div class="pager" role="group" aria-label="Pages">
       <button type="button" disabled={offset === 0 || loading} onClick={() => setOffset(Math.max(0, offset - limit))}>Previous</button>
       <span>{data ? `${offset + 1}–${offset + data.items.length}` : ''}</span>
       <button type="button" disabled={!data?.next || loading} onClick={() => setOffset(offset + limit)}>Next</button>
       {loading && <Spinner />}
-    </nav>
+    </div>
   )
   return { items: data?.items ?? [], loading, error, pager, offset }
 }
@@ -86,4 +87,14 @@ export function Confirm({ label, question, onConfirm, testid, name }: { label: s
       <button type="button" onClick={() => setAsking(false)}>Cancel</button>
     </span>
   )
+}
+
+/**
+ * What an empty list shows: what the list is for and what to do next, with the link or button
+ * that does it where there is one (as={'tr'} with cols for a table's body).
+ */
+export function Empty({ children, as = 'li', cols = 1 }: { children: ComponentChildren; as?: 'li' | 'tr' | 'p'; cols?: number }) {
+  if (as === 'tr') return <tr class="empty" data-testid="empty"><td colSpan={cols}>{children}</td></tr>
+  if (as === 'p') return <p class="empty" data-testid="empty">{children}</p>
+  return <li class="empty" data-testid="empty">{children}</li>
 }
