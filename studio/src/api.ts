@@ -83,6 +83,40 @@ export function onAuth(fn: (signedIn: boolean, reason?: string) => void): () => 
 export function signedIn(): boolean { return token !== null }
 export function hasKey(): boolean { return apiKey !== '' }
 
+/** What a token says of its key: its id (sub) and expiry (kex, seconds). */
+interface Claims { sub?: string; kex?: number }
+
+function claims(t: Token | null): Claims | null {
+  try {
+    const part = t?.access_token.split('.')[1]
+    return part ? JSON.parse(atob(part.replace(/-/g, '+').replace(/_/g, '/'))) as Claims : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * The signed-in key as its token names it: its id and when it expires (ms since the epoch). Read,
+ * not verified (the API verifies): for what the page shows, such as how long a new key may live.
+ */
+export function keyInfo(): { id: string; expiresAt: number } | null {
+  const c = claims(token)
+  return c?.sub && c.kex ? { id: c.sub, expiresAt: c.kex * 1000 } : null
+}
+
+/**
+ * Gives the page the API key again after a reload (when only the token is left), so that it can
+ * create keys, which a token may not: the key is exchanged for a new token and kept in memory. It
+ * must be the key this tab signed in with; another one is refused (sign out to switch keys).
+ */
+export async function unlock(key: string): Promise<void> {
+  const t = await exchange(key.trim())
+  const was = claims(token)?.sub
+  if (was && claims(t)?.sub !== was) throw new ApiError(0, 'permission_error', 'That is not the key you signed in with: sign out and in again to switch keys.')
+  apiKey = key.trim()
+  keep(t)
+}
+
 async function envelope(res: Response): Promise<ApiError> {
   let type = 'api_error', message = `${res.status} ${res.statusText}`, errors: FieldError[] = []
   try {
