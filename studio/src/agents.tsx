@@ -51,7 +51,7 @@ export function Agents({ id }: { id?: string }) {
               <small> {a.agent_key} · v{a.version_number}{a.is_shared ? ' · shared' : ''}{a.is_public ? ' · public' : ''}</small>
             </li>
           ))}
-          {!list.loading && list.items.length === 0 && <li class="empty">No agents yet.</li>}
+          {!list.loading && list.items.length === 0 && <li class="empty" data-testid="empty">No agents yet. An agent is a model with a prompt, tools and knowledge: create one, then talk to it in the playground. <a class="button" href={ROOT + 'agents/new'}>Create an agent</a></li>}
         </ul>
         {list.pager}
       </Section>

@@ -95,6 +95,7 @@ function Files({ reload, onChange }: { reload: number; onChange: () => void }) {
               <td><Confirm label="Delete" name={`Delete ${f.original_filename}`} question="From every knowledge base and collection?" onConfirm={() => remove(f)} /></td>
             </tr>
           ))}
+          {!list.loading && list.items.length === 0 && <tr class="empty" data-testid="empty"><td colSpan={7}>No files yet. Drop files above or choose them; then group them in a collection or build a knowledge base of them below.</td></tr>}
         </tbody>
       </table>
       {list.pager}
@@ -130,7 +131,7 @@ function Collections({ reload, onChange }: { reload: number; onChange: () => voi
       <ErrorBox error={list.error} />
       <ul class="list">
         {list.items.map((c) => <li key={c.id}><strong>{c.name}</strong> <small>{c.data_source_count} files · {c.status}</small></li>)}
-        {!list.loading && list.items.length === 0 && <li class="empty">No collections.</li>}
+        {!list.loading && list.items.length === 0 && <li class="empty" data-testid="empty">No collections yet. A collection groups files: upload files above, then name a collection below and tick its files.</li>}
       </ul>
       {list.pager}
       <form onSubmit={create} class="editor">
@@ -190,7 +191,7 @@ function KnowledgeBases({ reload, onChange }: { reload: number; onChange: () => 
             <button type="button" class="linklike" onClick={() => setSelected(kb.id)}>{kb.name}</button> <small>{kb.status} · {when(kb.created_at)}</small>
           </li>
         ))}
-        {!list.loading && list.items.length === 0 && <li class="empty">No knowledge bases.</li>}
+        {!list.loading && list.items.length === 0 && <li class="empty" data-testid="empty">No knowledge bases yet. Upload files above, then create a knowledge base of them below; agents search it once it is completed.</li>}
       </ul>
       {list.pager}
       {selected && <KBDetail key={selected} id={selected} onChange={onChange} onGone={() => { setSelected(null); onChange() }} />}

@@ -88,13 +88,3 @@ export function Confirm({ label, question, onConfirm, testid, name }: { label: s
     </span>
   )
 }
-
-/**
- * What an empty list shows: what the list is for and what to do next, with the link or button
- * that does it where there is one (as={'tr'} with cols for a table's body).
- */
-export function Empty({ children, as = 'li', cols = 1 }: { children: ComponentChildren; as?: 'li' | 'tr' | 'p'; cols?: number }) {
-  if (as === 'tr') return <tr class="empty" data-testid="empty"><td colSpan={cols}>{children}</td></tr>
-  if (as === 'p') return <p class="empty" data-testid="empty">{children}</p>
-  return <li class="empty" data-testid="empty">{children}</li>
-}
