@@ -1,7 +1,7 @@
 // Settings: API keys (create with expiry, scopes and rate limit; the secret shown once; revoke)
 // and MCP servers (register; their tools and status).
 import { useState } from 'preact/hooks'
-import { api, hasKey, keyInfo, unlock, type ApiKey, type ApiKeyCreated, type MCPServer, type MCPTools } from './api'
+import { api, hasKey, type ApiKey, type ApiKeyCreated, type MCPServer, type MCPTools } from './api'
 import { authorizeServer, useOAuthReturns } from './oauth'
 import { Confirm, ErrorBox, Section, Spinner, usePaged, when } from './ui'
 
@@ -12,48 +12,29 @@ export function Settings() {
   return <div class="stack"><Keys /><Servers /></div>
 }
 
-const DAY = 86_400_000
-
-/**
- * How long a new key may live: a key never outlives the key creating it (shared/auth), so the
- * limit is the signed-in key's expiry, read from its token; days is the whole days left before it.
- */
-function keyLimit(): { expiresAt: number; days: number } | null {
-  const k = keyInfo()
-  return k ? { expiresAt: k.expiresAt, days: Math.min(730, Math.floor((k.expiresAt - Date.now()) / DAY)) } : null
-}
-
 function Keys() {
   const [reload, setReload] = useState(0)
   const list = usePaged<ApiKey>('api-keys/', 20, '', reload)
-  const [limit] = useState(keyLimit)
   const [name, setName] = useState('')
-  // 30 days, or (empty) until the signed-in key expires when that is sooner.
-  const [days, setDays] = useState(!limit || limit.days >= 30 ? '30' : '')
+  const [days, setDays] = useState('30')
   const [rate, setRate] = useState('')
   const [scopes, setScopes] = useState<string[]>([])
-  // The secret shown once, with the id of its key: revoking that key (or one that created it) hides it.
-  const [secret, setSecret] = useState<{ id: string; key: string } | null>(null)
+  const [secret, setSecret] = useState('')
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<unknown>(null)
   const [copied, setCopied] = useState(false)
-  const [unlocked, setUnlocked] = useState(hasKey())
-  const [unlockKey, setUnlockKey] = useState('')
-  const [unlockError, setUnlockError] = useState<unknown>(null)
 
   async function create(e: Event) {
     e.preventDefault()
     setBusy(true)
     setError(null)
-    setSecret(null)
+    setSecret('')
     try {
-      const body: Record<string, unknown> = { name, scopes }
-      if (days !== '') body.expires_in = Math.round(Number(days) * 86400)
-      else if (limit) body.expires_at = new Date(limit.expiresAt).toISOString()
+      const body: Record<string, unknown> = { name, expires_in: Math.round(Number(days) * 86400), scopes }
       if (rate !== '') body.rate_limit = Number(rate)
       // A bearer token may not create keys: this one request carries the API key itself.
       const k = await api<ApiKeyCreated>('POST', 'api-keys/', body, { useKey: true })
-      setSecret({ id: k.id, key: k.key })
+      setSecret(k.key)
       setName('')
       setCopied(false)
       setReload(reload + 1)
@@ -63,29 +44,9 @@ function Keys() {
       setBusy(false)
     }
   }
-  async function doUnlock(e: Event) {
-    e.preventDefault()
-    setUnlockError(null)
-    try {
-      await unlock(unlockKey)
-      setUnlockKey('')
-      setUnlocked(true)
-    } catch (err) {
-      setUnlockError(err)
-    }
-  }
-  /** Whether revoking the key of id ends the key shown: it is that key or one that created it. */
-  function ends(id: string): boolean {
-    const byID = new Map(list.items.map((k) => [k.id, k]))
-    for (let at: string | null | undefined = secret?.id; at; at = byID.get(at)?.parent_id) {
-      if (at === id) return true
-    }
-    return false
-  }
   async function revoke(k: ApiKey) {
     try {
       await api('DELETE', `api-keys/${k.id}/`)
-      if (ends(k.id)) setSecret(null)
       setReload(reload + 1)
     } catch (err) {
       setError(err)
@@ -108,45 +69,29 @@ function Keys() {
         </tbody>
       </table>
       {list.pager}
-      {!unlocked && (
-        <form onSubmit={doUnlock} class="editor" data-testid="key-locked">
-          <h3>Unlock key creation</h3>
-          <p class="notice" id="key-locked-why">Creating a key needs your API key itself: a sign-in token may not create keys, and after a reload this tab keeps only the token. Enter your key again to create keys (it stays in this page&apos;s memory only).</p>
-          <div class="row">
-            <label>Your API key <input data-testid="key-unlock-input" type="password" autoComplete="off" spellcheck={false} placeholder="ak_…" value={unlockKey} onInput={(e) => setUnlockKey(e.currentTarget.value)} required /></label>
-          </div>
-          <button type="submit" data-testid="key-unlock" disabled={!unlockKey.trim()}>Unlock</button>
-          <ErrorBox error={unlockError} />
-        </form>
-      )}
       <form onSubmit={create} class="editor">
         <h3>New key</h3>
+        {!hasKey() && <p class="notice">Creating a key needs your API key (a token may not): sign out and in again to create keys.</p>}
         <div class="row">
           <label>Name <input data-testid="key-name" value={name} onInput={(e) => setName(e.currentTarget.value)} required /></label>
-          <label>Expires in (days) <input data-testid="key-expires" type="number" min="1" max={limit ? limit.days : 730} value={days} placeholder={limit ? 'with my key' : '90'}
-            aria-describedby="key-expiry-limit" disabled={!!limit && limit.days < 1} onInput={(e) => setDays(e.currentTarget.value)} /></label>
+          <label>Expires in (days) <input type="number" min="1" max="730" value={days} onInput={(e) => setDays(e.currentTarget.value)} required /></label>
           <label>Rate limit (per minute) <input type="number" min="0" value={rate} placeholder="as mine" onInput={(e) => setRate(e.currentTarget.value)} /></label>
         </div>
-        <p class="hint" id="key-expiry-limit" data-testid="key-expiry-limit">
-          {limit
-            ? <>A key cannot outlive the key creating it: yours expires {when(limit.expiresAt / 1000)}, so at most {limit.days} days. Empty: the new key expires with yours.</>
-            : <>At most 730 days. Empty: 90 days.</>}
-        </p>
         <fieldset class="row">
           <legend>Scopes (none: all of mine)</legend>
           {SCOPES.map((s) => (
             <label key={s} class="check"><input type="checkbox" checked={scopes.includes(s)} onChange={(e) => setScopes(e.currentTarget.checked ? [...scopes, s] : scopes.filter((x) => x !== s))} /> {s}</label>
           ))}
         </fieldset>
-        <button type="submit" data-testid="key-create" disabled={busy || !unlocked} aria-describedby={unlocked ? undefined : 'key-locked-why'}>Create key</button>
+        <button type="submit" data-testid="key-create" disabled={busy || !hasKey()}>Create key</button>
         {busy && <Spinner label="Creating" />}
         <ErrorBox error={error} />
       </form>
       {secret && (
         <div class="secret" role="status">
           <p>The new key, shown this once:</p>
-          <code data-testid="key-secret">{secret.key}</code>{' '}
-          <button type="button" onClick={() => navigator.clipboard?.writeText(secret.key).then(() => setCopied(true))}>{copied ? 'Copied' : 'Copy'}</button>
+          <code data-testid="key-secret">{secret}</code>{' '}
+          <button type="button" onClick={() => navigator.clipboard?.writeText(secret).then(() => setCopied(true))}>{copied ? 'Copied' : 'Copy'}</button>
         </div>
       )}
     </Section>
