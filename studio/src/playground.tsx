@@ -57,7 +57,7 @@ export function Playground({ query }: { query: URLSearchParams }) {
                 <small> {s.message_count} messages · {when(s.created_at)}{s.required_action ? ' · waiting' : ''}</small>
               </li>
             ))}
-            {!sessions.loading && sessions.items.length === 0 && <li class="empty">No sessions yet.</li>}
+            {!sessions.loading && sessions.items.length === 0 && <li class="empty" data-testid="empty">No sessions yet. Pick an agent above and open a session to talk to it; no agent yet? <a href={ROOT + 'agents/new'}>Create one</a>.</li>}
           </ul>
           {sessions.pager}
         </Section>
