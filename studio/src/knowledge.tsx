@@ -86,7 +86,7 @@ function Files({ reload, onChange }: { reload: number; onChange: () => void }) {
       <ErrorBox error={error} />
       <ErrorBox error={list.error} />
       <table class="grid">
-        <thead><tr><th>Name</th><th>Type</th><th>Size</th><th>Status</th><th>Tags</th><th>Added</th><th /></tr></thead>
+        <thead><tr><th>Name</th><th>Type</th><th>Size</th><th>Status</th><th>Tags</th><th>Added</th><th><span class="sr-only">Actions</span></th></tr></thead>
         <tbody>
           {list.items.map((f) => (
             <tr key={f.id} data-testid="file-row">
