@@ -2,12 +2,12 @@
 // watch tool calls and retrieval as they happen, answer approvals and function calls, cite,
 // rate, and reopen earlier sessions.
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { api, stream, type Agent, type Citation, type EventFields, type ExecuteResult, type MessageHistory, type RequiredAction, type Session, type SessionCreated, type SessionFromAgent, type StreamEvent } from './api'
+import { api, stream, type Agent, type Citation, type EventFields, type ExecuteResult, type MessageHistory, type RequiredAction, type Session, type StoredEvent, type SessionCreated, type SessionFromAgent, type StreamEvent } from './api'
 import { markdown } from './md'
-import { ROOT } from './router'
+import { navigate, ROOT } from './router'
 import { ErrorBox, messageOf, Section, Spinner, usePaged, when } from './ui'
 
-interface Activity { id: string; label: string; detail?: string; ms?: number; error?: boolean; done: boolean }
+interface Activity { id: string; label: string; detail?: string; ms?: number; error?: boolean; done: boolean; waiting?: boolean }
 
 interface Turn {
   role: 'user' | 'assistant'
@@ -20,41 +20,81 @@ interface Turn {
   streaming?: boolean
   error?: string
   rating?: number
+  paused?: boolean // the run paused on this turn: it waits for (or got) an answer, it is not an answer
+  stopped?: boolean // Stop cancelled the run
 }
+
+type HistoryMessage = MessageHistory['messages'][number]
 
 let seq = 0
 const nextKey = () => 'k' + ++seq
 
+/** The session's address: the playground with ?session=<id>, so that a reload or Back returns to it. */
+export const sessionHref = (id: string) => `${ROOT}playground?session=${encodeURIComponent(id)}`
+
 export function Playground({ query }: { query: URLSearchParams }) {
+  const wanted = query.get('session') ?? ''
   const [session, setSession] = useState<{ id: string; name: string } | null>(null)
   const [pending, setPending] = useState<RequiredAction | null>(null)
   const [turns, setTurns] = useState<Turn[]>([])
   const [reload, setReload] = useState(0)
+  const [confirm, setConfirm] = useState('')
+  const [error, setError] = useState<unknown>(null)
   const sessions = usePaged<Session>('sessions/', 10, '', reload)
 
-  async function open(id: string, name: string, waiting?: RequiredAction | null) {
-    setSession({ id, name })
-    setPending(waiting ?? null)
+  // The URL names the open session: open it (from the list, a reload, Back from a trace).
+  useEffect(() => {
+    if (!wanted) {
+      setSession(null)
+      return
+    }
+    if (session?.id === wanted) return
+    let live = true
+    setSession(null)
+    setPending(null)
     setTurns([])
+    ;(async () => {
+      try {
+        const s = await api<Session>('GET', `sessions/${encodeURIComponent(wanted)}/`)
+        if (!live) return
+        setSession({ id: s.id, name: s.name })
+        setPending(s.required_action ?? null)
+        const t = await history(s.id)
+        if (live) setTurns(t)
+      } catch (e) {
+        if (live) setTurns([{ role: 'assistant', key: nextKey(), text: '', error: messageOf(e) }])
+        if (live) setSession({ id: wanted, name: wanted })
+      }
+    })()
+    return () => { live = false }
+  }, [wanted])
+
+  async function remove(id: string) {
+    setError(null)
     try {
-      const h = await api<MessageHistory>('GET', `runtime/${id}/messages/?limit=200`)
-      setTurns(h.messages.map((m) => ({ role: m.role, key: nextKey(), id: m.id, text: m.content, citations: m.citations })))
+      await api('DELETE', `sessions/${encodeURIComponent(id)}/`)
+      setConfirm('')
+      if (session?.id === id) navigate(ROOT + 'playground')
+      setReload((n) => n + 1)
     } catch (e) {
-      setTurns([{ role: 'assistant', key: nextKey(), text: '', error: messageOf(e) }])
+      setError(e)
     }
   }
 
   return (
     <div class="cols">
       <div class="stack">
-        <Opener initialAgent={query.get('agent') ?? ''} onOpened={(id, name) => { setSession({ id, name }); setTurns([]); setPending(null); setReload(reload + 1) }} />
+        <Opener initialAgent={query.get('agent') ?? ''} onOpened={(id, name) => { setSession({ id, name }); setTurns([]); setPending(null); setReload(reload + 1); navigate(sessionHref(id)) }} />
         <Section title="Earlier sessions">
-          <ErrorBox error={sessions.error} />
+          <ErrorBox error={sessions.error ?? error} />
           <ul class="list">
             {sessions.items.map((s) => (
-              <li key={s.id} aria-current={session?.id === s.id ? 'true' : undefined}>
-                <button type="button" class="linklike" onClick={() => open(s.id, s.name, s.required_action)}>{s.name}</button>
-                <small> {s.message_count} messages · {when(s.created_at)}{s.required_action ? ' · waiting' : ''}</small>
+              <li key={s.id} data-testid="session-row" data-id={s.id} aria-current={session?.id === s.id ? 'true' : undefined}>
+                <a href={sessionHref(s.id)} data-testid="session-link">{s.name}</a>
+                <small> <code title={s.id}>{s.id.slice(0, 8)}</code> · {when(s.created_at)}{s.user_id ? ` · user ${s.user_id}` : ''} · {s.message_count} messages{s.required_action ? ' · waiting' : ''}</small>
+                {confirm === s.id
+                  ? <span> Delete this session? <button type="button" class="danger" data-testid="session-delete-confirm" onClick={() => remove(s.id)}>Yes, delete session</button> <button type="button" onClick={() => setConfirm('')}>Cancel</button></span>
+                  : <button type="button" class="linklike" data-testid="session-delete" aria-label={`Delete session ${s.name} ${s.id.slice(0, 8)}`} onClick={() => setConfirm(s.id)}>Delete</button>}
               </li>
             ))}
             {!sessions.loading && sessions.items.length === 0 && <li class="empty" data-testid="empty">No sessions yet. Pick an agent above and open a session to talk to it; no agent yet? <a href={ROOT + 'agents/new'}>Create one</a>.</li>}
@@ -64,9 +104,102 @@ export function Playground({ query }: { query: URLSearchParams }) {
       </div>
       {session
         ? <Chat key={session.id} session={session} turns={turns} setTurns={setTurns} pending={pending} setPending={setPending} onRan={() => setReload((n) => n + 1)} />
-        : <Section title="Chat"><p>Pick an agent or paste a configuration, then open a session.</p></Section>}
+        : <Section title="Chat">{wanted ? <Spinner label="Opening the session" /> : <p>Pick an agent or paste a configuration, then open a session.</p>}</Section>}
     </div>
   )
+}
+
+/** What one runtime event adds to a turn's rows (tool calls and results, retrieval, approvals, errors). */
+function applyEvent(list: Activity[], type: string, d: EventFields): Activity[] {
+  switch (type) {
+    case 'tool_call': {
+      const id = d.tool_use_id ?? nextKey()
+      const label = `${d.tool}${d.server ? ' @' + d.server : ''}`
+      return [...list, { id, label, detail: JSON.stringify(d.input ?? {}), done: false }]
+    }
+    case 'tool_result':
+      return upsert(list, d.tool_use_id ?? nextKey(), { label: String(d.tool), detail: String(d.output ?? ''), ms: d.duration_ms, error: d.is_error, done: true })
+    case 'retrieval':
+      return [...list, { id: nextKey(), label: 'retrieval', detail: `“${d.query ?? ''}”: ${d.hits ?? 0} passages`, ms: d.duration_ms, done: true }]
+    case 'approval':
+      return [...list, { id: nextKey(), label: `${d.tool} ${d.approve ? 'approved' : 'denied'}`, detail: d.reason, done: true }]
+    case 'error':
+      return [...list, { id: nextKey(), label: 'error', detail: d.message, error: true, done: true }]
+  }
+  return list
+}
+
+/** Rows still running when the run paused or ended: they wait for the user, or never finished. */
+function settle(list: Activity[] | undefined, paused: boolean): Activity[] {
+  return (list ?? []).map((a) => (a.done ? a : { ...a, done: true, waiting: paused }))
+}
+
+/** Every page of a wrapped list (a session's messages or events). */
+async function all<T>(path: string, field: 'messages' | 'events'): Promise<T[]> {
+  const out: T[] = []
+  for (let offset = 0; ; offset += 100) {
+    const p = await api<Record<string, unknown>>('GET', `${path}${path.includes('?') ? '&' : '?'}limit=100&offset=${offset}`)
+    const items = (p[field] ?? []) as T[]
+    out.push(...items)
+    if (!p.has_more || items.length === 0) return out
+  }
+}
+
+/**
+ * A stored session's turns as the chat showed them live: its messages, and for each assistant
+ * message the rows, citations and trace link of the execution (part) that wrote it. Messages do
+ * not name their execution: executions are taken in the order they started, each user message
+ * opens the next one (skipping one that stored no message, e.g. it failed before), and an
+ * execution that paused gives one part of its events (up to its requires_action) to each of its
+ * assistant messages.
+ */
+async function history(sid: string): Promise<Turn[]> {
+  const base = `runtime/${encodeURIComponent(sid)}`
+  const [msgs, events] = await Promise.all([all<HistoryMessage>(`${base}/messages/`, 'messages'), all<StoredEvent>(`${base}/events/`, 'events')])
+  const byExec = new Map<string, StoredEvent[]>()
+  for (const e of events) {
+    const l = byExec.get(e.execution_id)
+    if (l) l.push(e)
+    else byExec.set(e.execution_id, [e])
+  }
+  const execs = [...byExec.entries()].map(([id, evs]) => {
+    evs.sort((a, b) => a.sequence - b.sequence)
+    const parts: StoredEvent[][] = [[]]
+    for (const e of evs) {
+      parts[parts.length - 1].push(e)
+      if (e.type === 'requires_action') parts.push([])
+    }
+    return { id, start: Math.min(...evs.map((e) => Date.parse(e.timestamp))), parts }
+  }).sort((a, b) => a.start - b.start)
+  const turns: Turn[] = []
+  let cur = -1, part = 0
+  for (const m of msgs) {
+    if (m.role === 'user') {
+      let j = cur + 1
+      // The message's time is to the second: an execution after the next one started before it.
+      while (j + 1 < execs.length && execs[j + 1].start < Date.parse(m.timestamp)) j++
+      cur = j
+      part = 0
+      turns.push({ role: 'user', key: nextKey(), id: m.id, text: m.content })
+      continue
+    }
+    const prev = turns[turns.length - 1]
+    if (prev?.role === 'assistant' && !prev.paused) {
+      // One part of a run wrote several messages: live, they were one answer.
+      prev.id = m.id
+      prev.text = [prev.text, m.content].filter(Boolean).join('\n\n')
+      prev.citations = [...(prev.citations ?? []), ...(m.citations ?? [])]
+      continue
+    }
+    const ex = execs[cur]
+    const evs = ex?.parts[part] ?? []
+    part++
+    const paused = evs.some((e) => e.type === 'requires_action') || (m.tool_calls?.length ?? 0) > 0
+    // Only the last message can still wait; an earlier paused one was answered.
+    const activity = settle(evs.reduce((l, e) => applyEvent(l, e.type, e.data ?? {}), [] as Activity[]), paused && m === msgs[msgs.length - 1])
+    turns.push({ role: 'assistant', key: nextKey(), id: m.id, text: m.content, citations: m.citations, activity, execution: ex?.id, paused })
+  }
+  return turns
 }
 
 function Opener({ initialAgent, onOpened }: { initialAgent: string; onOpened: (id: string, name: string) => void }) {
@@ -143,6 +276,8 @@ function Chat({ session, turns, setTurns, pending, setPending, onRan }: ChatProp
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<unknown>(null)
   const [cited, setCited] = useState<Citation | null>(null)
+  const [running, setRunning] = useState('') // the running execution's id, once the stream names it
+  const [stopping, setStopping] = useState(false)
   const end = useRef<HTMLDivElement>(null)
   useEffect(() => end.current?.scrollIntoView({ block: 'end' }), [turns])
 
@@ -153,25 +288,40 @@ function Chat({ session, turns, setTurns, pending, setPending, onRan }: ChatProp
   async function run(body: Record<string, unknown>, userText?: string) {
     setBusy(true)
     setError(null)
+    setRunning('')
+    setStopping(false)
     const key = nextKey()
     setTurns((ts) => [
-      ...ts,
+      // An answer to a paused turn ends its wait: its rows no longer spin.
+      ...ts.map((t) => (t.paused ? { ...t, activity: (t.activity ?? []).map((a) => ({ ...a, done: true, waiting: false })) } : t)),
       ...(userText !== undefined ? [{ role: 'user' as const, key: nextKey(), text: userText }] : []),
       { role: 'assistant', key, text: '', activity: [], streaming: true },
     ])
-    const started = new Map<string, number>()
     try {
-      await stream(session.id, body, (e: StreamEvent) => onEvent(key, e, started))
+      await stream(session.id, body, (e: StreamEvent) => onEvent(key, e))
     } catch (e) {
       patch(key, (t) => ({ ...t, streaming: false, error: messageOf(e) }))
     } finally {
-      patch(key, (t) => ({ ...t, streaming: false }))
+      patch(key, (t) => ({ ...t, streaming: false, activity: settle(t.activity, t.paused ?? false) }))
       setBusy(false)
+      setRunning('')
+      setStopping(false)
       onRan()
     }
   }
 
-  function onEvent(key: string, e: StreamEvent, started: Map<string, number>) {
+  async function stop() {
+    if (!running) return
+    setStopping(true)
+    try {
+      await api('POST', `runtime/${encodeURIComponent(session.id)}/executions/${encodeURIComponent(running)}/cancel/`)
+    } catch (e) {
+      setError(e)
+      setStopping(false)
+    }
+  }
+
+  function onEvent(key: string, e: StreamEvent) {
     switch (e.event) {
       case 'text':
         patch(key, (t) => ({ ...t, text: t.text + (e.data.delta ?? '') }))
@@ -182,47 +332,32 @@ function Chat({ session, turns, setTurns, pending, setPending, onRan }: ChatProp
         if (!isResult(r)) return // the studio never asks for the message format
         const msgs = r.messages
         const last = msgs[msgs.length - 1]
+        const paused = e.event === 'requires_action'
+        const stopped = String(r.status) === 'cancelled'
         patch(key, (t) => ({
           ...t,
           id: last?.id,
           text: msgs.map((m) => m.content).filter(Boolean).join('\n\n') || t.text,
           citations: msgs.flatMap((m) => m.citations ?? []),
           execution: r.metadata.execution_id,
+          paused,
+          stopped,
+          activity: settle(t.activity, paused),
         }))
-        setPending(e.event === 'requires_action' ? r.required_action ?? null : null)
+        setPending(paused ? r.required_action ?? null : null)
         return
       }
       case 'failed':
         patch(key, (t) => ({ ...t, error: e.data.error?.message ?? 'The run failed' }))
         return
     }
-    const d: EventFields = e.data.data ?? {}
-    switch (e.event) {
-      case 'tool_call': {
-        const id = d.tool_use_id ?? nextKey()
-        started.set(id, performance.now())
-        const label = `${d.tool}${d.server ? ' @' + d.server : ''}`
-        patch(key, (t) => ({ ...t, activity: [...(t.activity ?? []), { id, label, detail: JSON.stringify(d.input ?? {}), done: false }] }))
-        return
-      }
-      case 'tool_result': {
-        const id = d.tool_use_id ?? nextKey()
-        patch(key, (t) => ({
-          ...t,
-          activity: upsert(t.activity ?? [], id, { label: String(d.tool), detail: String(d.output ?? ''), ms: d.duration_ms, error: d.is_error, done: true }),
-        }))
-        return
-      }
-      case 'retrieval':
-        patch(key, (t) => ({ ...t, activity: [...(t.activity ?? []), { id: nextKey(), label: 'retrieval', detail: `“${d.query ?? ''}”: ${d.hits ?? 0} passages`, ms: d.duration_ms, done: true }] }))
-        return
-      case 'approval':
-        patch(key, (t) => ({ ...t, activity: [...(t.activity ?? []), { id: nextKey(), label: `${d.tool} ${d.approve ? 'approved' : 'denied'}`, detail: d.reason, done: true }] }))
-        return
-      case 'error':
-        patch(key, (t) => ({ ...t, activity: [...(t.activity ?? []), { id: nextKey(), label: 'error', detail: d.message, error: true, done: true }] }))
-        return
+    const id = (e.data as { execution_id?: string }).execution_id
+    if (id) {
+      setRunning(id)
+      patch(key, (t) => (t.execution ? t : { ...t, execution: id }))
     }
+    const d: EventFields = e.data.data ?? {}
+    patch(key, (t) => ({ ...t, activity: applyEvent(t.activity ?? [], e.event, d) }))
   }
 
   async function send(e: Event) {
@@ -250,7 +385,7 @@ function Chat({ session, turns, setTurns, pending, setPending, onRan }: ChatProp
             {(t.activity ?? []).map((a) => (
               <div key={a.id} class={'tool' + (a.error ? ' bad' : '')} data-testid="tool-call">
                 <span class="tool-name">{a.label}</span>
-                {a.done ? (a.ms !== undefined ? <span class="ms">{a.ms} ms</span> : null) : <Spinner label="running" />}
+                {a.done ? (a.waiting ? <small>waits for you</small> : a.ms !== undefined ? <span class="ms">{a.ms} ms</span> : null) : <Spinner label="running" />}
                 {a.detail && <code class="tool-detail">{a.detail.length > 300 ? a.detail.slice(0, 300) + '…' : a.detail}</code>}
               </div>
             ))}
@@ -258,6 +393,7 @@ function Chat({ session, turns, setTurns, pending, setPending, onRan }: ChatProp
               ? <div class="md" dangerouslySetInnerHTML={{ __html: markdown(t.text) }} />
               : <p class="plain">{t.text}</p>}
             {t.streaming && <Spinner label="Thinking" />}
+            {t.stopped && <p class="small" data-testid="turn-stopped">Stopped.</p>}
             {t.error && <p class="error" role="alert">{t.error}</p>}
             {t.citations && t.citations.length > 0 && (
               <p class="citations">Sources:{' '}
@@ -266,7 +402,7 @@ function Chat({ session, turns, setTurns, pending, setPending, onRan }: ChatProp
                 ))}
               </p>
             )}
-            {t.role === 'assistant' && t.id && !t.streaming && <Feedback turn={t} onRated={(r) => patch(t.key, (x) => ({ ...x, rating: r }))} />}
+            {t.role === 'assistant' && t.id && !t.streaming && !t.paused && t.text.trim() !== '' && <Feedback turn={t} onRated={(r) => patch(t.key, (x) => ({ ...x, rating: r }))} />}
             {t.execution && <a class="small" data-testid="trace-link" href={`${ROOT}trace/${session.id}/${t.execution}`}>Trace</a>}
           </article>
         ))}
@@ -286,6 +422,7 @@ function Chat({ session, turns, setTurns, pending, setPending, onRan }: ChatProp
           onInput={(e) => setText(e.currentTarget.value)}
           onKeyDown={(e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) send(e) }} />
         <button type="submit" data-testid="chat-send" disabled={busy || !text.trim() || pending !== null}>Send</button>
+        {busy && <button type="button" class="danger" data-testid="chat-stop" disabled={!running || stopping} onClick={stop}>{stopping ? 'Stopping…' : 'Stop'}</button>}
         <details>
           <summary>Inputs (variables)</summary>
           <label>inputs as JSON, e.g. {'{"customer": "Ada"}'}

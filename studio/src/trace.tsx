@@ -39,7 +39,7 @@ export function Trace({ session, execution }: { session: string; execution: stri
     return [s[0] + (d.input_tokens ?? 0), s[1] + (d.output_tokens ?? 0)]
   }, [0, 0])
   return (
-    <Section title="Trace" actions={<a href={ROOT + 'playground'}>Back to the playground</a>}>
+    <Section title="Trace" actions={<a href={`${ROOT}playground?session=${encodeURIComponent(session)}`} data-testid="trace-back">Back to the chat</a>}>
       <p data-testid="trace-summary">Execution <code>{execution}</code> · {events.length} events · {span} ms · tokens in {tokens[0]}, out {tokens[1]}</p>
       <ol class="timeline" aria-label="Events in time order">
         {bars.map(({ e, start, ms, timed }) => (
