@@ -309,7 +309,7 @@ function Servers() {
             {s.auth?.grant === 'authorization_code' && <>{' '}<button type="button" data-testid="mcp-authorize" aria-label={`Authorize ${s.name}`} onClick={() => authorize(s)}>Authorize</button></>}
           </li>
         ))}
-        {!list.loading && list.items.length === 0 && <li class="empty">No MCP servers.</li>}
+        {!list.loading && list.items.length === 0 && <li class="empty" data-testid="empty">No MCP servers yet. Register one below by its URL; its tools can then be given to agents.</li>}
       </ul>
       {list.pager}
       {editing && <EditServer key={editing.id} server={editing} onDone={(saved) => { setEditing(null); if (saved) setReload(reload + 1) }} />}
