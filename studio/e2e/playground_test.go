@@ -335,3 +335,43 @@ func TestPlaygroundSessions(t *testing.T) {
 	}
 	s.report.Clean(t)
 }
+
+// TestPlaygroundApprovalReopen: a session whose MCP call was approved, then another denied with
+// a reason, reopened from the list, shows the paused turns, the approval and the denial with its
+// reason, and the answers, as it showed them live.
+func TestPlaygroundApprovalReopen(t *testing.T) {
+	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	s := newStudio(t)
+	s.api("POST", "/api/v1/mcp-servers/", map[string]any{"name": "local", "url": base + mcptest.PathMCP})
+	key := s.createAgent(`{"name":"Careful","agent_type":"react_agent","system_prompt":"Use tools.",
+		"llm_config":{"provider":"local","model":"dev"},
+		"tools":[{"type":"mcp","server":"local","allowed_tools":["echo"],"require_approval":"always"}]}`)
+	s.signIn()
+	s.openSession(key)
+	sid := s.pgSessionID()
+	s.fill(chatInput, `echo {"message":"hi"}`)
+	s.click(chatSend)
+	s.waitText(pendingCall, "echo", patience)
+	s.click(approveCall)
+	s.waitText(msgAssistant, "Tool result: hi", patience)
+	s.do("wait for the pending call to go", patience, chromedp.WaitNotPresent(chromedp.CSS(tid(pendingCall))))
+	s.chatSettled(3)
+	s.fill(chatInput, `echo {"message":"again"}`)
+	s.click(chatSend)
+	s.waitText(pendingCall, "again", patience)
+	s.fill(denyReason, "not on a Sunday")
+	s.click(denyCall)
+	s.waitText(toolCall, "not on a Sunday", patience)
+	live := s.chatSettled(6)
+
+	s.pgReopen(sid)
+	s.waitText(toolCall, "not on a Sunday", patience)
+	if got := s.chatSettled(6); !reflect.DeepEqual(got, live) {
+		t.Errorf("reopened, the session shows\n%+v\nlive it showed\n%+v", got, live)
+	}
+	s.report.Clean(t)
+}
