@@ -95,7 +95,7 @@ function Keys() {
     <Section title="API keys">
       <ErrorBox error={list.error} />
       <table class="grid">
-        <thead><tr><th>Name</th><th>Prefix</th><th>Owner</th><th>Scopes</th><th>Rate</th><th>Expires</th><th><span class="sr-only">Actions</span></th></tr></thead>
+        <thead><tr><th>Name</th><th>Prefix</th><th>Owner</th><th>Scopes</th><th>Rate</th><th>Expires</th><th>Actions</th></tr></thead>
         <tbody>
           {list.items.map((k) => (
             <tr key={k.id} data-testid="key-row">
