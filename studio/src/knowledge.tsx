@@ -1,12 +1,38 @@
 // Knowledge: files (drag and drop; large ones through the presigned upload with a progress bar),
 // collections, knowledge bases with chunking and embedding options, their live status, sync,
 // delete, and search with the strategy and the scores.
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, postForm, putWithProgress, type Collection, type FileRecord, type KnowledgeBase, type KnowledgeBaseCheck, type KnowledgeBaseDetail, type KnowledgeBaseState, type PendingUpload, type SearchHit, type SearchResult } from './api'
 import { Confirm, ErrorBox, messageOf, Section, Spinner, usePaged, when } from './ui'
 
 
 const SMALL = 4 * 1024 * 1024
+
+/** A size for people: 812 B, 4.9 KB, 23 MB (binary units, one decimal under ten). */
+export function size(n: number): string {
+  if (n < 1024) return `${n} B`
+  const units = ['KB', 'MB', 'GB', 'TB']
+  let v = n / 1024
+  let i = 0
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++ }
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`
+}
+
+/** Whether a paged list has answered once (before that, its space is held by placeholder rows). */
+function useLoaded(list: { loading: boolean; error: unknown }): boolean {
+  const asked = useRef(false)
+  if (list.loading) asked.current = true
+  return (asked.current && !list.loading) || list.error != null
+}
+
+/** Rows that hold a list's space while it loads, so that what is below does not move. */
+const HOLD = 3
+function holdRows(cols: number) {
+  return Array.from({ length: HOLD }, (_, i) => <tr key={`hold${i}`} class="hold" aria-hidden="true"><td colSpan={cols}>&nbsp;</td></tr>)
+}
+function holdItems() {
+  return Array.from({ length: HOLD }, (_, i) => <li key={`hold${i}`} class="hold" aria-hidden="true">&nbsp;</li>)
+}
 
 export function Knowledge() {
   const [n, setN] = useState(0)
@@ -26,6 +52,7 @@ interface Upload { id: number; name: string; sent: number; total: number; error?
 
 function Files({ reload, onChange }: { reload: number; onChange: () => void }) {
   const list = usePaged<FileRecord>('files/', 20, '', reload)
+  const loaded = useLoaded(list)
   const [uploads, setUploads] = useState<Upload[]>([])
   const [tags, setTags] = useState('')
   const [over, setOver] = useState(false)
@@ -78,7 +105,7 @@ function Files({ reload, onChange }: { reload: number; onChange: () => void }) {
             <li key={u.id} data-testid="upload-row">
               <span class="name">{u.name}</span>{' '}
               <progress max={u.total || 1} value={u.sent} aria-label={`Upload of ${u.name}`} />{' '}
-              {u.error ? <span class="error">{u.error}</span> : u.done ? 'uploaded' : `${Math.round((u.sent / (u.total || 1)) * 100)}%`}
+              {u.error ? <span class="error">{u.error}</span> : u.done ? `uploaded · ${size(u.total)}` : `${size(u.sent)} of ${size(u.total)} · ${Math.round((u.sent / (u.total || 1)) * 100)}%`}
             </li>
           ))}
         </ul>
@@ -90,12 +117,13 @@ function Files({ reload, onChange }: { reload: number; onChange: () => void }) {
         <tbody>
           {list.items.map((f) => (
             <tr key={f.id} data-testid="file-row">
-              <td>{f.original_filename}</td><td>{f.file_type}</td><td>{f.size_bytes.toLocaleString()} B</td>
+              <td>{f.original_filename}</td><td>{f.file_type}</td><td title={`${f.size_bytes.toLocaleString()} bytes`}>{size(f.size_bytes)}</td>
               <td>{f.status}{f.error ? `: ${f.error}` : ''}</td><td>{f.tags?.join(', ')}</td><td>{when(f.created_at)}</td>
               <td><Confirm label="Delete" name={`Delete ${f.original_filename}`} question="From every knowledge base and collection?" onConfirm={() => remove(f)} /></td>
             </tr>
           ))}
-          {!list.loading && list.items.length === 0 && <tr class="empty" data-testid="empty"><td colSpan={7}>No files yet. Drop files above or choose them; then group them in a collection or build a knowledge base of them below.</td></tr>}
+          {!loaded && list.items.length === 0 && holdRows(7)}
+          {loaded && list.items.length === 0 && <tr class="empty" data-testid="empty"><td colSpan={7}>No files yet. Drop files above or choose them; then group them in a collection or build a knowledge base of them below.</td></tr>}
         </tbody>
       </table>
       {list.pager}
@@ -105,7 +133,9 @@ function Files({ reload, onChange }: { reload: number; onChange: () => void }) {
 
 function Collections({ reload, onChange }: { reload: number; onChange: () => void }) {
   const list = usePaged<Collection>('collections/', 20, '', reload)
+  const loaded = useLoaded(list)
   const files = usePaged<FileRecord>('files/', 100, '', reload)
+  const filesLoaded = useLoaded(files)
   const [name, setName] = useState('')
   const [picked, setPicked] = useState<string[]>([])
   const [error, setError] = useState<unknown>(null)
@@ -131,13 +161,15 @@ function Collections({ reload, onChange }: { reload: number; onChange: () => voi
       <ErrorBox error={list.error} />
       <ul class="list">
         {list.items.map((c) => <li key={c.id}><strong>{c.name}</strong> <small>{c.data_source_count} files · {c.status}</small></li>)}
-        {!list.loading && list.items.length === 0 && <li class="empty" data-testid="empty">No collections yet. A collection groups files: upload files above, then name a collection below and tick its files.</li>}
+        {!loaded && list.items.length === 0 && holdItems()}
+        {loaded && list.items.length === 0 && <li class="empty" data-testid="empty">No collections yet. A collection groups files: upload files above, then name a collection below and tick its files.</li>}
       </ul>
       {list.pager}
       <form onSubmit={create} class="editor">
         <label>New collection <input data-testid="collection-name" value={name} onInput={(e) => setName(e.currentTarget.value)} required /></label>
         <fieldset>
           <legend>Files in it</legend>
+          {!filesLoaded && files.items.length === 0 && <span class="check" aria-hidden="true">&nbsp;</span>}
           {files.items.map((f) => (
             <label key={f.id} class="check" data-testid="collection-file"><input type="checkbox" checked={picked.includes(f.id)} onChange={(e) => setPicked(e.currentTarget.checked ? [...picked, f.id] : picked.filter((x) => x !== f.id))} /> {f.original_filename}</label>
           ))}
@@ -152,9 +184,12 @@ function Collections({ reload, onChange }: { reload: number; onChange: () => voi
 
 function KnowledgeBases({ reload, onChange }: { reload: number; onChange: () => void }) {
   const list = usePaged<KnowledgeBase>('knowledge-bases/', 20, '', reload)
+  const loaded = useLoaded(list)
   const colls = usePaged<Collection>('collections/', 100, '', reload)
+  const files = usePaged<FileRecord>('files/', 100, '', reload)
   const [selected, setSelected] = useState<string | null>(null)
-  const [form, setForm] = useState({ name: '', collection: '', chunk_size: '', chunk_overlap: '', split_by: '', provider: '', model: '' })
+  const empty = { name: '', source: 'collection', collection: '', files: [] as string[], chunk_size: '', chunk_overlap: '', split_by: '', provider: '', model: '' }
+  const [form, setForm] = useState(empty)
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
   async function create(e: Event) {
@@ -169,11 +204,14 @@ function KnowledgeBases({ reload, onChange }: { reload: number; onChange: () => 
       const embedding: Record<string, unknown> = {}
       if (form.provider) embedding.provider = form.provider
       if (form.model) embedding.model = form.model
-      const body: Record<string, unknown> = { name: form.name, processing_engine: 'opensearch', selected_collections: form.collection ? [form.collection] : [] }
+      const body: Record<string, unknown> = { name: form.name, processing_engine: 'opensearch' }
+      if (form.source === 'files') body.selected_datasources = form.files
+      else body.selected_collections = form.collection ? [form.collection] : []
       if (Object.keys(chunking).length) body.chunking_strategy = chunking
       if (Object.keys(embedding).length) body.embedding_config = embedding
       const kb = await api<KnowledgeBaseDetail>('POST', 'knowledge-bases/', body)
       setSelected(kb.id)
+      setForm(empty)
       onChange()
     } catch (err) {
       setError(err)
@@ -181,7 +219,7 @@ function KnowledgeBases({ reload, onChange }: { reload: number; onChange: () => 
       setBusy(false)
     }
   }
-  const f = (k: keyof typeof form) => ({ value: form[k], onInput: (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value }) })
+  const f = (k: 'name' | 'chunk_size' | 'chunk_overlap' | 'model') => ({ value: form[k], onInput: (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value }) })
   return (
     <Section title="Knowledge bases">
       <ErrorBox error={list.error} />
@@ -191,7 +229,8 @@ function KnowledgeBases({ reload, onChange }: { reload: number; onChange: () => 
             <button type="button" class="linklike" onClick={() => setSelected(kb.id)}>{kb.name}</button> <small>{kb.status} · {when(kb.created_at)}</small>
           </li>
         ))}
-        {!list.loading && list.items.length === 0 && <li class="empty" data-testid="empty">No knowledge bases yet. Upload files above, then create a knowledge base of them below; agents search it once it is completed.</li>}
+        {!loaded && list.items.length === 0 && holdItems()}
+        {loaded && list.items.length === 0 && <li class="empty" data-testid="empty">No knowledge bases yet. Upload files above, then create a knowledge base of them below; agents search it once it is completed.</li>}
       </ul>
       {list.pager}
       {selected && <KBDetail key={selected} id={selected} onChange={onChange} onGone={() => { setSelected(null); onChange() }} />}
@@ -199,13 +238,28 @@ function KnowledgeBases({ reload, onChange }: { reload: number; onChange: () => 
         <h3>New knowledge base</h3>
         <div class="row">
           <label>Name <input data-testid="kb-name" {...f('name')} required /></label>
-          <label>Collection
-            <select data-testid="kb-collection" value={form.collection} onChange={(e) => setForm({ ...form, collection: e.currentTarget.value })} required>
-              <option value="">— choose —</option>
-              {colls.items.map((c) => <option key={c.id} value={c.id}>{c.name}</option>)}
-            </select>
-          </label>
+          {form.source === 'collection' && (
+            <label>Collection
+              <select data-testid="kb-collection" value={form.collection} onChange={(e) => setForm({ ...form, collection: e.currentTarget.value })} required>
+                <option value="">— choose —</option>
+                {colls.items.map((c) => <option key={c.id} value={c.id}>{c.name}</option>)}
+              </select>
+            </label>
+          )}
         </div>
+        <fieldset>
+          <legend>Built from</legend>
+          <label class="check"><input type="radio" name="kb-source" data-testid="kb-source-collection" checked={form.source === 'collection'} onChange={() => setForm({ ...form, source: 'collection' })} /> a collection</label>
+          <label class="check"><input type="radio" name="kb-source" data-testid="kb-source-files" checked={form.source === 'files'} onChange={() => setForm({ ...form, source: 'files' })} /> files</label>
+          {form.source === 'files' && (
+            <div>
+              {files.items.map((x) => (
+                <label key={x.id} class="check" data-testid="kb-file"><input type="checkbox" checked={form.files.includes(x.id)} onChange={(e) => setForm({ ...form, files: e.currentTarget.checked ? [...form.files, x.id] : form.files.filter((y) => y !== x.id) })} /> {x.original_filename}</label>
+              ))}
+              {!files.loading && files.items.length === 0 && <p class="empty">No files yet: upload them above.</p>}
+            </div>
+          )}
+        </fieldset>
         <fieldset class="row">
           <legend>Chunking (empty: the defaults)</legend>
           <label>Size <input type="number" min="15" {...f('chunk_size')} /></label>
@@ -221,7 +275,7 @@ function KnowledgeBases({ reload, onChange }: { reload: number; onChange: () => 
           </select></label>
           <label>Model <input {...f('model')} /></label>
         </fieldset>
-        <button type="submit" data-testid="kb-create" disabled={busy}>Create knowledge base</button>
+        <button type="submit" data-testid="kb-create" disabled={busy || (form.source === 'files' && form.files.length === 0)}>Create knowledge base</button>
         {busy && <Spinner label="Creating" />}
         <ErrorBox error={error} />
       </form>
