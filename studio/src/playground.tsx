@@ -4,6 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, stream, type Agent, type Citation, type EventFields, type ExecuteResult, type MessageHistory, type RequiredAction, type Session, type StoredEvent, type SessionCreated, type SessionFromAgent, type StreamEvent } from './api'
 import { markdown } from './md'
+import { Memory } from './memory'
 import { navigate, ROOT } from './router'
 import { ErrorBox, messageOf, Section, Spinner, usePaged, when } from './ui'
 
@@ -101,6 +102,7 @@ export function Playground({ query }: { query: URLSearchParams }) {
           </ul>
           {sessions.pager}
         </Section>
+        {session && <Memory key={session.id} session={session.id} reload={reload} />}
       </div>
       {session
         ? <Chat key={session.id} session={session} turns={turns} setTurns={setTurns} pending={pending} setPending={setPending} onRan={() => setReload((n) => n + 1)} />
@@ -205,6 +207,7 @@ async function history(sid: string): Promise<Turn[]> {
 function Opener({ initialAgent, onOpened }: { initialAgent: string; onOpened: (id: string, name: string) => void }) {
   const [mode, setMode] = useState<'agent' | 'inline'>('agent')
   const [agentKey, setAgentKey] = useState(initialAgent)
+  const [userID, setUserID] = useState('')
   const [inline, setInline] = useState(JSON.stringify({ name: 'Scratch', agent_type: 'react_agent', system_prompt: 'Be brief.', llm_config: { provider: 'local' }, tools: ['calculator'] }, null, 2))
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<unknown>(null)
@@ -216,7 +219,7 @@ function Opener({ initialAgent, onOpened }: { initialAgent: string; onOpened: (i
     setError(null)
     try {
       if (mode === 'agent') {
-        const r = await api<SessionFromAgent>('GET', `sessions/from-agent/?agent_key=${encodeURIComponent(agentKey)}`)
+        const r = await api<SessionFromAgent>('GET', `sessions/from-agent/?agent_key=${encodeURIComponent(agentKey)}${userID.trim() ? '&user_id=' + encodeURIComponent(userID.trim()) : ''}`)
         onOpened(r.session_id, r.agent_name)
       } else {
         const cfg = JSON.parse(inline)
@@ -253,6 +256,11 @@ function Opener({ initialAgent, onOpened }: { initialAgent: string; onOpened: (i
               <textarea data-testid="inline-config" class="code" rows={8} spellcheck={false} value={inline} onInput={(e) => setInline(e.currentTarget.value)} />
             </label>
           )}
+        {mode === 'agent' && (
+          <label>User (optional: the end user the session serves, whose memory the agent keeps)
+            <input data-testid="session-user" value={userID} maxLength={256} onInput={(e) => setUserID(e.currentTarget.value)} />
+          </label>
+        )}
         <button type="submit" data-testid="session-open" disabled={busy || (mode === 'agent' && !agentKey)}>Open session</button>
         {busy && <Spinner label="Opening" />}
         <ErrorBox error={error} />
