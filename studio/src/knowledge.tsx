@@ -18,21 +18,13 @@ export function size(n: number): string {
   return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`
 }
 
-/** Whether a paged list has answered once (before that, its space is held by placeholder rows). */
+/** Whether a paged list has answered once (before that, its space is held: .hold-list, .hold-table). */
 function useLoaded(list: { loading: boolean; error: unknown }): boolean {
   const asked = useRef(false)
   if (list.loading) asked.current = true
   return (asked.current && !list.loading) || list.error != null
 }
 
-/** Rows that hold a list's space while it loads, so that what is below does not move. */
-const HOLD = 3
-function holdRows(cols: number) {
-  return Array.from({ length: HOLD }, (_, i) => <tr key={`hold${i}`} class="hold" aria-hidden="true"><td colSpan={cols}>&nbsp;</td></tr>)
-}
-function holdItems() {
-  return Array.from({ length: HOLD }, (_, i) => <li key={`hold${i}`} class="hold" aria-hidden="true">&nbsp;</li>)
-}
 
 export function Knowledge() {
   const [n, setN] = useState(0)
@@ -112,7 +104,9 @@ function Files({ reload, onChange }: { reload: number; onChange: () => void }) {
       )}
       <ErrorBox error={error} />
       <ErrorBox error={list.error} />
-      <table class="grid">
+      {/* Three rows' space is held while the files load, and the table appears whole once they
+          have: its columns then never re-flow under the reader's eyes. */}
+      <div class="hold-table">{loaded && <table class="grid">
         <thead><tr><th>Name</th><th>Type</th><th>Size</th><th>Status</th><th>Tags</th><th>Added</th><th><span class="sr-only">Actions</span></th></tr></thead>
         <tbody>
           {list.items.map((f) => (
@@ -122,10 +116,9 @@ function Files({ reload, onChange }: { reload: number; onChange: () => void }) {
               <td><Confirm label="Delete" name={`Delete ${f.original_filename}`} question="From every knowledge base and collection?" onConfirm={() => remove(f)} /></td>
             </tr>
           ))}
-          {!loaded && list.items.length === 0 && holdRows(7)}
           {loaded && list.items.length === 0 && <tr class="empty" data-testid="empty"><td colSpan={7}>No files yet. Drop files above or choose them; then group them in a collection or build a knowledge base of them below.</td></tr>}
         </tbody>
-      </table>
+      </table>}</div>
       {list.pager}
     </Section>
   )
@@ -159,9 +152,8 @@ function Collections({ reload, onChange }: { reload: number; onChange: () => voi
   return (
     <Section title="Collections">
       <ErrorBox error={list.error} />
-      <ul class="list">
+      <ul class="list hold-list">
         {list.items.map((c) => <li key={c.id}><strong>{c.name}</strong> <small>{c.data_source_count} files · {c.status}</small></li>)}
-        {!loaded && list.items.length === 0 && holdItems()}
         {loaded && list.items.length === 0 && <li class="empty" data-testid="empty">No collections yet. A collection groups files: upload files above, then name a collection below and tick its files.</li>}
       </ul>
       {list.pager}
@@ -223,13 +215,12 @@ function KnowledgeBases({ reload, onChange }: { reload: number; onChange: () => 
   return (
     <Section title="Knowledge bases">
       <ErrorBox error={list.error} />
-      <ul class="list">
+      <ul class="list hold-list">
         {list.items.map((kb) => (
           <li key={kb.id} aria-current={selected === kb.id ? 'true' : undefined}>
             <button type="button" class="linklike" onClick={() => setSelected(kb.id)}>{kb.name}</button> <small>{kb.status} · {when(kb.created_at)}</small>
           </li>
         ))}
-        {!loaded && list.items.length === 0 && holdItems()}
         {loaded && list.items.length === 0 && <li class="empty" data-testid="empty">No knowledge bases yet. Upload files above, then create a knowledge base of them below; agents search it once it is completed.</li>}
       </ul>
       {list.pager}
