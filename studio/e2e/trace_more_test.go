@@ -119,3 +119,29 @@ func TestTraceInsides(t *testing.T) {
 	s.axe("trace with rows open")
 	s.report.Clean(t)
 }
+
+// TestTraceRetrieval: an llm_agent's answer from a knowledge base, in its trace: the retrieval
+// row opens to the query searched and the passages given to the model (file, chunk, score).
+func TestTraceRetrieval(t *testing.T) {
+	s := newStudio(t)
+	kb := s.completedKB("returns.txt", returnsPolicy)
+	key := s.createAgent(fmt.Sprintf(`{"name":"Helper","agent_type":"llm_agent","system_prompt":"Answer customers.",
+		"llm_config":{"provider":"local","model":"dev"},
+		"knowledge_bases":[{"name":"support","knowledge_base_type":"opensearch","knowledge_base_id":%q}]}`, kb))
+	s.signIn()
+	s.openSession(key)
+	s.fill(chatInput, "How long do I have to send a purchase back?")
+	s.click(chatSend)
+	s.waitText(citation, "1", patience)
+	s.click(traceLink)
+	s.waitText(traceEvent, "retrieval", patience)
+	if s.eval(`(() => { const b = document.querySelector('[data-type="retrieval"] [data-testid="trace-open"]'); if (!b) return false; b.click(); return true })()`) != true {
+		t.Fatal("no retrieval row to open")
+	}
+	s.waitText("trace-input", "send a purchase back", patience)
+	if out := s.waitText("trace-output", "[1] file ", patience); !strings.Contains(out, "score ") || !strings.Contains(out, kb) {
+		t.Errorf("the retrieval's passages %q do not give file, score and knowledge base", out)
+	}
+	s.axe("trace with the retrieval open")
+	s.report.Clean(t)
+}
