@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -51,11 +50,7 @@ func TestFunctionCall(t *testing.T) {
 // binding it with require_approval "always" pauses before each call; approved in the chat, the
 // echo's result shows; denied with a reason, the denial and its reason show.
 func TestApprovals(t *testing.T) {
-	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	base := startMCP(t)
 	s := newStudio(t)
 	s.signIn()
 	s.click(navSettings)

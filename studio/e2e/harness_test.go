@@ -28,6 +28,7 @@ import (
 
 	"github.com/agentorch/agentorch/infra/browser"
 	"github.com/agentorch/agentorch/infra/localstack"
+	"github.com/agentorch/agentorch/infra/mcptest"
 	"github.com/agentorch/agentorch/infra/sam"
 	"github.com/agentorch/agentorch/shared/app"
 	"github.com/agentorch/agentorch/shared/auth"
@@ -506,4 +507,16 @@ func (s *studio) completedKB(name, text string) string {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// startMCP starts infra/mcptest's MCP server on a free port for the test and returns its base
+// URL (tools at base + mcptest.PathMCP).
+func startMCP(t *testing.T) string {
+	t.Helper()
+	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return base
 }

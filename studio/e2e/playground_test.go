@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -260,11 +259,7 @@ func TestPlaygroundAnswered(t *testing.T) {
 // TestPlaygroundStop: Stop, while an MCP tool sleeps, cancels the running execution: the turn
 // says so and the API reports the execution cancelled.
 func TestPlaygroundStop(t *testing.T) {
-	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	base := startMCP(t)
 	s := newStudio(t)
 	s.api("POST", "/api/v1/mcp-servers/", map[string]any{"name": "local", "url": base + mcptest.PathMCP, "timeout_ms": 60000})
 	key := s.createAgent(`{"name":"Sleepy","agent_type":"react_agent","system_prompt":"Use tools.",
@@ -340,11 +335,7 @@ func TestPlaygroundSessions(t *testing.T) {
 // a reason, reopened from the list, shows the paused turns, the approval and the denial with its
 // reason, and the answers, as it showed them live.
 func TestPlaygroundApprovalReopen(t *testing.T) {
-	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	base := startMCP(t)
 	s := newStudio(t)
 	s.api("POST", "/api/v1/mcp-servers/", map[string]any{"name": "local", "url": base + mcptest.PathMCP})
 	key := s.createAgent(`{"name":"Careful","agent_type":"react_agent","system_prompt":"Use tools.",

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,11 +15,7 @@ import (
 // lays bars out by start time (the second model call after the tool's 300 ms) under a time axis.
 // axe-core runs with rows open.
 func TestTraceInsides(t *testing.T) {
-	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	base := startMCP(t)
 	s := newStudio(t)
 	s.signIn()
 	s.click(navSettings)
