@@ -3,7 +3,6 @@ package dynamo_test
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -46,10 +45,7 @@ func TestMemoryServiceOnStack(t *testing.T) {
 	if _, err := providers.Embedder(ctx, domain.Embedding{}); err != nil {
 		t.Skipf("the local default embedder cannot be loaded: %v", err)
 	}
-	srv := opensearchlocal.New(opensearchlocal.Options{})
-	ts := httptest.NewServer(srv)
-	defer func() { ts.Close(); srv.Close() }()
-	client, err := vectors.NewClient(ts.URL, nil, nil)
+	client, err := vectors.NewClient(opensearchlocal.Serve(t, opensearchlocal.Options{}), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
@@ -227,13 +226,8 @@ type kbHarness struct {
 // built. The embedder reads 8,192 tokens unless an option says otherwise.
 func newKBService(t testing.TB, opts ...func(*knowledge.Deps, *knowledge.Limits)) *kbHarness {
 	t.Helper()
-	srv := opensearchlocal.New(opensearchlocal.Options{RefreshTick: 10 * time.Millisecond})
-	ts := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		ts.Close()
-		srv.Close()
-	})
-	client, err := vectors.NewClient(ts.URL, nil, nil)
+	osURL := opensearchlocal.Serve(t, opensearchlocal.Options{RefreshTick: 10 * time.Millisecond})
+	client, err := vectors.NewClient(osURL, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +236,7 @@ func newKBService(t testing.TB, opts ...func(*knowledge.Deps, *knowledge.Limits)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := &kbHarness{Index: &countingIndex{next: store}, Vectors: store, Emb: &bowEmbedder{max: 8192}, osURL: ts.URL}
+	k := &kbHarness{Index: &countingIndex{next: store}, Vectors: store, Emb: &bowEmbedder{max: 8192}, osURL: osURL}
 	k.harness = newTestService(t, append([]func(*knowledge.Deps, *knowledge.Limits){func(d *knowledge.Deps, _ *knowledge.Limits) {
 		d.Index = k.Index
 		d.Embedders = testEmbedders{emb: k.Emb}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"hash/fnv"
 	"math"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -204,13 +203,8 @@ func (c *clock) Now() time.Time {
 // newHarness builds the service with emb (nil: the bag of words).
 func newHarness(t testing.TB, emb domain.Embedder) *harness {
 	t.Helper()
-	srv := opensearchlocal.New(opensearchlocal.Options{RefreshTick: time.Hour}) // only Refresh makes writes visible
-	ts := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		ts.Close()
-		srv.Close()
-	})
-	client, err := vectors.NewClient(ts.URL, nil, nil)
+	url := opensearchlocal.Serve(t, opensearchlocal.Options{RefreshTick: time.Hour}) // only Refresh makes writes visible
+	client, err := vectors.NewClient(url, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

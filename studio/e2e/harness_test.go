@@ -520,3 +520,21 @@ func startMCP(t *testing.T) string {
 	t.Cleanup(stop)
 	return base
 }
+
+// returnsHelper makes an llm_agent answering from a completed knowledge base of returnsPolicy
+// and returns its agent key and the knowledge base's id.
+func (s *studio) returnsHelper() (agentKey, kb string) {
+	s.t.Helper()
+	kb = s.completedKB("returns.txt", returnsPolicy)
+	return s.createAgent(fmt.Sprintf(`{"name":"Helper","agent_type":"llm_agent","system_prompt":"Answer customers.",
+		"llm_config":{"provider":"local","model":"dev"},
+		"knowledge_bases":[{"name":"support","knowledge_base_type":"opensearch","knowledge_base_id":%q}]}`, kb)), kb
+}
+
+// askReturns asks the open session returnsHelper's question and waits for a cited answer.
+func (s *studio) askReturns() {
+	s.t.Helper()
+	s.fill(chatInput, "How long do I have to send a purchase back?")
+	s.click(chatSend)
+	s.waitText(citation, "1", patience)
+}

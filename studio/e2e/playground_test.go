@@ -161,10 +161,7 @@ func TestPlaygroundURL(t *testing.T) {
 // from a knowledge base.
 func TestPlaygroundReopen(t *testing.T) {
 	s := newStudio(t)
-	kb := s.completedKB("returns.txt", returnsPolicy)
-	helper := s.createAgent(fmt.Sprintf(`{"name":"Helper","agent_type":"llm_agent","system_prompt":"Answer customers.",
-		"llm_config":{"provider":"local","model":"dev"},
-		"knowledge_bases":[{"name":"support","knowledge_base_type":"opensearch","knowledge_base_id":%q}]}`, kb))
+	helper, _ := s.returnsHelper()
 	calc := s.createAgent(`{"name":"Calc","agent_type":"react_agent","system_prompt":"Use tools.","tools":["calculator"]}`)
 	s.signIn()
 
@@ -181,9 +178,7 @@ func TestPlaygroundReopen(t *testing.T) {
 
 	s.openSession(helper)
 	helperID := s.pgSessionID()
-	s.fill(chatInput, "How long do I have to send a purchase back?")
-	s.click(chatSend)
-	s.waitText(citation, "1", patience)
+	s.askReturns()
 	helperLive := s.chatSettled(2)
 
 	for _, m := range calcLive {

@@ -181,15 +181,10 @@ func (s *studio) waitStatus(want string, d time.Duration) {
 // it cites.
 func TestCitation(t *testing.T) {
 	s := newStudio(t)
-	kb := s.completedKB("returns.txt", returnsPolicy)
-	key := s.createAgent(fmt.Sprintf(`{"name":"Helper","agent_type":"llm_agent","system_prompt":"Answer customers.",
-		"llm_config":{"provider":"local","model":"dev"},
-		"knowledge_bases":[{"name":"support","knowledge_base_type":"opensearch","knowledge_base_id":%q}]}`, kb))
+	key, _ := s.returnsHelper()
 	s.signIn()
 	s.openSession(key)
-	s.fill(chatInput, "How long do I have to send a purchase back?")
-	s.click(chatSend)
-	s.waitText(citation, "1", patience)
+	s.askReturns()
 	s.click(citation)
 	s.waitText(citationPassage, "thirty days", patience)
 	s.shot("citation")

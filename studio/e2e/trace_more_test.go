@@ -119,15 +119,10 @@ func TestTraceInsides(t *testing.T) {
 // row opens to the query searched and the passages given to the model (file, chunk, score).
 func TestTraceRetrieval(t *testing.T) {
 	s := newStudio(t)
-	kb := s.completedKB("returns.txt", returnsPolicy)
-	key := s.createAgent(fmt.Sprintf(`{"name":"Helper","agent_type":"llm_agent","system_prompt":"Answer customers.",
-		"llm_config":{"provider":"local","model":"dev"},
-		"knowledge_bases":[{"name":"support","knowledge_base_type":"opensearch","knowledge_base_id":%q}]}`, kb))
+	key, kb := s.returnsHelper()
 	s.signIn()
 	s.openSession(key)
-	s.fill(chatInput, "How long do I have to send a purchase back?")
-	s.click(chatSend)
-	s.waitText(citation, "1", patience)
+	s.askReturns()
 	s.click(traceLink)
 	s.waitText(traceEvent, "retrieval", patience)
 	if s.eval(`(() => { const b = document.querySelector('[data-type="retrieval"] [data-testid="trace-open"]'); if (!b) return false; b.click(); return true })()`) != true {
