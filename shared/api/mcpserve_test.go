@@ -113,6 +113,17 @@ func TestMCPServeAgents(t *testing.T) {
 	if got := s.ok("GET", "/api/v1/runtime/"+sid+"/messages/", acme, nil).json(t)["total"]; got != float64(4) {
 		t.Errorf("session %s holds %v messages, want 4", sid, got)
 	}
+	// Another agent's tool does not go on in helper's session: it is refused, and nothing is added.
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "greeter", Arguments: map[string]any{"message": "hi", "session_id": sid, "inputs": map[string]any{"who": "Ann"}}})
+	if err != nil {
+		t.Fatalf("tools/call greeter on helper's session: %v", err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, "was not opened from the agent") {
+		t.Errorf("greeter on helper's session = %v %q, want refused", res.IsError, text)
+	}
+	if got := s.ok("GET", "/api/v1/runtime/"+sid+"/messages/", acme, nil).json(t)["total"]; got != float64(4) {
+		t.Errorf("after the refused call session %s holds %v messages, want 4", sid, got)
+	}
 
 	// A run that fails is the tool's error result, in the API's error type.
 	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "greeter", Arguments: map[string]any{"message": "hi"}})

@@ -252,6 +252,7 @@ func (h *mcpServe) run(ctx context.Context, p domain.Principal, t *agentTool, ra
 	defer cancel()
 	// A stateless MCP answer cannot carry a question back to the person: an MCP server's
 	// question during the run (elicitation) is declined, not a pause no one could answer.
+	// The tool runs its own agent: a session opened from another agent (or inline) is refused.
 	return h.runs.Execute(ctx, p, sid, sessions.ExecuteRequest{Content: sessions.TextContent(in.message), Inputs: in.inputs,
-		DeclineElicitations: true}, obs)
+		DeclineElicitations: true, AgentID: t.agent.ID}, obs)
 }
