@@ -7,6 +7,7 @@ import "time"
 type Session struct {
 	ID           string
 	Name         string
+	Title        string // the name a person gave it (PATCH /api/v1/sessions/{id}/); "" none
 	Owner        string
 	Company      string
 	Config       map[string]any
