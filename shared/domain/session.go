@@ -1,6 +1,11 @@
 package domain
 
-import "time"
+import (
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Session is one conversation with a configuration (inline, or an agent's current version) and
 // its checkpoint: the variables kept between executions and the count of stored messages.
@@ -61,6 +66,22 @@ type PendingToolCall struct {
 // CanAccess reports whether p may use the session: sessions belong to the key owner that made them.
 func (s *Session) CanAccess(p Principal) bool {
 	return s.Company == p.Company && s.Owner == p.Owner
+}
+
+// MaxSessionTitle is the longest title a session takes, in characters.
+const MaxSessionTitle = 200
+
+// SessionTitleRule describes a valid title for error messages.
+const SessionTitleRule = "must be a string of 1 to 200 characters, not only spaces, without control characters; null clears the title"
+
+// ValidSessionTitle reports whether t may be a session's title: 1 to MaxSessionTitle characters
+// of valid UTF-8, not all white space, none a control character (C0, DEL, C1: line breaks and
+// tabs too, as a title is one line).
+func ValidSessionTitle(t string) bool {
+	if t == "" || !utf8.ValidString(t) || utf8.RuneCountInString(t) > MaxSessionTitle || strings.TrimSpace(t) == "" {
+		return false
+	}
+	return !strings.ContainsFunc(t, unicode.IsControl)
 }
 
 // Message is one stored conversation message.
