@@ -4,6 +4,7 @@ import { onAuth, signedIn, signIn, signOut } from './api'
 import { Agents } from './agents'
 import { Knowledge } from './knowledge'
 import { OAuthCallback, relayToOpener } from './oauth'
+import { Ops } from './ops'
 import { Playground } from './playground'
 import { link, ROOT, useRoute } from './router'
 import { Settings } from './settings'
@@ -49,6 +50,7 @@ const NAV = [
   ['agents', 'Agents'],
   ['playground', 'Playground'],
   ['knowledge', 'Knowledge'],
+  ['ops', 'Operations'],
   ['settings', 'Settings'],
 ] as const
 
@@ -67,6 +69,7 @@ function App() {
     case 'playground': body = <Playground query={query} />; break
     case 'knowledge': body = <Knowledge />; break
     case 'settings': body = <Settings />; break
+    case 'ops': body = <Ops sub={parts[1]} rest={parts.slice(2)} query={query} />; break
     case 'oauth': body = <OAuthCallback query={query} />; break
     case 'trace': body = <Trace session={parts[1] ?? ''} execution={parts[2] ?? ''} />; break
     default: body = <Agents id={parts[1]} />
