@@ -116,6 +116,15 @@ func newStudio(t *testing.T) *studio {
 	}
 	tab, report, _ := browser.NewContext(t)
 	s := &studio{t: t, tab: tab, report: report, base: srv.URL, key: secret, keyID: k.ID, app: a}
+	// Every browser test ends with axe-core on the page it reached (before the browser stops:
+	// cleanups run last first), so that no screen state a test drives to has a violation of any
+	// impact, whether or not the test asked for axe itself. A test that failed already is left
+	// with its own reason.
+	t.Cleanup(func() {
+		if !t.Failed() && !t.Skipped() {
+			s.axe("the page at the end of " + t.Name() + " (" + s.location() + ")")
+		}
+	})
 	// Chromium starts with the tab's first action: start it on a blank page, so that the time
 	// to the first screen is the studio's alone.
 	s.do("start the browser", patience, chromedp.Navigate("about:blank"))
