@@ -145,6 +145,11 @@ type Execution struct {
 	// and the engine's state to continue from.
 	Pending    *PendingAction
 	Checkpoint []byte
+	// Company and Owner are those of the execution's session, AgentID and AgentName its agent
+	// (empty for an inline configuration's): the traces list (ExecutionFilter) holds it under
+	// them. Empty in records from before they were kept, which are not listed.
+	Company, Owner     string
+	AgentID, AgentName string
 }
 
 // Feedback is one caller's rating of one message; giving it again updates it.
