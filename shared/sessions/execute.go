@@ -42,6 +42,12 @@ type ExecuteRequest struct {
 	// a session opened from another agent is refused (400) before anything runs, without a read
 	// of its own.
 	AgentID string
+	// UserID, when set, is the end user a surface names on a session it goes on in: a session
+	// serving another user (or none) is refused (400 on UserField) before anything runs, without
+	// a read of its own — a session's user never changes, so that no one reaches a user's memory
+	// through another's session.
+	UserID    *string
+	UserField string
 }
 
 // Observer receives an execution's events and text as they happen (for streaming). The run's
@@ -120,6 +126,11 @@ func (s *Service) execute(ctx context.Context, p domain.Principal, sessionID, ex
 	if req.AgentID != "" && sess.AgentID != req.AgentID {
 		s.release(ctx, sessionID, leaseID)
 		return nil, domain.Errorf(domain.KindInvalid, "Session %s was not opened from the agent this request names", sessionID)
+	}
+	if req.UserID != nil && sess.UserID != *req.UserID {
+		s.release(ctx, sessionID, leaseID)
+		return nil, domain.Invalid([]domain.FieldError{{Field: req.UserField,
+			Message: fmt.Sprintf("session %s does not serve this user; a session's user never changes", sessionID)}})
 	}
 	var res *Result
 	switch {

@@ -236,16 +236,6 @@ func (h *mcpServe) run(ctx context.Context, p domain.Principal, t *agentTool, ra
 			return nil, err
 		}
 		sid = sess.ID
-	} else if in.userID != nil {
-		// A session's user never changes: a call naming another user than the session's is
-		// refused, so that no one reaches a user's memory through a session of someone else.
-		sess, err := h.runs.Get(ctx, p, sid)
-		if err != nil {
-			return nil, err
-		}
-		if sess.UserID != *in.userID {
-			return nil, domain.Errorf(domain.KindInvalid, "Session %s does not serve the user_id this call names; a session's user never changes", sid)
-		}
 	}
 	// As the execute does, the run is detached from the client and stops before the deadline.
 	ctx, cancel := api.Detach(ctx)
@@ -253,6 +243,12 @@ func (h *mcpServe) run(ctx context.Context, p domain.Principal, t *agentTool, ra
 	// A stateless MCP answer cannot carry a question back to the person: an MCP server's
 	// question during the run (elicitation) is declined, not a pause no one could answer.
 	// The tool runs its own agent: a session opened from another agent (or inline) is refused.
-	return h.runs.Execute(ctx, p, sid, sessions.ExecuteRequest{Content: sessions.TextContent(in.message), Inputs: in.inputs,
-		DeclineElicitations: true, AgentID: t.agent.ID}, obs)
+	req := sessions.ExecuteRequest{Content: sessions.TextContent(in.message), Inputs: in.inputs,
+		DeclineElicitations: true, AgentID: t.agent.ID}
+	if in.sessionID != "" && in.userID != nil {
+		// A session's user never changes: a call naming another user than the session's is
+		// refused, so that no one reaches a user's memory through a session of someone else.
+		req.UserID, req.UserField = in.userID, argUserID
+	}
+	return h.runs.Execute(ctx, p, sid, req, obs)
 }

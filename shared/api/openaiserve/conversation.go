@@ -229,6 +229,9 @@ func (h *server) run(ctx context.Context, r *http.Request, c *conversation, obs 
 		sid = sess.ID
 	} else {
 		req.AgentID = a.ID // a call id naming a session of another model's run is refused
+		if c.user != nil { // as is one naming another end user than the session's
+			req.UserID, req.UserField = c.user, "user"
+		}
 	}
 	if onStart := obs.OnStart; onStart != nil {
 		obs.OnStart = func(id string) { onStart(sid + "/" + id) }

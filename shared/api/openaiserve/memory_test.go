@@ -14,7 +14,8 @@ import (
 // TestEndUserMemory: the request's user names the end user a new conversation's session serves,
 // so that an agent with memory keeps that user's memory across conversations (the offline model
 // calls memory_append when the message names it and echoes its prompt); another user's
-// conversation sees none of it, and a user that cannot be one is a 400 naming user.
+// conversation sees none of it, nor goes on in the user's (previous_response_id), and a user
+// that cannot be one is a 400 naming user.
 func TestEndUserMemory(t *testing.T) {
 	s := newStack(t)
 	key := s.key("alice", "acme")
@@ -45,6 +46,18 @@ func TestEndUserMemory(t *testing.T) {
 	}
 	if !strings.Contains(res.OutputText(), "Ann bakes rye.") {
 		t.Errorf("a Responses conversation of the user does not remember: %q", res.OutputText())
+	}
+	// Going on from Ann's response as Bob is refused (400 on user), Ann's memory unread; as Ann
+	// it goes on.
+	_, err = c.Responses.New(ctx, responses.ResponseNewParams{Model: "keeper", User: openai.String(bob), PreviousResponseID: openai.String(res.ID),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("what do you know of me?")}})
+	var refused *openai.Error
+	if !errors.As(err, &refused) || refused.StatusCode != 400 || refused.Param != "user" {
+		t.Errorf("another user going on from Ann's response: %v", err)
+	}
+	if next, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "keeper", User: openai.String(ann), PreviousResponseID: openai.String(res.ID),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("and now?")}}); err != nil || !strings.Contains(next.OutputText(), "Ann bakes rye.") {
+		t.Errorf("Ann going on from her response: %v", err)
 	}
 	if got := chat(bob, "what do you know of me?"); strings.Contains(got, "Ann bakes") {
 		t.Errorf("another user's conversation sees: %q", got)
