@@ -32,8 +32,6 @@ type Agents interface {
 type Runs interface {
 	// OnAgentFor opens the session serving the call's end user (its user_id; nil none).
 	OnAgentFor(ctx context.Context, p domain.Principal, a *domain.Agent, userID *string) (*domain.Session, error)
-	// Get reads the session a call that names a user_id goes on in (its user must be that one).
-	Get(ctx context.Context, p domain.Principal, id string) (*domain.Session, error)
 	Execute(ctx context.Context, p domain.Principal, sessionID string, req sessions.ExecuteRequest, obs sessions.Observer) (*sessions.Result, error)
 }
 
