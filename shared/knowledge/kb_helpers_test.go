@@ -199,6 +199,11 @@ func (c *countingIndex) Search(ctx context.Context, index string, q domain.Vecto
 	return c.next.Search(ctx, index, q)
 }
 
+func (c *countingIndex) Chunks(ctx context.Context, index, company, kbID, fileID string, from, limit int) ([]domain.Chunk, error) {
+	c.Add("Chunks")
+	return c.next.Chunks(ctx, index, company, kbID, fileID, from, limit)
+}
+
 // BeforePut sets the hook (nil clears it).
 func (c *countingIndex) BeforePut(f func(chunks []domain.Chunk)) {
 	c.mu.Lock()

@@ -49,6 +49,9 @@ type Index interface {
 	DeleteFile(ctx context.Context, index, company, kbID, fileID string) (int, error)
 	DeleteKB(ctx context.Context, index, company, kbID string) (int, error)
 	Search(ctx context.Context, index string, q domain.VectorQuery) ([]domain.Hit, error)
+	// Chunks reads a file's chunks of a knowledge base at positions from to from+limit-1, in
+	// document order, without vectors (the company's only).
+	Chunks(ctx context.Context, index, company, kbID, fileID string, from, limit int) ([]domain.Chunk, error)
 }
 
 // Embedder turns texts into vectors of one embedding space: the port declared in domain, which
