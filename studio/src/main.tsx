@@ -67,7 +67,7 @@ function App() {
   let body
   switch (screen) {
     case 'playground': body = <Playground query={query} />; break
-    case 'knowledge': body = <Knowledge />; break
+    case 'knowledge': body = <Knowledge sub={parts[1]} rest={parts.slice(2)} query={query} />; break
     case 'settings': body = <Settings />; break
     case 'ops': body = <Ops sub={parts[1]} rest={parts.slice(2)} query={query} />; break
     case 'oauth': body = <OAuthCallback query={query} />; break
