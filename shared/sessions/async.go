@@ -29,7 +29,8 @@ func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID str
 	if req.Answer != nil {
 		return s.enqueueAnswer(ctx, p, sessionID, req.Answer)
 	}
-	if _, err := s.Get(ctx, p, sessionID); err != nil {
+	sess, err := s.Get(ctx, p, sessionID)
+	if err != nil {
 		return nil, err
 	}
 	if _, _, err := s.parseContent(ctx, req.Content); err != nil {
@@ -49,6 +50,7 @@ func (s *Service) Enqueue(ctx context.Context, p domain.Principal, sessionID str
 		ID: newExecutionID(), SessionID: sessionID, CorrelationID: req.CorrelationID, Status: domain.ExecQueued,
 		Events: []map[string]any{}, CreatedAt: s.now().UTC(), Request: stored, Scopes: p.Grants(), KeyID: p.KeyID,
 	}
+	stamp(e, sess) // so that a failure recorded before any run lists it too
 	// Listed for the watchdog, which ends it if it is still queued after QueuedLimit.
 	if err := s.store.SwapExecution(ctx, e, "", e.CreatedAt.Add(QueuedLimit)); err != nil {
 		return nil, fmt.Errorf("queue execution: %w", err)

@@ -238,6 +238,7 @@ func (s *Service) run(ctx context.Context, p domain.Principal, sess *domain.Sess
 		exec: &domain.Execution{ID: execID, SessionID: sess.ID, CorrelationID: req.CorrelationID, CreatedAt: s.now().UTC()},
 		user: &domain.Message{ID: uuid.NewString(), Role: domain.RoleUser, Content: userText, Visible: true, ExecutionID: execID}, async: async, queued: async}
 	t.user.CreatedAt = t.start
+	stamp(t.exec, sess) // listed under its owner and agent once it ends or pauses
 	run := t.engineRun(p, history, parts, obs)
 	tools := s.runTools(g)
 	if tools != nil {
