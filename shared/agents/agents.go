@@ -47,6 +47,9 @@ type Service struct {
 	mcp   domain.MCPResolver // nil: no MCP server is known
 	now   func() time.Time
 	audit audit.Recorder // nil: agents cannot be deleted (WithAudit)
+	// catalog is what the deployment offers configurations (WithCatalog); its zero value
+	// offers no provider and no tool.
+	catalog domain.Catalog
 }
 
 // WithAudit returns a copy of s that records the agents callers delete. Without it a delete
@@ -65,6 +68,26 @@ func (s *Service) WithMCP(r domain.MCPResolver) *Service {
 	cp := *s
 	cp.mcp = r
 	return &cp
+}
+
+// WithCatalog returns a copy of s whose Catalog is c: the deployment's model providers and
+// built-in tools.
+func (s *Service) WithCatalog(c domain.Catalog) *Service {
+	cp := *s
+	cp.catalog = c
+	return &cp
+}
+
+// Catalog is what configurations may choose from on this deployment: its model providers and
+// their models, the built-in tools and llm_config's parameter limits. It is the same for every
+// caller who may read agents.
+func (s *Service) Catalog(_ context.Context, p domain.Principal) (domain.Catalog, error) {
+	if !p.Can(domain.ScopeAgentsRead) {
+		return domain.Catalog{}, domain.ErrPermission
+	}
+	c := s.catalog
+	c.Params = domain.LLMParams()
+	return c, nil
 }
 
 // NewService builds the agents service.

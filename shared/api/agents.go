@@ -18,6 +18,7 @@ type AgentService interface {
 	Delete(ctx context.Context, p domain.Principal, id string) error
 	CurrentVersion(ctx context.Context, p domain.Principal, id string) (*domain.AgentVersion, error)
 	Versions(ctx context.Context, p domain.Principal, id string, offset, limit int) ([]*domain.AgentVersion, bool, error)
+	Catalog(ctx context.Context, p domain.Principal) (domain.Catalog, error)
 }
 
 // NewAgents is the handler of the agents endpoint group.
@@ -25,6 +26,7 @@ func NewAgents(svc AgentService, opts Options) *Group {
 	g := newGroup(opts)
 	h := &agentHandlers{svc: svc, g: g}
 	g.handle(http.MethodPost, "/api/v1/agent/validate/", false, h.validate)
+	g.handle(http.MethodGet, "/api/v1/agent/catalog/", false, h.catalog) // a literal: never agent "catalog"
 	g.handle(http.MethodPost, "/api/v1/agent/", false, h.create)
 	g.handle(http.MethodGet, "/api/v1/agent/", false, listPage(domain.ScopeAgentsRead, viewedList(func(r *http.Request, offset, limit int) ([]*domain.Agent, bool, error) {
 		return svc.List(r.Context(), principal(r), offset, limit)

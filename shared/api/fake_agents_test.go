@@ -173,3 +173,8 @@ func (s *fakeAgents) Versions(_ context.Context, p domain.Principal, id string, 
 	list, more := page(s.versions[id], offset, limit)
 	return list, more, nil
 }
+
+// Catalog offers nothing: the catalog's own tests run the real service (catalog_test.go).
+func (s *fakeAgents) Catalog(context.Context, domain.Principal) (domain.Catalog, error) {
+	return domain.Catalog{}, nil
+}

@@ -57,6 +57,7 @@ var jsonTypes = []struct {
 	{searchJSON{}, "SearchResult"},
 	{errorBody{}, "Error"},
 	{validateJSON{}, "ValidateResult"},
+	{catalogJSON{}, "AgentCatalog"},
 	{healthJSON{}, "Health"},
 	{tokenJSON{}, "TokenResponse"},
 	{imageUploadJSON{}, "ImageUpload"},

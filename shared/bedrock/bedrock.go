@@ -18,10 +18,9 @@ import (
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
-// DefaultModel is the model used when neither the request nor Options name one: Claude Haiku 4.5
-// through its global cross-Region inference profile, which every commercial Region can invoke
-// (Claude 4.x models cannot be invoked on demand by their bare model ID).
-const DefaultModel = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
+// DefaultModel is the model used when neither the request nor Options name one (the catalog's
+// default, domain.DefaultBedrockModel: Claude Haiku 4.5 through its global inference profile).
+const DefaultModel = domain.DefaultBedrockModel
 
 // Defaults for Options left at their zero value.
 const (

@@ -25,7 +25,7 @@ import (
 // temperature, which OpenAI's reasoning models reject.
 const (
 	DefaultBaseURL    = "https://api.openai.com/v1"
-	DefaultModel      = "gpt-4.1-mini"
+	DefaultModel      = domain.DefaultOpenAIModel
 	DefaultMaxRetries = 3
 	DefaultBaseDelay  = 250 * time.Millisecond
 )

@@ -12,14 +12,13 @@ import (
 	"github.com/agentorch/agentorch/shared/engine"
 	"github.com/agentorch/agentorch/shared/localmodel"
 	"github.com/agentorch/agentorch/shared/openai"
-	"github.com/agentorch/agentorch/shared/platform"
 )
 
 type modelsKey struct{}
 
-// Models are the providers, built on first use and shared by every use in the application:
-// local always (the offline development model), bedrock (its client makes no call until used) on
-// AWS or with credentials, openai when a base URL is set; the default is MODEL_PROVIDER.
+// Models are the providers, built on first use and shared by every use in the application: one
+// adapter for each provider core.ModelProviders offers (the agent catalog lists the same), the
+// bedrock client making no call until used; the default is MODEL_PROVIDER.
 func Models(a *core.App) engine.ModelSet {
 	m, _ := core.Shared(a, modelsKey{}, func() (engine.ModelSet, error) { return build(a), nil })
 	return m
@@ -27,14 +26,16 @@ func Models(a *core.App) engine.ModelSet {
 
 func build(a *core.App) engine.ModelSet {
 	cfg := a.Config
-	set := engine.ModelSet{Default: cfg.ModelProvider, ByName: map[string]domain.Model{"local": localmodel.Model{}}}
-	// Locally Bedrock is offered only with real AWS credentials in the environment; otherwise a
-	// configuration naming it gets a clear 400 rather than a failed call.
-	if cfg.InLambda || cfg.ModelProvider == "bedrock" || platform.HasAWSCredentials() {
-		set.ByName["bedrock"] = bedrock.New(bedrockruntime.NewFromConfig(a.AWS), bedrock.Options{DefaultModel: cfg.BedrockModel})
-	}
-	if cfg.OpenAIBaseURL != "" {
-		set.ByName["openai"] = openai.New(openai.Options{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, DefaultModel: cfg.OpenAIModel})
+	set := engine.ModelSet{Default: cfg.ModelProvider, ByName: map[string]domain.Model{}}
+	for _, p := range core.ModelProviders(cfg) {
+		switch p.Name {
+		case domain.ProviderLocal:
+			set.ByName[p.Name] = localmodel.Model{}
+		case domain.ProviderBedrock:
+			set.ByName[p.Name] = bedrock.New(bedrockruntime.NewFromConfig(a.AWS), bedrock.Options{DefaultModel: p.DefaultModel})
+		case domain.ProviderOpenAI:
+			set.ByName[p.Name] = openai.New(openai.Options{BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, DefaultModel: p.DefaultModel})
+		}
 	}
 	return set
 }

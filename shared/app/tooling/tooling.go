@@ -42,11 +42,25 @@ func (m mcpRuns) NewRun() sessions.RunTools {
 	return tools.NewMCPRun(servers.Service(m.a), m.a.MCPConnector())
 }
 
+// Catalog is what this deployment offers configurations: the model providers the engine's model
+// set is built from (core.ModelProviders) and the built-in tools of the registry the engine binds
+// them from, each with the description and input schema the model is shown.
+func Catalog(a *core.App) domain.Catalog {
+	r := Registry(a)
+	c := domain.Catalog{Providers: core.ModelProviders(a.Config)}
+	for _, name := range r.Names() {
+		if t, ok := r.Tool(name); ok {
+			c.Tools = append(c.Tools, t.Spec())
+		}
+	}
+	return c
+}
+
 // AgentsService is the agents feature, checking tool names against the registry and MCP bindings
 // against the company's servers.
 func AgentsService(a *core.App) *agents.Service {
 	s, _ := core.Shared(a, agentsKey{}, func() (*agents.Service, error) {
-		return agents.NewService(a.Store, Registry(a)).WithMCP(mcpRuns{a}).WithAudit(a.Audit), nil
+		return agents.NewService(a.Store, Registry(a)).WithMCP(mcpRuns{a}).WithAudit(a.Audit).WithCatalog(Catalog(a)), nil
 	})
 	return s
 }
