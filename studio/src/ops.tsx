@@ -22,6 +22,7 @@ export type AuditAction = Schemas['AuditAction']
 /** The sub-screens, in the order of the sub-navigation. */
 const SCREENS = [
   ['webhooks', 'Webhooks', () => import('./opshooks').then((m) => m.Webhooks)],
+  ['usage', 'Usage and cost', () => import('./opsusage').then((m) => m.Usage)],
 ] as const
 
 /** What a sub-screen is given: the path segments after its name, and the query. */
@@ -117,22 +118,26 @@ export function keyLabel(keys: Map<string, ApiKey>, id: string): string {
   return k ? `${k.name || 'unnamed'} (${k.prefix}…)` : `key ${id.slice(0, 8)}`
 }
 
-/** What a screen says when the signed-in key may not see it (403): which scope it needs. */
+/**
+ * What a screen says when the signed-in key may not see it (403): which scope it needs. Any other
+ * error is shown by children (the screen's own error box), or an error box when none is given.
+ */
 export function Forbidden({ error, scope, children }: { error: unknown; scope: string; children?: ComponentChildren }) {
-  if (!(error instanceof ApiError) || error.status !== 403) return <ErrorBox error={error} />
+  if (!(error instanceof ApiError) || error.status !== 403) return <>{children ?? <ErrorBox error={error} />}</>
   return (
     <p class="notice" role="alert" data-testid="ops-forbidden">
-      The key you signed in with may not see this: it needs the <code>{scope}</code> scope. {children}
-      Sign in with such a key (<code>make dev</code>&apos;s development key is an admin key).
+      The key you signed in with may not see this: it needs the <code>{scope}</code> scope. Sign in with
+      such a key (<code>make dev</code>&apos;s development key is an admin key, which holds every scope).
     </p>
   )
 }
 
-/** A number for people: 1,234 or 12.3k; money with cents (or more digits below a cent). */
+/** A count for people: 1,234. */
 export function num(n: number): string {
   return n.toLocaleString()
 }
 
+/** Dollars for people: with cents, or two significant digits below a cent. */
 export function usd(n: number): string {
   if (n === 0) return '$0.00'
   return n < 0.01 ? `$${n.toPrecision(2)}` : `$${n.toFixed(2)}`

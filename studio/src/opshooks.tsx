@@ -117,7 +117,7 @@ function HookList() {
                 <td class="actions">
                   <button type="button" data-testid="hook-edit" aria-label={`Edit ${h.url}`} onClick={() => setEditing(h)}>Edit</button>{' '}
                   <button type="button" data-testid="hook-toggle" aria-label={`${h.enabled ? 'Disable' : 'Enable'} ${h.url}`} onClick={() => toggle(h)}>{h.enabled ? 'Disable' : 'Enable'}</button>{' '}
-                  <Confirm label="Rotate secret" name={`Rotate the secret of ${h.url}`} testid="hook-rotate" question="Give it a new signing secret? The old one keeps signing beside it for 24 hours." onConfirm={() => rotate(h)} />{' '}
+                  <Confirm label="Rotate secret" name={`Rotate secret of ${h.url}`} testid="hook-rotate" question="Give it a new signing secret? The old one keeps signing beside it for 24 hours." onConfirm={() => rotate(h)} />{' '}
                   <Confirm label="Delete" name={`Delete ${h.url}`} testid="hook-delete" question={`Delete the webhook to ${h.url}? Its queued deliveries stop.`} onConfirm={() => remove(h)} />
                 </td>
               </tr>
@@ -261,7 +261,7 @@ function Deliveries({ id }: { id: string }) {
                   </td>
                   <td>{when(d.created_at)}</td>
                   <td>{last ? when(last.at) : 'not yet'}{last?.next_retry_at ? <><br /><small>next try {when(last.next_retry_at)}</small></> : null}</td>
-                  <td><button type="button" data-testid="delivery-redeliver" aria-label={`Deliver ${d.id} again`} onClick={() => redeliver(d)}>Redeliver</button></td>
+                  <td><button type="button" data-testid="delivery-redeliver" aria-label={`Redeliver ${d.id}`} onClick={() => redeliver(d)}>Redeliver</button></td>
                 </tr>
               )
             })}
