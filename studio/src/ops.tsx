@@ -23,6 +23,7 @@ export type AuditAction = Schemas['AuditAction']
 const SCREENS = [
   ['webhooks', 'Webhooks', () => import('./opshooks').then((m) => m.Webhooks)],
   ['usage', 'Usage and cost', () => import('./opsusage').then((m) => m.Usage)],
+  ['limits', 'Limits', () => import('./opslimits').then((m) => m.Limits)],
 ] as const
 
 /** What a sub-screen is given: the path segments after its name, and the query. */
