@@ -24,6 +24,7 @@ const SCREENS = [
   ['webhooks', 'Webhooks', () => import('./opshooks').then((m) => m.Webhooks)],
   ['usage', 'Usage and cost', () => import('./opsusage').then((m) => m.Usage)],
   ['limits', 'Limits', () => import('./opslimits').then((m) => m.Limits)],
+  ['audit', 'Audit log', () => import('./opsaudit').then((m) => m.Audit)],
 ] as const
 
 /** What a sub-screen is given: the path segments after its name, and the query. */

@@ -1,0 +1,100 @@
+// Operations → Audit log: the company's admin actions, newest first, a page at a time (GET
+// /audit/, admin only), kept to one action and a time window as the API offers; the acting key
+// and the target shown by name where the studio can list them, times for people.
+import { useState } from 'preact/hooks'
+import { describedBy, FieldErr, Forbidden, FormError, keyLabel, useNames, type AuditAction, type AuditEntry } from './ops'
+import { Section, usePaged, when } from './ui'
+
+/** Every action of the contract, for people (a new action in the contract fails the build until it is here). */
+const ACTIONS = {
+  'api_key.created': 'API key created',
+  'api_key.revoked': 'API key revoked',
+  'mcp_server.created': 'MCP server registered',
+  'mcp_server.updated': 'MCP server changed',
+  'mcp_server.deleted': 'MCP server deleted',
+  'agent.deleted': 'Agent deleted',
+  'webhook.created': 'Webhook created',
+  'webhook.updated': 'Webhook changed',
+  'webhook.deleted': 'Webhook deleted',
+  'webhook.secret_rotated': 'Webhook secret rotated',
+  'limits.updated': 'Limits changed',
+} satisfies Record<AuditAction, string>
+
+const rtf = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' })
+
+/** How long ago t was, for people: "2 minutes ago", "yesterday". */
+function ago(t: string): string {
+  const s = (Date.parse(t) - Date.now()) / 1000
+  const steps: [number, Intl.RelativeTimeFormatUnit][] = [[60, 'second'], [3600, 'minute'], [86400, 'hour'], [2592000, 'day'], [31536000, 'month']]
+  for (const [lim, unit] of steps) {
+    if (Math.abs(s) < lim) {
+      const div = unit === 'second' ? 1 : unit === 'minute' ? 60 : unit === 'hour' ? 3600 : unit === 'day' ? 86400 : 2592000
+      return rtf.format(Math.round(s / div), unit)
+    }
+  }
+  return rtf.format(Math.round(s / 31536000), 'year')
+}
+
+/** A datetime-local value (the browser's local time) as RFC 3339, or "" when empty or not a time. */
+function rfc3339(local: string): string {
+  if (!local) return ''
+  const t = new Date(local)
+  return isNaN(t.getTime()) ? '' : t.toISOString()
+}
+
+export function Audit() {
+  const [action, setAction] = useState('')
+  const [from, setFrom] = useState('')
+  const [to, setTo] = useState('')
+  const names = useNames()
+  const q = [['action', action], ['from', rfc3339(from)], ['to', rfc3339(to)]].filter(([, v]) => v).map(([k, v]) => `&${k}=${encodeURIComponent(v)}`).join('')
+  const list = usePaged<AuditEntry>('audit/', 25, q)
+  const filtered = q !== ''
+  function target(e: AuditEntry): string {
+    switch (e.target_type) {
+      case 'api_key': return keyLabel(names.keys, e.target_id)
+      case 'agent': return names.agents.get(e.target_id)?.name ?? `agent ${e.target_id.slice(0, 8)}`
+      case 'limits': return 'the company'
+      case 'webhook': return `webhook ${e.target_id.slice(0, 8)}`
+      default: return `MCP server ${e.target_id.slice(0, 8)}`
+    }
+  }
+  return (
+    <Section title="Audit log">
+      <p class="hint">Who changed what: keys, MCP servers, agents deleted, webhooks and limits, newest first, kept 90 days. Times are yours ({Intl.DateTimeFormat().resolvedOptions().timeZone}).</p>
+      <form class="row" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
+        <label>Action <select data-testid="audit-action" value={action} onChange={(e) => setAction(e.currentTarget.value)}>
+          <option value="">Every action</option>
+          {(Object.keys(ACTIONS) as AuditAction[]).map((a) => <option key={a} value={a}>{ACTIONS[a]}</option>)}
+        </select></label>
+        <div class="field"><label>From <input data-testid="audit-from" type="datetime-local" value={from} aria-describedby={describedBy(list.error, 'audit', 'from')} onChange={(e) => setFrom(e.currentTarget.value)} /></label>
+          <FieldErr error={list.error} path="from" form="audit" /></div>
+        <div class="field"><label>Before <input data-testid="audit-to" type="datetime-local" value={to} aria-describedby={describedBy(list.error, 'audit', 'to')} onChange={(e) => setTo(e.currentTarget.value)} /></label>
+          <FieldErr error={list.error} path="to" form="audit" /></div>
+        <button type="button" data-testid="audit-clear" disabled={!filtered} onClick={() => { setAction(''); setFrom(''); setTo('') }}>Clear filters</button>
+      </form>
+      <Forbidden error={list.error} scope="admin"><FormError error={list.error} fields={['from', 'to', 'action']} /></Forbidden>
+      <div class={list.loading && list.items.length === 0 ? 'hold-table' : undefined}>
+        <table class="grid">
+          <thead><tr><th>When</th><th>Action</th><th>By</th><th>Target</th></tr></thead>
+          <tbody>
+            {list.items.map((e) => (
+              <tr key={e.id} data-testid="audit-row" data-action={e.action}>
+                <td data-testid="audit-time"><time dateTime={e.created_at} title={e.created_at}>{when(e.created_at)}</time><br /><small>{ago(e.created_at)}</small></td>
+                <td>{ACTIONS[e.action] ?? e.action}<br /><small><code>{e.action}</code></small></td>
+                <td data-testid="audit-actor">{keyLabel(names.keys, e.actor_key_id)}{e.via_token ? <><br /><small>through a sign-in token</small></> : null}</td>
+                <td data-testid="audit-target">{target(e)}</td>
+              </tr>
+            ))}
+            {!list.loading && !list.error && list.items.length === 0 && (
+              <tr class="empty" data-testid="empty"><td colSpan={4}>{filtered
+                ? 'Nothing matches these filters. Clear them, or widen the time window, to see more entries.'
+                : 'No admin actions yet. Creating keys, webhooks or MCP servers, or changing limits, is recorded here.'}</td></tr>
+            )}
+          </tbody>
+        </table>
+      </div>
+      {list.pager}
+    </Section>
+  )
+}
