@@ -461,3 +461,30 @@ func TestOpsMCPConnect(t *testing.T) {
 	}
 	s.report.Clean(t)
 }
+
+// TestOpsSteady: each Operations screen opened by address with every API request 300 ms slow
+// (webhooks, a webhook's deliveries, usage, limits, the audit log, each with content) keeps its
+// layout shift at or under 0.1 as it loads, and is axe-clean loaded.
+func TestOpsSteady(t *testing.T) {
+	s := newStudio(t)
+	s.asAdmin()
+	rcv := &receiver{status: opsDelivered}
+	srv := httptest.NewServer(rcv)
+	t.Cleanup(srv.Close)
+	hook, _ := s.api("POST", "/api/v1/webhooks/", map[string]any{"url": srv.URL + opsReceiverPath, "events": []string{opsWebhookEvent}})["id"].(string)
+	if code := s.runAgent(s.createAgent(opsAgentConfig)); code != http.StatusOK {
+		t.Fatalf("execute: %d", code)
+	}
+	rcv.wait(t, 1)
+	s.signIn()
+	for _, sc := range []struct{ path, what, sel string }{
+		{"/studio/ops/webhooks", "Operations › Webhooks", tid(hookRow)},
+		{"/studio/ops/webhooks/" + hook, "Operations › a webhook's deliveries", tid(deliveryRow)},
+		{"/studio/ops/usage", "Operations › Usage and cost", tid(usageRow)},
+		{"/studio/ops/limits", "Operations › Limits", tid(limitsKeyRow)},
+		{"/studio/ops/audit", "Operations › Audit log", tid(auditRow)},
+	} {
+		s.steady(sc.what, sc.path, sc.sel)
+	}
+	s.report.Clean(t)
+}

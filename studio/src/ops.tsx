@@ -66,6 +66,16 @@ export function Ops({ sub, rest, query }: { sub?: string; rest: string[]; query:
   )
 }
 
+/**
+ * Whether a paged list has answered once: usePaged starts idle (not loading, no items) before its
+ * first request, which must not read as an empty list (its guidance would flash, then shift).
+ */
+export function useAnswered(loading: boolean): boolean {
+  const [began, setBegan] = useState(loading)
+  useEffect(() => { if (loading) setBegan(true) }, [loading])
+  return began && !loading
+}
+
 /** The field errors of err (an API 400) at one field or under it (path, or path.*, path[…]). */
 export function errorsAt(err: unknown, path: string): FieldError[] {
   if (!(err instanceof ApiError)) return []

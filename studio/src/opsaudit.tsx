@@ -2,7 +2,7 @@
 // /audit/, admin only), kept to one action and a time window as the API offers; the acting key
 // and the target shown by name where the studio can list them, times for people.
 import { useState } from 'preact/hooks'
-import { describedBy, FieldErr, Forbidden, FormError, keyLabel, useNames, type AuditAction, type AuditEntry } from './ops'
+import { describedBy, FieldErr, Forbidden, FormError, keyLabel, useAnswered, useNames, type AuditAction, type AuditEntry } from './ops'
 import { Section, usePaged, when } from './ui'
 
 /** Every action of the contract, for people (a new action in the contract fails the build until it is here). */
@@ -49,6 +49,7 @@ export function Audit() {
   const names = useNames()
   const q = [['action', action], ['from', rfc3339(from)], ['to', rfc3339(to)]].filter(([, v]) => v).map(([k, v]) => `&${k}=${encodeURIComponent(v)}`).join('')
   const list = usePaged<AuditEntry>('audit/', 25, q)
+  const answered = useAnswered(list.loading)
   const filtered = q !== ''
   function target(e: AuditEntry): string {
     switch (e.target_type) {
@@ -74,7 +75,7 @@ export function Audit() {
         <button type="button" data-testid="audit-clear" disabled={!filtered} onClick={() => { setAction(''); setFrom(''); setTo('') }}>Clear filters</button>
       </form>
       <Forbidden error={list.error} scope="admin"><FormError error={list.error} fields={['from', 'to', 'action']} /></Forbidden>
-      <div class={list.loading && list.items.length === 0 ? 'hold-table' : undefined}>
+      <div class={!answered && list.items.length === 0 ? 'hold-table' : undefined}>
         <table class="grid">
           <thead><tr><th>When</th><th>Action</th><th>By</th><th>Target</th></tr></thead>
           <tbody>
@@ -86,7 +87,7 @@ export function Audit() {
                 <td data-testid="audit-target">{target(e)}</td>
               </tr>
             ))}
-            {!list.loading && !list.error && list.items.length === 0 && (
+            {answered && !list.error && list.items.length === 0 && (
               <tr class="empty" data-testid="empty"><td colSpan={4}>{filtered
                 ? 'Nothing matches these filters. Clear them, or widen the time window, to see more entries.'
                 : 'No admin actions yet. Creating keys, webhooks or MCP servers, or changing limits, is recorded here.'}</td></tr>

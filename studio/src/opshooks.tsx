@@ -3,7 +3,7 @@
 // deliveries with their status, HTTP status, attempts and times, each deliverable again.
 import { useEffect, useState } from 'preact/hooks'
 import { api, page } from './api'
-import { describedBy, errorsAt, FieldErr, FormError, type OpsProps, type Webhook, type WebhookDelivery, type WebhookEvent, type WebhookWithSecret } from './ops'
+import { describedBy, errorsAt, FieldErr, FormError, type OpsProps, useAnswered, type Webhook, type WebhookDelivery, type WebhookEvent, type WebhookWithSecret } from './ops'
 import { ROOT } from './router'
 import { Confirm, ErrorBox, Section, Spinner, usePaged, when } from './ui'
 
@@ -56,6 +56,7 @@ function Secret({ shown }: { shown: { url: string; secret: string; rotated: bool
 function HookList() {
   const [reload, setReload] = useState(0)
   const list = usePaged<Webhook>('webhooks/', 20, '', reload)
+  const answered = useAnswered(list.loading)
   const [form, setForm] = useState({ url: '', description: '', events: ['execution.completed', 'execution.failed'] as WebhookEvent[] })
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<unknown>(null)
@@ -104,7 +105,8 @@ function HookList() {
     <Section title="Webhooks">
       <p class="hint">Each webhook is told of the events it picks by a signed POST (Standard Webhooks; see docs/webhooks.md). Open one to see its deliveries.</p>
       <ErrorBox error={list.error} />
-      <div class={list.loading && list.items.length === 0 ? 'hold-table' : undefined}>
+      {/* Three rows' space, always: the form below does not move as the list loads. */}
+      <div class="hold-table">
         <table class="grid">
           <thead><tr><th>URL</th><th>Events</th><th>State</th><th>Created</th><th>Actions</th></tr></thead>
           <tbody>
@@ -122,7 +124,7 @@ function HookList() {
                 </td>
               </tr>
             ))}
-            {!list.loading && list.items.length === 0 && !list.error && (
+            {answered && list.items.length === 0 && !list.error && (
               <tr class="empty" data-testid="empty"><td colSpan={5}>No webhooks yet. Add one below with the URL of your receiver and the events it should be told of.</td></tr>
             )}
           </tbody>

@@ -71,10 +71,9 @@ export function Limits() {
   const names = FIELDS.map((f) => f.name)
   return (
     <div class="stack">
-      <Section title="Company limits">
+      <Section title="Company limits" actions={!limits && !loadError ? <Spinner /> : undefined}>
         <p class="hint">Over a monthly budget every execute of the company answers 429 before any model call until the month ends; a change applies at once here and within 30 seconds everywhere. Empty: no limit.</p>
         {loadError ? <Forbidden error={loadError} scope="admin" /> : null}
-        {!limits && !loadError && <Spinner />}
         <form onSubmit={save} class="editor" noValidate data-testid="limits-form">
           <div class="row">
             {FIELDS.map((f) => (

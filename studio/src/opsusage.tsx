@@ -75,7 +75,7 @@ export function Usage() {
   const bars = rows.map((r) => ({ label: label(r), value: m.of(r) }))
   const nothing = !!report && report.total.requests === 0 && report.data.length === 0
   return (
-    <Section title="Usage and cost">
+    <Section title="Usage and cost" actions={loading ? <Spinner /> : undefined}>
       <form class="row" onSubmit={(e) => e.preventDefault()} aria-label="Range and grouping">
         <label>Range <select data-testid="usage-range" value={preset} onChange={(e) => pick(e.currentTarget.value)}>
           {RANGES.map(([v, l]) => <option key={v} value={v}>{l}</option>)}
@@ -102,7 +102,6 @@ export function Usage() {
         <p class="empty" data-testid="empty">No usage from {range.from} to {range.to} yet. Run an agent in the <a href={ROOT + 'playground'}>Playground</a> or widen the range: a run counts as soon as it ends.</p>
       )}
       <Chart bars={bars} fmt={m.fmt} days={group === 'day'} title={`${m.label} by ${GROUPS.find(([g]) => g === group)?.[1].toLowerCase()}, ${range.from} to ${range.to}`} />
-      {loading && <Spinner />}
       <div class={report ? undefined : 'hold-table'}>
         <table class="grid" data-testid="usage-table">
           <caption class="sr-only">The chart&apos;s numbers</caption>
