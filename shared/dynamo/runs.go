@@ -15,8 +15,8 @@ import (
 )
 
 // A run's lease adds lease_exec to its session item besides lease_id and lease_until (outside
-// the data attribute; it goes when the lease is released or the run commits, since Commit
-// replaces the whole item): the execution the lease runs. AcquireRun sets it in the UpdateItem
+// the data attribute; it goes when the lease is released or the run commits, as Commit removes
+// the lease's attributes): the execution the lease runs. AcquireRun sets it in the UpdateItem
 // that takes the lease, so a cancel request (and the watchdog, which looks for leases whose
 // lease_until has passed) can name the run without another write. lease_until keeps one
 // meaning throughout: once now is past it, the holder is dead (a supervised run moves it

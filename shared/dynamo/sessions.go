@@ -40,10 +40,39 @@ func (st *Store) sessionItem(s *domain.Session) (map[string]types.AttributeValue
 	it["company"], it["owner"] = stringAttr(s.Company), stringAttr(s.Owner) // for the lease's ownership condition
 	it[attrGSI1PK] = stringAttr(ownerSessions(s.Company, s.Owner))
 	it[attrGSI1SK] = stringAttr(sortTime(s.CreatedAt) + "#" + s.ID)
-	if err := checkItemRoom(it, leaseRoom); err != nil {
+	if err := checkItemRoom(it, leaseRoom+titleRoom); err != nil {
 		return nil, err
 	}
+	if s.Title != "" {
+		if !domain.ValidSessionTitle(s.Title) {
+			return nil, fmt.Errorf("session %s: invalid title", s.ID)
+		}
+		it[attrTitle] = stringAttr(s.Title) // in the room kept for it
+	}
 	return it, nil
+}
+
+// A session's title is an attribute of its item beside data, so that RenameSession sets it
+// with one UpdateItem and a run's Commit, which rewrites data, leaves it as it is: a rename
+// while a run holds the session survives the run's commit. titleRoom is what the longest title
+// takes (4 bytes a character at most in UTF-8); session items keep it free, as they keep
+// leaseRoom.
+const (
+	attrTitle = "title"
+	titleRoom = len(attrTitle) + 4*domain.MaxSessionTitle
+)
+
+// sessionOf reads a session item: its data, and its title.
+func sessionOf(it map[string]types.AttributeValue) (*domain.Session, error) {
+	var r sessionRecord
+	if err := decode(it, &r); err != nil {
+		return nil, err
+	}
+	s := r.session()
+	if t, ok := it[attrTitle].(*types.AttributeValueMemberS); ok {
+		s.Title = t.Value
+	}
+	return s, nil
 }
 
 // maxLeaseID bounds the lease ids AcquireSession takes (the runtime's are UUIDs).
@@ -53,8 +82,7 @@ const maxLeaseID = 64
 // maxLeaseID bytes), lease_until (milliseconds: at most 19 digits and a sign, 12 bytes by
 // numberSize), and a run's lease_exec (an execution id, up to maxLeaseID bytes; runs.go).
 // Session items are stored with that room free, so that taking the lease can never push one
-// past DynamoDB's limit; the lease's other writes only remove it (ReleaseSession) or replace
-// the whole item (Commit).
+// past DynamoDB's limit; the lease's other writes only remove it (ReleaseSession, Commit).
 const leaseRoom = len("lease_id") + maxLeaseID + len("lease_until") + 12 + len(attrLeaseExec) + maxLeaseID
 
 // CreateSession stores a new session.
@@ -76,11 +104,10 @@ func (st *Store) GetSession(ctx context.Context, id string) (*domain.Session, er
 	if out.Item == nil {
 		return nil, domain.ErrNotFound
 	}
-	var r sessionRecord
-	if err := decode(out.Item, &r); err != nil {
+	s, err := sessionOf(out.Item)
+	if err != nil {
 		return nil, err
 	}
-	s := r.session()
 	s.ActiveExecutionID = activeExecution(out.Item, time.Now())
 	return s, nil
 }
@@ -97,13 +124,50 @@ func (st *Store) ListSessions(ctx context.Context, company, owner string, offset
 		ScanIndexForward:          aws.Bool(false),
 		Limit:                     aws.Int32(int32(min(offset+limit+1, 1000))),
 	})
-	return pageOf(ctx, p, offset, limit, func(it map[string]types.AttributeValue) (*domain.Session, error) {
-		var r sessionRecord
-		if err := decode(it, &r); err != nil {
-			return nil, err
+	return pageOf(ctx, p, offset, limit, sessionOf)
+}
+
+// RenameSession gives session id the title (or, "", takes its title away) for p, in one
+// UpdateItem on the condition that the session exists and is p's, and returns the session as it
+// now is, with the execution running in it (as GetSession). A missing session is
+// domain.ErrNotFound, another caller's domain.ErrPermission (told apart by the item the failed
+// condition returns, with no second read).
+func (st *Store) RenameSession(ctx context.Context, p domain.Principal, id, title string) (*domain.Session, error) {
+	update := "REMOVE " + attrTitle
+	values := map[string]types.AttributeValue{":c": stringAttr(p.Company), ":o": stringAttr(p.Owner)}
+	if title != "" {
+		if !domain.ValidSessionTitle(title) {
+			return nil, fmt.Errorf("rename session %s: invalid title", id)
 		}
-		return r.session(), nil
+		update = "SET " + attrTitle + " = :t"
+		values[":t"] = stringAttr(title)
+	}
+	out, err := st.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(st.table),
+		Key:                                 itemKey(sessionPK(id), sessionSK),
+		UpdateExpression:                    aws.String(update),
+		ConditionExpression:                 aws.String("attribute_exists(pk) AND company = :c AND #o = :o"),
+		ExpressionAttributeNames:            map[string]string{"#o": "owner"},
+		ExpressionAttributeValues:           values,
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		if len(ccf.Item) == 0 {
+			return nil, domain.ErrNotFound
+		}
+		return nil, domain.ErrPermission
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	s, err := sessionOf(out.Attributes)
+	if err != nil {
+		return nil, err
+	}
+	s.ActiveExecutionID = activeExecution(out.Attributes, time.Now())
+	return s, nil
 }
 
 // DeleteSession removes the session record first (runtime calls then answer 404), then the rest
@@ -164,27 +228,22 @@ func (st *Store) acquire(ctx context.Context, p domain.Principal, id, leaseID, e
 		if len(ccf.Item) == 0 {
 			return nil, domain.ErrNotFound
 		}
-		var old sessionRecord
-		err := decode(ccf.Item, &old)
-		if err == nil && !old.session().CanAccess(p) {
+		old, err := sessionOf(ccf.Item)
+		if err == nil && !old.CanAccess(p) {
 			return nil, domain.ErrPermission
 		}
 		// Held by this very lease: an earlier attempt of this write applied, but its answer
 		// was lost and the SDK tried again (a 500, a reset connection). A lease id is never
 		// taken twice, so the session is ours, as that attempt left it.
 		if held, ok := ccf.Item["lease_id"].(*types.AttributeValueMemberS); ok && held.Value == leaseID && err == nil {
-			return old.session(), nil
+			return old, nil
 		}
 		return nil, &domain.Error{Kind: domain.KindConflict, Message: "Another execution is running in this session; retry when it has finished", Err: err}
 	}
 	if err != nil {
 		return nil, translate(err)
 	}
-	var r sessionRecord
-	if err := decode(out.Attributes, &r); err != nil {
-		return nil, err
-	}
-	return r.session(), nil
+	return sessionOf(out.Attributes)
 }
 
 // ReleaseSession gives the lease back without other changes (after a failed run).
@@ -312,10 +371,15 @@ func (st *Store) Commit(ctx context.Context, c domain.Commit) error {
 	if err != nil {
 		return err
 	}
-	writes = append(writes, types.TransactWriteItem{Put: &types.Put{
-		TableName: aws.String(st.table), Item: sessItem,
+	// The session's data is rewritten and its lease removed; its key, owner, index keys and
+	// title stay as they are (none of them changes in a run but the title, which a rename may
+	// have set meanwhile).
+	writes = append(writes, types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(st.table), Key: itemKey(sessionPK(c.Session.ID), sessionSK),
+		UpdateExpression:          aws.String("SET #d = :d REMOVE lease_id, lease_until, " + attrLeaseExec),
 		ConditionExpression:       aws.String("lease_id = :l"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":l": stringAttr(c.LeaseID)},
+		ExpressionAttributeNames:  map[string]string{"#d": attrData},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":l": stringAttr(c.LeaseID), ":d": sessItem[attrData]},
 	}})
 	if err := st.transact(ctx, writes); err != nil {
 		return fmt.Errorf("commit execution of session %s: %w", c.Session.ID, translate(err))

@@ -176,14 +176,14 @@ func TestOversizeRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess.Name = strings.Repeat("s", maxItemBytes-itemSize(it)-leaseRoom+1) // one byte into the lease's room
+	sess.Name = strings.Repeat("s", maxItemBytes-itemSize(it)-leaseRoom-titleRoom+1) // one byte into the lease's and title's room
 	for name, write := range map[string]func() error{
 		"file over 400 KB":           func() error { return st.CreateFile(ctx, file(uuid.NewString(), maxItemBytes)) },
 		"file id past the key limit": func() error { return st.CreateFile(ctx, file(strings.Repeat("f", maxPartitionKeyBytes), 1)) },
 		"execution over 400 KB": func() error {
 			return st.PutExecution(ctx, &domain.Execution{ID: uuid.NewString(), SessionID: uuid.NewString(), Error: strings.Repeat("e", maxItemBytes)})
 		},
-		"session without room for its lease": func() error { return st.CreateSession(ctx, sess) },
+		"session without room for its lease and title": func() error { return st.CreateSession(ctx, sess) },
 	} {
 		if err := write(); domain.KindOf(err) != domain.KindTooLarge {
 			t.Errorf("%s: %v, want too large", name, err)
@@ -192,13 +192,17 @@ func TestOversizeRecords(t *testing.T) {
 			t.Errorf("%s: sent %v, want nothing sent", name, sent)
 		}
 	}
-	sess.Name = sess.Name[1:] // the lease's room exactly free: stored, and the lease taken
+	sess.Name = sess.Name[1:] // the lease's and title's room exactly free: stored, the lease taken, the longest title given
 	if err := st.CreateSession(ctx, sess); err != nil {
-		t.Fatalf("a session leaving room for its lease: %v", err)
+		t.Fatalf("a session leaving room for its lease and title: %v", err)
 	}
 	p := domain.Principal{Company: "acme", Owner: "alice"}
-	if _, err := st.AcquireSession(ctx, p, sess.ID, strings.Repeat("l", maxLeaseID), now.Add(time.Minute), now); err != nil {
+	if _, err := st.AcquireRun(ctx, p, sess.ID, strings.Repeat("l", maxLeaseID), strings.Repeat("x", maxLeaseID), now.Add(time.Minute), now); err != nil {
 		t.Errorf("taking the lease of a session at its size limit: %v", err)
+	}
+	longest := strings.Repeat("𝄞", domain.MaxSessionTitle) // 4 bytes a character
+	if got, err := st.RenameSession(ctx, p, sess.ID, longest); err != nil || got.Title != longest {
+		t.Errorf("the longest title on a leased session at its size limit: %v", err)
 	}
 }
 

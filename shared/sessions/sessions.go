@@ -23,6 +23,9 @@ type Store interface {
 	// offset, and whether more follow.
 	ListSessions(ctx context.Context, company, owner string, offset, limit int) ([]*domain.Session, bool, error)
 	DeleteSession(ctx context.Context, id string) error
+	// RenameSession sets the title of p's session id ("" takes it away) in one conditional
+	// write, and returns the session as it now is; a run committing meanwhile keeps it.
+	RenameSession(ctx context.Context, p domain.Principal, id, title string) (*domain.Session, error)
 	AcquireSession(ctx context.Context, p domain.Principal, id, leaseID string, until, now time.Time) (*domain.Session, error)
 	// AcquireRun is AcquireSession for a run of execution execID, recorded on the lease in
 	// the same write (a cancel names the run by it).
@@ -340,6 +343,33 @@ func (s *Service) Delete(ctx context.Context, p domain.Principal, id string) err
 		return fmt.Errorf("delete session %s: %w", id, err)
 	}
 	return nil
+}
+
+// Rename gives the caller's session id a title, or takes it away (nil): what tells sessions of
+// one agent apart in a list. The execution running in the session, if any, keeps running; its
+// commit keeps the title.
+func (s *Service) Rename(ctx context.Context, p domain.Principal, id string, title *string) (*domain.Session, error) {
+	if !domain.IsID(id) {
+		return nil, domain.Errorf(domain.KindNotFound, "Session %q not found", domain.Clip(id, 64))
+	}
+	t := ""
+	if title != nil {
+		if !domain.ValidSessionTitle(*title) {
+			return nil, domain.Invalid([]domain.FieldError{{Field: "title", Message: domain.SessionTitleRule}})
+		}
+		t = *title
+	}
+	sess, err := s.store.RenameSession(ctx, p, id, t)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, domain.Errorf(domain.KindNotFound, "Session %s not found", id)
+	}
+	if errors.Is(err, domain.ErrPermission) {
+		return nil, domain.ErrPermission
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rename session %s: %w", id, err)
+	}
+	return sess, nil
 }
 
 // Feedback gives or updates the caller's rating (1 or -1) and comment on a message. Both are

@@ -131,6 +131,27 @@ func (s *Store) DeleteSession(_ context.Context, id string) error {
 	return nil
 }
 
+// RenameSession implements sessions.Store.
+func (s *Store) RenameSession(_ context.Context, p domain.Principal, id, title string) (*domain.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.sessions[id]
+	switch {
+	case !ok:
+		return nil, domain.ErrNotFound
+	case !sess.CanAccess(p):
+		return nil, domain.ErrPermission
+	case title != "" && !domain.ValidSessionTitle(title):
+		return nil, fmt.Errorf("rename session %s: invalid title", id)
+	}
+	sess.Title = title
+	c := copyOf(sess)
+	if l, held := s.leases[id]; held && l.exec != "" && l.until >= time.Now().UnixMilli() {
+		c.ActiveExecutionID = l.exec
+	}
+	return c, nil
+}
+
 // AcquireSession takes the lease as the adapter's does.
 func (s *Store) AcquireSession(ctx context.Context, p domain.Principal, id, leaseID string, until, now time.Time) (*domain.Session, error) {
 	return s.AcquireRun(ctx, p, id, leaseID, "", until, now)
@@ -231,6 +252,7 @@ func (s *Store) Commit(_ context.Context, c domain.Commit) error {
 	if err != nil {
 		return err
 	}
+	sess.Title = s.sessions[id].Title // a commit keeps the title, which a rename may have set meanwhile
 	if s.msgs[id] == nil {
 		s.msgs[id] = map[int]domain.Message{}
 	}

@@ -34,6 +34,7 @@ func StoreSuite(t *testing.T, newStore func(t *testing.T) sessions.Store) {
 		{"Executions", executions},
 		{"Feedback", feedback},
 		{"Delete", deleteSession},
+		{"Rename", rename},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newStore(t)) })
 	}
