@@ -18,6 +18,7 @@ type KnowledgeService interface {
 	CheckStatus(ctx context.Context, p domain.Principal, id string) (*knowledge.KBStatus, error)
 	SyncKB(ctx context.Context, p domain.Principal, id string) (*knowledge.KB, error)
 	Search(ctx context.Context, p domain.Principal, id string, in knowledge.SearchInput) ([]domain.Hit, error)
+	Chunks(ctx context.Context, p domain.Principal, id string, in knowledge.ChunksInput) ([]knowledge.Chunk, bool, error)
 }
 
 // NewKnowledge is the handler of the knowledge-bases endpoint group: creation (ingestion starts
@@ -38,6 +39,8 @@ func NewKnowledge(svc KnowledgeService, opts Options) *Group {
 	g.handle(http.MethodGet, "/api/v1/knowledge-bases/{kb_id}/check_status/", false, getByID(domain.ScopeKnowledgeRead, "kb_id", viewed(svc.CheckStatus, statusView)))
 	g.handle(http.MethodPost, "/api/v1/knowledge-bases/{kb_id}/sync/", false, h.sync)
 	g.handle(http.MethodPost, "/api/v1/knowledge-bases/{kb_id}/search/", false, h.search)
+	// One file's chunks as indexed, in document order, a page at a time (kbchunks.go).
+	g.handle(http.MethodGet, "/api/v1/knowledge-bases/{kb_id}/chunks/", false, listPage(domain.ScopeKnowledgeRead, chunksPage(svc)))
 	return g
 }
 

@@ -120,6 +120,11 @@ func (f *fakeKnowledge) Search(_ context.Context, _ domain.Principal, id string,
 	return []domain.Hit{{FileID: "f1", Text: deref(in.Query), Score: 0.5}}, nil
 }
 
+func (f *fakeKnowledge) Chunks(_ context.Context, _ domain.Principal, id string, in knowledge.ChunksInput) ([]knowledge.Chunk, bool, error) {
+	f.got, f.id = in, id
+	return nil, false, errFakeNotFound
+}
+
 // TestKnowledgeEdgeDecodes: each body the knowledge groups read reaches the feature as its
 // typed input, from JSON and from YAML alike, and the feature's result is what the client
 // reads.

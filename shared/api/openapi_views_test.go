@@ -55,6 +55,7 @@ var jsonTypes = []struct {
 	{kbDetailJSON{}, "KnowledgeBaseDetail"},
 	{statusJSON{}, "KnowledgeBaseCheck"},
 	{searchJSON{}, "SearchResult"},
+	{chunkJSON{}, "Chunk"},
 	{errorBody{}, "Error"},
 	{validateJSON{}, "ValidateResult"},
 	{catalogJSON{}, "AgentCatalog"},
