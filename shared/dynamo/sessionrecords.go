@@ -196,6 +196,12 @@ type executionRecord struct {
 	KeyID         string               `json:"key_id,omitempty"`
 	Pending       *pendingActionRecord `json:"pending,omitempty"`
 	Checkpoint    []byte               `json:"checkpoint,omitempty"` // the engine's state, as it encoded it
+	// Its session's company, owner and agent, under which the traces list holds it
+	// (executions.go); absent in records from before they were kept.
+	Company   string `json:"company,omitempty"`
+	Owner     string `json:"owner,omitempty"`
+	AgentID   string `json:"agent_id,omitempty"`
+	AgentName string `json:"agent_name,omitempty"`
 }
 
 func newExecutionRecord(e *domain.Execution) executionRecord {
@@ -203,7 +209,7 @@ func newExecutionRecord(e *domain.Execution) executionRecord {
 		StopReason: e.StopReason, Error: e.Error, ErrorType: e.ErrorType, Events: e.Events, MessageIDs: e.MessageIDs,
 		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CostUSD: e.CostUSD, DurationMS: e.DurationMS, CreatedAt: e.CreatedAt,
 		CompletedAt: e.CompletedAt, Request: e.Request, Scopes: e.Scopes, KeyID: e.KeyID, Pending: newPendingRecord(e.Pending),
-		Checkpoint: e.Checkpoint}
+		Checkpoint: e.Checkpoint, Company: e.Company, Owner: e.Owner, AgentID: e.AgentID, AgentName: e.AgentName}
 }
 
 func (r *executionRecord) execution() *domain.Execution {
@@ -211,7 +217,7 @@ func (r *executionRecord) execution() *domain.Execution {
 		StopReason: r.StopReason, Error: r.Error, ErrorType: r.ErrorType, Events: r.Events, MessageIDs: r.MessageIDs,
 		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CostUSD: r.CostUSD, DurationMS: r.DurationMS, CreatedAt: r.CreatedAt,
 		CompletedAt: r.CompletedAt, Request: r.Request, Scopes: r.Scopes, KeyID: r.KeyID, Pending: r.Pending.pending(),
-		Checkpoint: r.Checkpoint}
+		Checkpoint: r.Checkpoint, Company: r.Company, Owner: r.Owner, AgentID: r.AgentID, AgentName: r.AgentName}
 }
 
 // feedbackRecord is the stored form of a feedback.

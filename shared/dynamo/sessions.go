@@ -512,5 +512,6 @@ func executionItem(sessionID string, e *domain.Execution) (map[string]types.Attr
 	// The status also outside the data, for the writes conditional on it (CancelQueued);
 	// records from before it was kept lack it.
 	it[attrStatus] = stringAttr(e.Status)
+	listRun(it, e) // on its owner's traces list, unless SwapExecution lists it for the watchdog
 	return it, nil
 }

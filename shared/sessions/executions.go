@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -37,11 +36,7 @@ func (s *Service) ListExecutions(ctx context.Context, p domain.Principal, q Exec
 	if err != nil {
 		return nil, "", err
 	}
-	runs, ok := s.store.(Runs)
-	if !ok {
-		return nil, "", errors.New("list executions: the store keeps no list of them")
-	}
-	return runs.ListExecutions(ctx, p.Company, p.Owner, f)
+	return s.store.ListExecutions(ctx, p.Company, p.Owner, f)
 }
 
 // filter checks q and reads it into a filter.

@@ -34,6 +34,7 @@ type Store interface {
 	RunLeases
 	Watcher
 	Keys
+	Runs
 	History(ctx context.Context, id string, take func(domain.Message) bool) ([]domain.Message, error)
 	Commit(ctx context.Context, c domain.Commit) error
 	PutExecution(ctx context.Context, e *domain.Execution) error
