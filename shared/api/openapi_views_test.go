@@ -71,6 +71,7 @@ var jsonTypes = []struct {
 	{toolRunJSON{}, "ToolCall"},         // in an ExecuteMessage's response.tool_calls (a field of type any)
 	{toolCallJSON{}, "PendingToolCall"}, // and the calls a paused run waits on, there as well
 	{executionJSON{}, "Execution"},
+	{executionSummaryJSON{}, "ExecutionSummary"},
 	{messagesPageJSON{}, "MessageHistory"},
 	{historyMessageJSON{}, "HistoryMessage"}, // the page's messages (encoded apart, as fitPage cut them)
 	{eventsPageJSON{}, "EventList"},

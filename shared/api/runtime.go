@@ -32,6 +32,8 @@ type RuntimeService interface {
 	Events(ctx context.Context, p domain.Principal, sessionID, correlationID, executionID string, offset, limit int) (sessions.EventsPage, error)
 	// Cancel stops an execution; stopped is false when it was asked to stop but had not yet.
 	Cancel(ctx context.Context, p domain.Principal, sessionID, execID string) (e *domain.Execution, stopped bool, err error)
+	// ListExecutions pages the caller's executions (the traces list) and gives the next page's cursor.
+	ListExecutions(ctx context.Context, p domain.Principal, q sessions.ExecutionsQuery) ([]*domain.Execution, string, error)
 }
 
 // NewRuntime is the handler of the runtime endpoint group.
@@ -45,6 +47,7 @@ func NewRuntime(svc RuntimeService, opts Options) *Group {
 	g.handle(http.MethodGet, "/api/v1/runtime/{session_id}/events/", false, h.events)
 	g.handle(http.MethodGet, "/api/v1/runtime/{session_id}/executions/{execution_id}/", false, h.execution)
 	g.handle(http.MethodPost, "/api/v1/runtime/{session_id}/executions/{execution_id}/cancel/", false, h.cancel)
+	g.handle(http.MethodGet, "/api/v1/executions/", false, h.listExecutions)
 	return g
 }
 
