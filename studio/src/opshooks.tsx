@@ -184,7 +184,7 @@ function EditHook({ hook, onDone }: { hook: Webhook; onDone: (saved: boolean) =>
         <div class="field"><label>URL <input data-testid="hook-edit-url" type="url" value={form.url} required aria-describedby={describedBy(error, 'hook-edit', 'url')}
           onInput={(e) => setForm({ ...form, url: e.currentTarget.value })} /></label>
         <FieldErr error={error} path="url" form="hook-edit" /></div>
-        <div class="field"><label>Description <input value={form.description} aria-describedby={describedBy(error, 'hook-edit', 'description')} onInput={(e) => setForm({ ...form, description: e.currentTarget.value })} /></label>
+        <div class="field"><label>Description <input data-testid="hook-edit-description" value={form.description} aria-describedby={describedBy(error, 'hook-edit', 'description')} onInput={(e) => setForm({ ...form, description: e.currentTarget.value })} /></label>
         <FieldErr error={error} path="description" form="hook-edit" /></div>
       </div>
       <EventPicks events={form.events} onChange={(events) => setForm({ ...form, events })} prefix="hook-edit" error={error} form="hook-edit" />
