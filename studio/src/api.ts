@@ -228,6 +228,18 @@ export async function page<T>(path: string, limit: number, offset: number, extra
   return { items, next: /rel="next"/.test(res.headers.get('Link') ?? '') }
 }
 
+/**
+ * One page of a list paged by cursor (the executions): its items and the cursor of the next page
+ * (the after= of its Link rel="next" header; '' at the end).
+ */
+export async function cursorPage<T>(path: string): Promise<{ items: T[]; next: string }> {
+  const res = await send('GET', path)
+  const items: unknown = await res.json()
+  if (!Array.isArray(items)) throw new ApiError(res.status, 'api_error', `${path} did not answer a list`)
+  const link = /<([^>]*)>;\s*rel="next"/.exec(res.headers.get('Link') ?? '')
+  return { items, next: link ? new URL(link[1], location.origin).searchParams.get('after') ?? '' : '' }
+}
+
 /** Where a streaming execute goes: the deployment's stream address when it has one. */
 export function streamBase(): string {
   const meta = document.querySelector('meta[name="agentorch-stream-base"]')

@@ -46,10 +46,20 @@ function SignIn({ reason }: { reason?: string }) {
   )
 }
 
+// The traces list is loaded the first time it is opened.
+let tracesModule: typeof import('./traces') | undefined
+function Traces({ query }: { query: URLSearchParams }) {
+  const [m, setM] = useState(tracesModule)
+  const [error, setError] = useState<unknown>(null)
+  useEffect(() => { if (!m) import('./traces').then((x) => { tracesModule = x; setM(x) }, setError) }, [])
+  return m ? <m.Traces query={query} /> : error ? <ErrorBox error={error} /> : <Spinner />
+}
+
 const NAV = [
   ['agents', 'Agents'],
   ['playground', 'Playground'],
   ['knowledge', 'Knowledge'],
+  ['traces', 'Traces'],
   ['ops', 'Operations'],
   ['settings', 'Settings'],
 ] as const
@@ -72,6 +82,7 @@ function App() {
     case 'ops': body = <Ops sub={parts[1]} rest={parts.slice(2)} query={query} />; break
     case 'oauth': body = <OAuthCallback query={query} />; break
     case 'trace': body = <Trace session={parts[1] ?? ''} execution={parts[2] ?? ''} />; break
+    case 'traces': body = <Traces query={query} />; break
     default: body = <Agents id={parts[1]} />
   }
   return (
