@@ -20,7 +20,8 @@ const (
 )
 
 // screens are the screens of the navigation, each with the empty states a fresh company sees on
-// it: the lists that say what to do next. Settings lists the test's own key, so only its MCP
+// it: the lists that say what to do next (Knowledge's three screens one by one, by its
+// sub-navigation). Settings lists the test's own key, so only its MCP
 // servers are empty.
 var screens = []struct {
 	nav     string
@@ -29,7 +30,9 @@ var screens = []struct {
 }{
 	{navAgents, "Agents", 1},
 	{navPlayground, "Playground", 1},
-	{navKnowledge, "Knowledge", 3},
+	{navKnowledge, "Knowledge", 1}, // its files screen; the next two are its other screens
+	{knowledgeCollections, "Knowledge", 1},
+	{knowledgeBases, "Knowledge", 1},
 	{navSettings, "Settings", 1},
 }
 

@@ -124,9 +124,10 @@ func TestChatToolCall(t *testing.T) {
 	s.report.Clean(t)
 }
 
-// TestKnowledge: a file uploaded through the file input, put in a new collection, a knowledge
-// base created from that collection whose status reaches completed in the page, then a search
-// that finds the passage.
+// TestKnowledge: a file uploaded through the file input (Knowledge › Files), put in a new
+// collection (› Collections), a knowledge base created from that collection (› Knowledge bases)
+// whose screen opens and whose status reaches completed there, then a search that finds the
+// passage.
 func TestKnowledge(t *testing.T) {
 	s := newStudio(t)
 	s.signIn()
@@ -139,12 +140,16 @@ func TestKnowledge(t *testing.T) {
 	s.waitText(uploadRow, "uploaded", patience)
 	s.waitText(fileRow, "returns.txt", patience)
 
+	s.click(knowledgeCollections)
 	s.fill(collectionName, "Policies")
 	s.clickIn(collectionFile, "returns.txt", "")
 	s.click(collectionCreate)
+	s.waitText(collectionRow, "Policies", patience)
+	s.click(knowledgeBases)
 	s.choose(kbCollection, "Policies", true)
 	s.fill(kbName, "Support")
 	s.click(kbCreate)
+	// The new knowledge base's screen opens, and follows its run.
 	s.waitStatus("completed", 3*time.Minute)
 	s.waitText(kbCounts, "1/1 files ingested, 1 chunks", patience)
 	s.shot("knowledge")

@@ -6,10 +6,11 @@ import { useEffect, useState } from 'preact/hooks'
 import { api, type Collection, type FileRecord, type KnowledgeBase, type KnowledgeBaseCheck, type KnowledgeBaseDetail, type KnowledgeBaseState, type SearchHit, type SearchResult } from './api'
 import { useLoaded } from './knowledge'
 import { navigate, ROOT } from './router'
+import type { components } from './schema'
 import { Confirm, ErrorBox, Section, Spinner, usePaged, when } from './ui'
 
-/** One chunk of a file as GET …/chunks/ answers it (the contract's Chunk). */
-interface Chunk { chunk_index: number; file_name: string; text: string; characters: number; tokens?: number }
+/** One chunk of a file as GET …/chunks/ answers it. */
+type Chunk = components['schemas']['Chunk']
 
 /** The company's knowledge bases, each opening its own screen, and the form of a new one. */
 export function KnowledgeBases() {
@@ -88,9 +89,9 @@ export function KnowledgeBases() {
         </fieldset>
         <fieldset class="row">
           <legend>Chunking (empty: the defaults)</legend>
-          <label>Size <input type="number" min="15" {...f('chunk_size')} /></label>
-          <label>Overlap <input type="number" min="0" {...f('chunk_overlap')} /></label>
-          <label>Split by <select value={form.split_by} onChange={(e) => setForm({ ...form, split_by: e.currentTarget.value })}>
+          <label>Size <input type="number" min="15" data-testid="kb-chunk-size" {...f('chunk_size')} /></label>
+          <label>Overlap <input type="number" min="0" data-testid="kb-chunk-overlap" {...f('chunk_overlap')} /></label>
+          <label>Split by <select data-testid="kb-split-by" value={form.split_by} onChange={(e) => setForm({ ...form, split_by: e.currentTarget.value })}>
             <option value="">default</option><option value="char">char</option><option value="word">word</option><option value="token">token</option>
           </select></label>
         </fieldset>
