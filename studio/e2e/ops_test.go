@@ -26,9 +26,12 @@ const (
 	navOps                              = "nav-ops"
 	opsWebhooks, opsUsage               = "ops-webhooks", "ops-usage"
 	opsLimits, opsAudit                 = "ops-limits", "ops-audit"
+	opsForbidden                        = "ops-forbidden"
 	hookURL, hookCreate, hookSecret     = "hook-url", "hook-create", "hook-secret"
 	hookRow, hookState, hookOpen        = "hook-row", "hook-state", "hook-open"
 	hookToggle, hookBack                = "hook-toggle", "hook-back"
+	hookEdit, hookEditEvent, hookSave   = "hook-edit", "hook-edit-event", "hook-save"
+	hookEditDescription                 = "hook-edit-description"
 	hookRotate, hookRotateConfirm       = "hook-rotate", "hook-rotate-confirm"
 	hookDelete, hookDeleteConfirm       = "hook-delete", "hook-delete-confirm"
 	deliveryRow, deliveryStatus         = "delivery-row", "delivery-status"
@@ -186,7 +189,8 @@ func (s *studio) waitOther(name, prefix, was string) string {
 // receiver signed with that secret, and the webhook's deliveries show it refused (HTTP 503,
 // pending, 1 attempt); delivered again once the receiver accepts, it shows succeeded with HTTP
 // 200 and 2 attempts; the secret rotated is shown anew and the next delivery carries signatures
-// under the new and the old secret; disabled it reads disabled; deleted, the list is empty
+// under the new and the old secret; disabled it reads disabled; edited, it shows its new
+// description and events; deleted, the list is empty
 // again and says what to do. Every state is axe-clean, light and dark, under one h1.
 func TestOpsWebhooks(t *testing.T) {
 	s := newStudio(t)
@@ -262,6 +266,14 @@ func TestOpsWebhooks(t *testing.T) {
 	s.click(hookBack)
 	s.clickIn(hookRow, url, hookToggle)
 	s.waitText(hookState, "disabled", patience)
+	s.clickIn(hookRow, url, hookEdit)
+	s.fill(hookEditDescription, "CI notifications")
+	s.clickIn(hookEditEvent, "execution.failed", "")
+	s.click(hookSave)
+	if row := s.waitText(hookRow, "CI notifications", patience); strings.Contains(row, "execution.failed") || !strings.Contains(row, opsWebhookEvent) {
+		t.Errorf("the edited webhook reads %q, want %s and no longer execution.failed", row, opsWebhookEvent)
+	}
+	s.axeBoth("an edited, disabled webhook")
 	s.clickIn(hookRow, url, hookDelete)
 	s.clickIn(hookRow, url, hookDeleteConfirm)
 	s.waitText(empty, "No webhooks yet", patience)
@@ -434,7 +446,8 @@ func TestOpsUsageLimitsAudit(t *testing.T) {
 // registers the client dynamically and answers at once) is registered in Settings with OAuth
 // ticked and shows auth_required; Authorize opens the authorization in a window of its own,
 // whose return to /studio/oauth/callback completes it in the studio's tab: the server shows
-// active with its tools.
+// active with its tools. Signed in with a key without the admin scope, Limits and the audit log
+// say that they need it.
 func TestOpsMCPConnect(t *testing.T) {
 	s := newStudio(t)
 	o, mcpAt, stop, err := mcptest.StartOAuth(context.Background(), "127.0.0.1:0", "", "")
@@ -459,7 +472,18 @@ func TestOpsMCPConnect(t *testing.T) {
 	if n := len(o.TokenRequests); n == 0 {
 		t.Error("the authorization server saw no token request")
 	}
-	s.report.Clean(t)
+
+	// The test's key is not an admin: Limits and the audit log say which scope they need.
+	s.report.Reset() // the 403s that say so
+	s.click(navOps)
+	for _, screen := range []string{opsLimits, opsAudit} {
+		s.click(screen)
+		s.waitText(opsForbidden, "admin", patience)
+		s.axeBoth(screen + " refused to a key without admin")
+	}
+	if c := s.report.CSPViolations(); len(c) > 0 {
+		t.Errorf("CSP violations: %v", c)
+	}
 }
 
 // TestOpsSteady: each Operations screen opened by address with every API request 300 ms slow
