@@ -251,6 +251,7 @@ func TestOpsWebhooks(t *testing.T) {
 	s.waitText(deliveryCode, strconv.Itoa(opsDelivered), patience)
 	s.waitText(deliveryAttempts, "2 attempts", patience)
 	s.axeBoth("a delivery delivered again")
+	s.shot("ops-deliveries")
 
 	s.click(hookBack)
 	s.clickIn(hookRow, url, hookRotate)
@@ -365,6 +366,7 @@ func TestOpsUsageLimitsAudit(t *testing.T) {
 		t.Errorf("by agent: bars %v, want %v", got, want)
 	}
 	s.axeBoth("usage by agent")
+	s.shot("ops-usage")
 
 	s.click(usageGroupKey)
 	s.waitText(usageRow, "ops second", patience)

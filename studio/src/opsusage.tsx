@@ -90,7 +90,7 @@ export function Usage() {
           {(Object.keys(METRICS) as Metric[]).map((k) => <option key={k} value={k}>{METRICS[k].label}</option>)}
         </select></label>
       </form>
-      <fieldset class="row">
+      <fieldset>
         <legend>Group by</legend>
         {GROUPS.map(([g, l]) => (
           <label key={g} class="check"><input type="radio" name="usage-group" data-testid={'usage-group-' + g} checked={group === g} onChange={() => setGroup(g)} /> {l}</label>
