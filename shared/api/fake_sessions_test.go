@@ -117,6 +117,22 @@ func (s *fakeSessions) Delete(_ context.Context, p domain.Principal, id string) 
 	return nil
 }
 
+// Rename sets the title as the store does; the feature's rules of a title are not the fake's.
+func (s *fakeSessions) Rename(_ context.Context, p domain.Principal, id string, title *string) (*domain.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, err := s.find(p, id)
+	if err != nil {
+		return nil, err
+	}
+	sess.Title = ""
+	if title != nil {
+		sess.Title = *title
+	}
+	c := *sess
+	return &c, nil
+}
+
 func slicesDelete(list []*domain.Session, id string) []*domain.Session {
 	out := list[:0]
 	for _, s := range list {

@@ -82,6 +82,7 @@ var jsonTypes = []struct {
 	{limitsRequest{}, "LimitsChange"},
 	{startUploadRequest{}, "StartUploadRequest"},
 	{feedbackRequest{}, "FeedbackRequest"},
+	{sessionPatchRequest{}, "SessionUpdate"},
 	{executeBody{}, "ExecuteRequest"},
 	{answerBody{}, "ExecuteRequest"}, // the body read again when it answers (execute.go)
 	{authorizeJSON{}, "MCPServerAuthorize"},

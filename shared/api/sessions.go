@@ -17,6 +17,8 @@ type SessionService interface {
 	List(ctx context.Context, p domain.Principal, offset, limit int) ([]*domain.Session, bool, error)
 	Get(ctx context.Context, p domain.Principal, id string) (*domain.Session, error)
 	Delete(ctx context.Context, p domain.Principal, id string) error
+	// Rename gives the session a title, or takes it away (nil).
+	Rename(ctx context.Context, p domain.Principal, id string, title *string) (*domain.Session, error)
 }
 
 // NewSessions is the handler of the sessions endpoint group.
@@ -28,6 +30,7 @@ func NewSessions(svc SessionService, opts Options) *Group {
 	g.handle(http.MethodGet, "/api/v1/sessions/from-agent/", false, h.fromAgent)
 	g.handle(http.MethodPost, "/api/v1/sessions/feedback/", false, h.feedback)
 	g.handle(http.MethodGet, "/api/v1/sessions/{id}/", false, getByID(domain.ScopeSessionRead, "id", viewed(svc.Get, viewSession)))
+	g.handle(http.MethodPatch, "/api/v1/sessions/{id}/", false, h.rename)
 	g.handle(http.MethodDelete, "/api/v1/sessions/{id}/", false, deleteByID(domain.ScopeSessionsWrite, "id", svc.Delete))
 	return g
 }
@@ -41,6 +44,7 @@ type sessionHandlers struct {
 type sessionView struct {
 	ID           string         `json:"id"`
 	Name         string         `json:"name"`
+	Title        *string        `json:"title"` // the name a person gave it; null for none
 	ConfigHash   string         `json:"config_hash"`
 	Config       map[string]any `json:"config"`
 	AgentID      *string        `json:"agent_id"`
@@ -64,6 +68,9 @@ func viewSession(s *domain.Session) sessionView {
 	}
 	if s.UserID != "" {
 		v.UserID = &s.UserID
+	}
+	if s.Title != "" {
+		v.Title = &s.Title
 	}
 	if v.Variables == nil {
 		v.Variables = map[string]any{}
@@ -121,6 +128,37 @@ func (h *sessionHandlers) fromAgent(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	writeJSON(w, http.StatusOK, sessionFromAgentJSON{Success: true, SessionID: s.ID, ConfigHash: s.ConfigHash, AgentID: a.ID, AgentName: a.Name})
+	return nil
+}
+
+// sessionPatchRequest is the body of PATCH /api/v1/sessions/{id}/: the title, required, a
+// string or null (which takes the title away).
+type sessionPatchRequest struct {
+	Title *string `json:"title"`
+}
+
+// rename answers the session renamed, as GET shows it. Any field but title is a 400 naming it,
+// as are a title left out and one of another type.
+func (h *sessionHandlers) rename(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeSessionsWrite); err != nil {
+		return err
+	}
+	m, b, err := readObject(w, r, h.g.opts.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	var req sessionPatchRequest
+	if err := decodeJSON(m, b, &req); err != nil {
+		return err
+	}
+	if _, ok := m["title"]; !ok {
+		return domain.Invalid([]domain.FieldError{{Field: "title", Message: "is required: a string of 1 to 200 characters, or null to take the title away"}})
+	}
+	s, err := h.svc.Rename(r.Context(), principal(r), r.PathValue("id"), req.Title)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, viewSession(s))
 	return nil
 }
 
