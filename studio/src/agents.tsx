@@ -3,6 +3,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { api, ApiError, type Agent, type AgentVersion, type FieldError, type ValidateResult } from './api'
 import { diffLines } from './diff'
+import { AgentForm } from './agentform'
 import { navigate, ROOT } from './router'
 import { Confirm, ErrorBox, messageOf, Section, Spinner, usePaged, when } from './ui'
 
@@ -140,14 +141,6 @@ function Editor({ agent, onSaved }: { agent?: Agent; onSaved: (a: Agent) => void
     return () => { live = false; clearTimeout(timer.current) }
   }, [parsed])
 
-  // The common fields, as a form over the same JSON.
-  const cfg = parsed.value ?? {}
-  function setField(k: string, v: unknown) {
-    if (!parsed.value) return
-    const next = { ...parsed.value, [k]: v }
-    if (v === '' || v === undefined) delete next[k]
-    setText(write(next, format))
-  }
 
   async function save(e: Event) {
     e.preventDefault()
@@ -171,18 +164,7 @@ function Editor({ agent, onSaved }: { agent?: Agent; onSaved: (a: Agent) => void
   return (
     <Section title={agent ? `Edit ${agent.name} (v${agent.version_number})` : 'New agent'}>
       <form onSubmit={save} class="editor">
-        <div class="row">
-          <label>Name <input value={String(cfg.name ?? '')} onInput={(e) => setField('name', e.currentTarget.value)} disabled={!parsed.value} /></label>
-          <label>Type
-            <select value={String(cfg.agent_type ?? 'llm_agent')} onChange={(e) => setField('agent_type', e.currentTarget.value)} disabled={!parsed.value}>
-              <option value="llm_agent">llm_agent</option>
-              <option value="react_agent">react_agent</option>
-            </select>
-          </label>
-        </div>
-        <label>System prompt
-          <textarea rows={3} value={String(cfg.system_prompt ?? '')} onInput={(e) => setField('system_prompt', e.currentTarget.value)} disabled={!parsed.value} />
-        </label>
+        <AgentForm value={parsed.value} parseError={parsed.error} errors={check.errors} onChange={(next) => { setSwitching(null); setText(write(next, format)) }} />
         <div class="row">
           <label class="check"><input type="checkbox" checked={shared} onChange={(e) => setShared(e.currentTarget.checked)} /> Shared in my company</label>
           <label class="check"><input type="checkbox" checked={pub} onChange={(e) => setPublic(e.currentTarget.checked)} /> Public</label>
