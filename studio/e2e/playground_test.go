@@ -32,6 +32,7 @@ type turnView struct {
 	Trace    string
 	Thumbs   bool
 	Spinning int
+	Usage    string // the answered turn's tokens and cost (turn-usage)
 }
 
 // pgChat returns what every message of the chat shows, in order.
@@ -40,12 +41,13 @@ func (s *studio) pgChat() []turnView {
 	raw := s.eval(fmt.Sprintf(`Array.from(document.querySelectorAll('%s, %s'), a => {
   const md = a.querySelector('.md, .plain');
   const tr = a.querySelector('[data-testid="trace-link"]');
+  const us = a.querySelector('[data-testid="turn-usage"]');
   return {Role: a.dataset.testid, Text: md ? md.innerText.trim() : "",
     Tools: Array.from(a.querySelectorAll('[data-testid="tool-call"]'), t => t.innerText.trim()),
     Cites: a.querySelectorAll('[data-testid="citation"]').length,
     Trace: tr ? tr.getAttribute("href") : "",
     Thumbs: !!a.querySelector('[data-testid="thumbs-up"]'),
-    Spinning: a.querySelectorAll('[role="status"]').length};
+    Spinning: a.querySelectorAll('[role="status"]').length, Usage: us ? us.innerText.trim() : ""};
 })`, tid(msgAssistant), tid(msgUser)))
 	b, _ := json.Marshal(raw)
 	var out []turnView
@@ -182,8 +184,8 @@ func TestPlaygroundReopen(t *testing.T) {
 	helperLive := s.chatSettled(2)
 
 	for _, m := range calcLive {
-		if m.Role == msgAssistant && (len(m.Tools) == 0 || m.Trace == "" || !m.Thumbs) {
-			t.Errorf("live, an answer lacks its tool rows, trace link or thumbs: %+v", m)
+		if m.Role == msgAssistant && (len(m.Tools) == 0 || m.Trace == "" || !m.Thumbs || !strings.HasPrefix(m.Usage, "tokens in ")) {
+			t.Errorf("live, an answer lacks its tool rows, trace link, thumbs or tokens and cost: %+v", m)
 		}
 	}
 	if a := helperLive[1]; a.Cites == 0 || a.Trace == "" || len(a.Tools) == 0 {

@@ -6,6 +6,7 @@ import { api, stream, type Agent, type Citation, type EventFields, type ExecuteR
 import { markdown } from './md'
 import { Memory } from './memory'
 import { navigate, ROOT } from './router'
+import type { components } from './schema'
 import { ErrorBox, messageOf, Section, Spinner, usePaged, when } from './ui'
 
 interface Activity { id: string; label: string; detail?: string; ms?: number; error?: boolean; done: boolean; waiting?: boolean }
@@ -26,6 +27,14 @@ interface Turn {
 }
 
 type HistoryMessage = MessageHistory['messages'][number]
+type Usage = components['schemas']['Usage']
+type Execution = Extract<components['schemas']['Execution'], { object: unknown }>
+
+/** The open session: its id, its configuration's name and the title it was given (if any). */
+interface Open { id: string; name: string; title?: string | null }
+
+/** What the list and the chat call a session: its title, else its configuration's name. */
+const label = (s: { name: string; title?: string | null }) => s.title || s.name
 
 let seq = 0
 const nextKey = () => 'k' + ++seq
@@ -35,11 +44,13 @@ export const sessionHref = (id: string) => `${ROOT}playground?session=${encodeUR
 
 export function Playground({ query }: { query: URLSearchParams }) {
   const wanted = query.get('session') ?? ''
-  const [session, setSession] = useState<{ id: string; name: string } | null>(null)
+  const [session, setSession] = useState<Open | null>(null)
   const [pending, setPending] = useState<RequiredAction | null>(null)
   const [turns, setTurns] = useState<Turn[]>([])
   const [reload, setReload] = useState(0)
   const [confirm, setConfirm] = useState('')
+  const [renaming, setRenaming] = useState('')
+  const [refocus, setRefocus] = useState('') // the row whose Rename button takes the focus back
   const [error, setError] = useState<unknown>(null)
   const sessions = usePaged<Session>('sessions/', 10, '', reload)
 
@@ -58,7 +69,7 @@ export function Playground({ query }: { query: URLSearchParams }) {
       try {
         const s = await api<Session>('GET', `sessions/${encodeURIComponent(wanted)}/`)
         if (!live) return
-        setSession({ id: s.id, name: s.name })
+        setSession({ id: s.id, name: s.name, title: s.title })
         setPending(s.required_action ?? null)
         const t = await history(s.id)
         if (live) setTurns(t)
@@ -69,6 +80,20 @@ export function Playground({ query }: { query: URLSearchParams }) {
     })()
     return () => { live = false }
   }, [wanted])
+
+  // An edit left with Escape or Cancel gives the focus back to its row's Rename button.
+  useEffect(() => {
+    if (!refocus) return
+    document.querySelector<HTMLElement>(`[data-testid="session-row"][data-id="${CSS.escape(refocus)}"] [data-testid="session-rename"]`)?.focus()
+    setRefocus('')
+  }, [refocus])
+
+  /** A session renamed from the list: the list is read again, the chat's header follows. */
+  function renamed(s: Session) {
+    setRenaming('')
+    setSession((cur) => (cur?.id === s.id ? { ...cur, title: s.title } : cur))
+    setReload((n) => n + 1)
+  }
 
   async function remove(id: string) {
     setError(null)
@@ -91,11 +116,14 @@ export function Playground({ query }: { query: URLSearchParams }) {
           <ul class="list">
             {sessions.items.map((s) => (
               <li key={s.id} data-testid="session-row" data-id={s.id} aria-current={session?.id === s.id ? 'true' : undefined}>
-                <a href={sessionHref(s.id)} data-testid="session-link">{s.name}</a>
-                <small> <code title={s.id}>{s.id.slice(0, 8)}</code> · {when(s.created_at)}{s.user_id ? ` · user ${s.user_id}` : ''} · {s.message_count} messages{s.required_action ? ' · waiting' : ''}</small>
+                {renaming === s.id
+                  ? <Rename session={s} onDone={renamed} onCancel={() => { setRenaming(''); setRefocus(s.id) }} />
+                  : <a href={sessionHref(s.id)} data-testid="session-link">{label(s)}</a>}
+                <small> {s.title ? <>{s.name} · </> : null}<code title={s.id}>{s.id.slice(0, 8)}</code> · {when(s.created_at)}{s.user_id ? ` · user ${s.user_id}` : ''} · {s.message_count} messages{s.required_action ? ' · waiting' : ''}</small>
+                {renaming !== s.id && <>{' '}<button type="button" class="linklike" data-testid="session-rename" aria-label={`Rename session ${label(s)} ${s.id.slice(0, 8)}`} onClick={() => { setConfirm(''); setRenaming(s.id) }}>Rename</button>{' '}</>}
                 {confirm === s.id
                   ? <span> Delete this session? <button type="button" class="danger" data-testid="session-delete-confirm" onClick={() => remove(s.id)}>Yes, delete session</button> <button type="button" onClick={() => setConfirm('')}>Cancel</button></span>
-                  : <button type="button" class="linklike" data-testid="session-delete" aria-label={`Delete session ${s.name} ${s.id.slice(0, 8)}`} onClick={() => setConfirm(s.id)}>Delete</button>}
+                  : <button type="button" class="linklike" data-testid="session-delete" aria-label={`Delete session ${label(s)} ${s.id.slice(0, 8)}`} onClick={() => setConfirm(s.id)}>Delete</button>}
               </li>
             ))}
             {!sessions.loading && sessions.items.length === 0 && <li class="empty" data-testid="empty">No sessions yet. Pick an agent above and open a session to talk to it; no agent yet? <a href={ROOT + 'agents/new'}>Create one</a>.</li>}
@@ -270,7 +298,7 @@ function Opener({ initialAgent, onOpened }: { initialAgent: string; onOpened: (i
 }
 
 interface ChatProps {
-  session: { id: string; name: string }
+  session: Open
   turns: Turn[]
   setTurns: (f: (t: Turn[]) => Turn[]) => void
   pending: RequiredAction | null
@@ -386,7 +414,7 @@ function Chat({ session, turns, setTurns, pending, setPending, onRan }: ChatProp
   }
 
   return (
-    <Section title={`Chat: ${session.name}`}>
+    <Section title={`Chat: ${label(session)}`}>
       <div class="chat" aria-live="polite" aria-busy={busy}>
         {turns.map((t) => (
           <article key={t.key} class={'msg ' + t.role} data-testid={t.role === 'assistant' ? 'msg-assistant' : 'msg-user'} aria-label={t.role === 'user' ? 'You' : 'Assistant'}>
@@ -411,6 +439,7 @@ function Chat({ session, turns, setTurns, pending, setPending, onRan }: ChatProp
               </p>
             )}
             {t.role === 'assistant' && t.id && !t.streaming && !t.paused && t.text.trim() !== '' && <Feedback turn={t} onRated={(r) => patch(t.key, (x) => ({ ...x, rating: r }))} />}
+            {t.role === 'assistant' && t.execution && !t.streaming && !t.paused && <TurnUsage key={t.execution} session={session.id} execution={t.execution} />}
             {t.execution && <a class="small" data-testid="trace-link" href={`${ROOT}trace/${session.id}/${t.execution}`}>Trace</a>}
           </article>
         ))}
@@ -440,6 +469,78 @@ function Chat({ session, turns, setTurns, pending, setPending, onRan }: ChatProp
         <ErrorBox error={error} />
       </form>
     </Section>
+  )
+}
+
+/**
+ * An answered turn's tokens and cost: its execution's, read from the execution's record, live as
+ * when the session is reopened, so that both show the same figures (an execution that paused
+ * shows them once, on the turn that ended it: its parts together). A record still being written
+ * is read again shortly; one without a result (a failed run) shows nothing.
+ */
+function TurnUsage({ session, execution }: { session: string; execution: string }) {
+  const [usage, setUsage] = useState<Usage | null | undefined>(undefined)
+  useEffect(() => {
+    let live = true
+    let tries = 0
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const read = () => api<Execution>('GET', `runtime/${encodeURIComponent(session)}/executions/${encodeURIComponent(execution)}/`).then((x) => {
+      if (!live) return
+      const r = (x as { result?: ExecuteResult }).result
+      if (r) setUsage(r.metadata.usage)
+      else if ((x.status === 'running' || x.status === 'queued') && ++tries < 20) timer = setTimeout(read, 250)
+      else setUsage(null)
+    }, () => live && setUsage(null))
+    read()
+    return () => { live = false; clearTimeout(timer) }
+  }, [session, execution])
+  if (usage === undefined) return <Spinner label="Reading its tokens" />
+  if (usage === null) return null
+  return (
+    <p class="small" data-testid="turn-usage">
+      tokens in {usage.input_tokens}, out {usage.output_tokens} · cost {usage.cost_usd === null ? 'unknown (a model without a price)' : usd(usage.cost_usd)}
+    </p>
+  )
+}
+
+/** US dollars as a person reads them: $0, $0.000041 (two significant digits below a cent), $0.1234. */
+function usd(n: number): string {
+  return n === 0 ? '$0' : n < 0.01 ? `$${n.toPrecision(2)}` : `$${n.toFixed(4)}`
+}
+
+/**
+ * A session's title edited in its row of the list: Enter (or Save) sends it, an empty title
+ * takes it away (the row then shows the configuration's name), Escape or Cancel leaves it as it
+ * was and gives the focus back to the row's Rename button.
+ */
+function Rename({ session, onDone, onCancel }: { session: Session; onDone: (s: Session) => void; onCancel: () => void }) {
+  const [title, setTitle] = useState(session.title ?? '')
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<unknown>(null)
+  const input = useRef<HTMLInputElement>(null)
+  useEffect(() => { input.current?.focus(); input.current?.select() }, [])
+  const id = `rename-${session.id}`
+  async function save(e: Event) {
+    e.preventDefault()
+    setBusy(true)
+    setError(null)
+    try {
+      const t = title.trim()
+      onDone(await api<Session>('PATCH', `sessions/${encodeURIComponent(session.id)}/`, { title: t === '' ? null : t }))
+    } catch (err) {
+      setError(err)
+      setBusy(false)
+    }
+  }
+  return (
+    <form class="row" onSubmit={save} onKeyDown={(e) => { if (e.key === 'Escape') { e.preventDefault(); onCancel() } }}>
+      <label for={id} class="sr-only">New title of the session {label(session)} {session.id.slice(0, 8)} (empty: none)</label>
+      <input id={id} ref={input} data-testid="session-title-input" value={title} maxLength={200} placeholder={session.name}
+        onInput={(e) => setTitle(e.currentTarget.value)} disabled={busy} />
+      <button type="submit" data-testid="session-title-save" disabled={busy}>Save</button>
+      <button type="button" data-testid="session-title-cancel" onClick={onCancel}>Cancel</button>
+      <ErrorBox error={error} />
+    </form>
   )
 }
 
