@@ -28,7 +28,7 @@ const (
 // memory with a block whose bad label the server refuses at its field), saves it, and checks
 // that the saved configuration has exactly those fields; reopened, the form shows them; broken
 // JSON keeps the form and its values; an agent whose provider this deployment cannot run shows
-// it as such.
+// it as such; a graph is edited node by node, the rest kept.
 func TestAgentForm(t *testing.T) {
 	// An OpenAI-compatible endpoint makes the catalog offer openai and its models (nothing calls it).
 	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
@@ -162,6 +162,32 @@ func TestAgentForm(t *testing.T) {
 	s.waitValue(formProvider, "vertex")
 	s.waitValue(formModel, "gemini-2.5-pro")
 	s.axe("the agent form of an unavailable provider")
+
+	// A graph is edited node by node; the other nodes and the top level stay as they were.
+	s.fill(agentConfig, `{"name":"Flow","agents":[{"name":"plan","system_prompt":"Plan."},{"name":"write","x_note":1}],"edges":[{"from":"__start__","to":"plan"},{"from":"plan","to":"write"}],"entry_point":"plan"}`)
+	s.choose("form-node", "write", true)
+	s.waitValue(formPrompt, "")
+	s.fill(formPrompt, "Write it.")
+	s.clickSel(`[data-testid="form-builtin"][data-name="calculator"]`)
+	var flow map[string]any
+	deadline := time.Now().Add(patience)
+	for {
+		_ = json.Unmarshal([]byte(s.value(agentConfig)), &flow)
+		if nodes, _ := flow["agents"].([]any); len(nodes) == 2 && nodes[1].(map[string]any)["tools"] != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the graph's second node was not changed: %v", flow)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	wantFlow := map[string]any{"name": "Flow", "entry_point": "plan",
+		"agents": []any{map[string]any{"name": "plan", "system_prompt": "Plan."},
+			map[string]any{"name": "write", "x_note": 1.0, "system_prompt": "Write it.", "tools": []any{"calculator"}}},
+		"edges": []any{map[string]any{"from": "__start__", "to": "plan"}, map[string]any{"from": "plan", "to": "write"}}}
+	if diff := cmp.Diff(wantFlow, flow); diff != "" {
+		t.Errorf("the graph after the form's edits (-want +got):\n%s", diff)
+	}
 	s.report.Clean(t)
 }
 
