@@ -94,7 +94,7 @@ function Keys() {
   return (
     <Section title="API keys">
       <ErrorBox error={list.error} />
-      <table class="grid">
+      <div class="hold-table"><table class="grid">
         <thead><tr><th>Name</th><th>Prefix</th><th>Owner</th><th>Scopes</th><th>Rate</th><th>Expires</th><th>Actions</th></tr></thead>
         <tbody>
           {list.items.map((k) => (
@@ -106,7 +106,7 @@ function Keys() {
           ))}
           {!list.loading && list.items.length === 0 && <tr class="empty" data-testid="empty"><td colSpan={7}>No keys to show. Create one below for each program that calls the API.</td></tr>}
         </tbody>
-      </table>
+      </table></div>
       {list.pager}
       {!unlocked && (
         <form onSubmit={doUnlock} class="editor" data-testid="key-locked">
