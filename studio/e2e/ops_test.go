@@ -54,6 +54,7 @@ const (
 	auditRow, auditAction, auditActor   = "audit-row", "audit-action", "audit-actor"
 	auditFrom, auditTo, auditClear      = "audit-from", "audit-to", "audit-clear"
 	mcpOAuth, mcpAuthorize              = "mcp-oauth", "mcp-authorize"
+	keyBudgetTokens, keyBudgetCost      = "key-budget-tokens", "key-budget-cost"
 )
 
 // asAdmin makes the studio sign in with an admin key of the test's company (limits and the
@@ -319,7 +320,7 @@ func (s *studio) fieldAt(field string) {
 // TestOpsUsageLimitsAudit: three runs by two keys on two agents show in Operations → Usage and
 // cost: today's bar holds 3 requests out of 30 days, by agent the bars are 2 and 1 under the
 // agents' names, by key 2 and 1 under the keys' names, and the tokens are counted; the table
-// holds the same numbers. In Limits a rate of 0 is refused at its field; a monthly token budget
+// holds the same numbers. A key made in Settings with monthly budgets shows them in Limits. In Limits a rate of 0 is refused at its field; a monthly token budget
 // of 1 is saved, read back after a reload and enforced (the next execute answers 429) and,
 // cleared, runs go again; the second key's own budget shows in its row. The audit log lists the
 // key created, the webhook created and deleted and each limits change, by the admin key through
@@ -387,9 +388,21 @@ func TestOpsUsageLimitsAudit(t *testing.T) {
 	}
 	s.axeBoth("tokens by key")
 
+	// A key made in Settings with its own budgets shows them in Limits, beside the one made
+	// through the API.
+	s.click(navSettings)
+	s.fill(keyName, "budgeted")
+	s.fill(keyBudgetTokens, "5000")
+	s.fill(keyBudgetCost, "2.5")
+	s.click(keyCreate)
+	s.waitText(keySecret, "ak_", patience)
+	s.click(navOps)
 	s.click(opsLimits)
 	s.waitText(limitsKeyRow, "ops second", patience)
 	s.waitText(limitsKeyRow, "100,000", patience)
+	if row := s.waitText(limitsKeyRow, "budgeted", patience); !strings.Contains(row, "5,000") || !strings.Contains(row, "$2.50") {
+		t.Errorf("the key made with budgets reads %q in Limits, want 5,000 tokens and $2.50", row)
+	}
 	s.fill(limitsRPM, "0")
 	s.click(limitsSave)
 	s.fieldAt("requests_per_minute")
@@ -422,7 +435,7 @@ func TestOpsUsageLimitsAudit(t *testing.T) {
 	}
 
 	s.click(opsAudit)
-	for a, n := range map[string]int{"api_key.created": 1, "webhook.created": 1, "webhook.deleted": 1, "limits.updated": 2} {
+	for a, n := range map[string]int{"api_key.created": 2, "webhook.created": 1, "webhook.deleted": 1, "limits.updated": 2} {
 		s.count("audit rows of "+a, tid(auditRow)+`[data-action="`+a+`"]`, n)
 	}
 	s.waitText(auditActor, opsAdminName, patience)
@@ -440,7 +453,7 @@ func TestOpsUsageLimitsAudit(t *testing.T) {
 	s.axeBoth("an audit window refused at to")
 	s.report.Reset() // the 400, provoked on purpose
 	s.click(auditClear)
-	s.count("audit rows after the filters are cleared", tid(auditRow), 5)
+	s.count("audit rows after the filters are cleared", tid(auditRow), 6)
 	s.report.Clean(t)
 }
 

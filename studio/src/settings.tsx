@@ -31,6 +31,8 @@ function Keys() {
   // 30 days, or (empty) until the signed-in key expires when that is sooner.
   const [days, setDays] = useState(!limit || limit.days >= 30 ? '30' : '')
   const [rate, setRate] = useState('')
+  // The key's own monthly budgets (limits.monthly_tokens, limits.monthly_cost_usd); empty: none.
+  const [budget, setBudget] = useState({ tokens: '', cost: '' })
   const [scopes, setScopes] = useState<string[]>([])
   // The secret shown once, with the id of its key: revoking that key (or one that created it) hides it.
   const [secret, setSecret] = useState<{ id: string; key: string } | null>(null)
@@ -51,6 +53,9 @@ function Keys() {
       if (days !== '') body.expires_in = Math.round(Number(days) * 86400)
       else if (limit) body.expires_at = new Date(limit.expiresAt).toISOString()
       if (rate !== '') body.rate_limit = Number(rate)
+      if (budget.tokens !== '' || budget.cost !== '') {
+        body.limits = { ...(budget.tokens !== '' ? { monthly_tokens: Number(budget.tokens) } : {}), ...(budget.cost !== '' ? { monthly_cost_usd: Number(budget.cost) } : {}) }
+      }
       // A bearer token may not create keys: this one request carries the API key itself.
       const k = await api<ApiKeyCreated>('POST', 'api-keys/', body, { useKey: true })
       setSecret({ id: k.id, key: k.key })
@@ -126,6 +131,8 @@ function Keys() {
           <label>Expires in (days) <input data-testid="key-expires" type="number" min="1" max={limit ? limit.days : 730} value={days} placeholder={limit ? 'with my key' : '90'}
             aria-describedby="key-expiry-limit" disabled={!!limit && limit.days < 1} onInput={(e) => setDays(e.currentTarget.value)} /></label>
           <label>Rate limit (per minute) <input type="number" min="0" value={rate} placeholder="as mine" onInput={(e) => setRate(e.currentTarget.value)} /></label>
+          <label>Monthly tokens <input data-testid="key-budget-tokens" type="number" min="1" value={budget.tokens} placeholder="as mine" onInput={(e) => setBudget({ ...budget, tokens: e.currentTarget.value })} /></label>
+          <label>Monthly cost (USD) <input data-testid="key-budget-cost" type="number" min="0" step="any" value={budget.cost} placeholder="as mine" onInput={(e) => setBudget({ ...budget, cost: e.currentTarget.value })} /></label>
         </div>
         <p class="hint" id="key-expiry-limit" data-testid="key-expiry-limit">
           {limit
