@@ -85,7 +85,6 @@ func TestAgentVersions(t *testing.T) {
 	if changed != 1 {
 		t.Errorf("%d changed rows, want 1 (the system prompt); rows %v", changed, rows)
 	}
-	s.shot("versions")
 	s.report.Clean(t)
 }
 
@@ -112,7 +111,6 @@ func TestAgentYAML(t *testing.T) {
 	if len(fields) != 1 || !strings.HasSuffix(fmt.Sprint(fields[0]), "llm_config.temperature") {
 		t.Errorf("field errors at %v (%q), want llm_config.temperature", fields, msg)
 	}
-	s.shot("agent-yaml")
 
 	s.fill(agentConfig, "name: yamlbot\nagent_type: llm_agent\nsystem_prompt: Be brief.\nllm_config:\n  provider: local\n  temperature: 0.5\n")
 	s.waitValid()

@@ -63,7 +63,6 @@ func TestApprovals(t *testing.T) {
 	}
 	s.clickIn(mcpRow, "local", mcpTools)
 	s.waitText(mcpTool, "echo", patience)
-	s.shot("mcp")
 
 	key := s.createAgent(`{"name":"Careful","agent_type":"react_agent","system_prompt":"Use tools.",
 		"llm_config":{"provider":"local","model":"dev"},
@@ -140,6 +139,5 @@ func TestTrace(t *testing.T) {
 	if sum := s.texts(traceSummary); len(sum) != 1 || !strings.Contains(sum[0], "tokens in") {
 		t.Errorf("the trace's summary %q gives no token total", sum)
 	}
-	s.shot("trace")
 	s.report.Clean(t)
 }

@@ -18,8 +18,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/textproto"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -434,34 +432,6 @@ func (s *studio) sendTimed(text string) (event, firstText time.Duration) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// shot writes a screenshot of the viewport (1280×800) to docs/img/studio-<name>.png when
-// STUDIO_SCREENSHOTS=1: the README's pictures, taken by the tests rather than by hand, and only
-// on request so that a plain test run leaves the tree clean.
-func (s *studio) shot(name string) {
-	s.t.Helper()
-	if os.Getenv("STUDIO_SCREENSHOTS") != "1" {
-		return
-	}
-	ctx, cancel := context.WithTimeout(s.tab, patience)
-	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		s.fail("screenshot %s: %v", name, err)
-	}
-	root, err := localstack.RepoRoot()
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	path := filepath.Join(root, "docs", "img", "studio-"+name+".png")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		s.t.Fatal(err)
-	}
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		s.t.Fatal(err)
-	}
-	s.t.Logf("screenshot %s (%d KB)", path, len(png)/1024)
 }
 
 // completedKB uploads one text file and ingests a knowledge base of it through the API, and

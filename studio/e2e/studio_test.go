@@ -27,9 +27,7 @@ func TestSignIn(t *testing.T) {
 	if boot := s.eval(`document.body.innerText.includes("Loading the studio")`); boot != false {
 		t.Errorf("the loading line is still shown beside the sign-in form")
 	}
-	s.shot("signin")
 	s.signIn()
-	s.shot("home")
 	if n := s.eval(`localStorage.length`); n != float64(0) {
 		t.Errorf("localStorage holds %v items: the token must live in memory or sessionStorage", n)
 	}
@@ -67,7 +65,6 @@ func TestAgentEditor(t *testing.T) {
 	if !found {
 		t.Errorf("field errors are at %v, want tools.1 (message %q)", fields, msg)
 	}
-	s.shot("agent-editor")
 
 	s.fill(agentConfig, `{"name":"toolbot","agent_type":"react_agent","tools":["calculator"]}`)
 	s.do("wait for the field errors to go", patience, chromedp.WaitNotPresent(chromedp.CSS(tid(fieldError))))
@@ -100,7 +97,6 @@ func TestChatToolCall(t *testing.T) {
 	s.waitText(toolCall, "calculator", patience)
 	s.waitText(msgAssistant, "Tool result: 4", patience)
 	t.Logf("chat with a tool call (local model): the tool call shows %s after Send, the first token of the answer %s", first, text)
-	s.shot("playground")
 
 	_, text = s.sendTimed("Hello there")
 	s.waitText(msgAssistant, "You said: Hello there", patience)
@@ -152,12 +148,10 @@ func TestKnowledge(t *testing.T) {
 	// The new knowledge base's screen opens, and follows its run.
 	s.waitStatus("completed", 3*time.Minute)
 	s.waitText(kbCounts, "1/1 files ingested, 1 chunks", patience)
-	s.shot("knowledge")
 
 	s.fill(searchInput, "How long may I send a purchase back?")
 	s.do("press Enter in the search box", patience, chromedp.SendKeys(chromedp.CSS(tid(searchInput)), "\r"))
 	s.waitText(searchResult, "thirty days", patience)
-	s.shot("search")
 	s.report.Clean(t)
 }
 
@@ -192,7 +186,6 @@ func TestCitation(t *testing.T) {
 	s.askReturns()
 	s.click(citation)
 	s.waitText(citationPassage, "thirty days", patience)
-	s.shot("citation")
 	s.report.Clean(t)
 }
 
@@ -211,7 +204,6 @@ func TestKeys(t *testing.T) {
 		t.Fatalf("the new key's secret %q answers %d, want 200", secret, code)
 	}
 	s.waitText(keyRow, name, patience)
-	s.shot("keys")
 
 	s.clickIn(keyRow, name, keyRevoke)
 	s.clickIn(keyRow, name, keyRevokeConfirm)
