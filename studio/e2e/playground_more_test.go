@@ -3,9 +3,11 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -193,8 +195,9 @@ func fakeChat(t *testing.T) string {
 	return srv.URL + "/v1"
 }
 
-// recordUsage is the tokens and cost line an execution's record gives, as the chat writes it.
-func (s *studio) recordUsage(sid, exec string) string {
+// recordUsage is an execution's tokens and cost as its record gives them: the chat's line up to
+// the cost, and the cost (nil when the record has none).
+func (s *studio) recordUsage(sid, exec string) (tokens string, cost *float64) {
 	s.t.Helper()
 	x := s.api("GET", "/api/v1/runtime/"+sid+"/executions/"+exec+"/", nil)
 	r, _ := x["result"].(map[string]any)
@@ -203,24 +206,39 @@ func (s *studio) recordUsage(sid, exec string) string {
 	if u == nil {
 		s.fail("the execution %s has no usage: %v", exec, x)
 	}
-	cost := "unknown (a model without a price)"
 	if c, ok := u["cost_usd"].(float64); ok {
-		cost = "$0"
-		if c != 0 {
-			cost = fmt.Sprintf("$%v", c) // no priced model runs here
-		}
+		cost = &c
 	}
-	return fmt.Sprintf("tokens in %v, out %v · cost %s", u["input_tokens"], u["output_tokens"], cost)
+	return fmt.Sprintf("tokens in %v, out %v · cost ", u["input_tokens"], u["output_tokens"]), cost
+}
+
+// sameUsage reports whether a turn's line says what its record does: the same tokens, and the
+// cost unknown when the record has none, else the record's in dollars to the two significant
+// digits (or four decimals) the chat shows.
+func sameUsage(line, tokens string, cost *float64) bool {
+	shown, ok := strings.CutPrefix(line, tokens)
+	switch {
+	case !ok:
+		return false
+	case cost == nil:
+		return shown == "unknown (a model without a price)"
+	case *cost == 0:
+		return shown == "$0"
+	}
+	v, err := strconv.ParseFloat(strings.TrimPrefix(shown, "$"), 64)
+	return err == nil && strings.HasPrefix(shown, "$") && math.Abs(v-*cost) <= *cost*0.05
 }
 
 // TestPlaygroundTurnUsage: each answered turn shows its tokens and cost as its execution's
 // record gives them, "unknown" for a model without a price (an OpenAI-compatible model the
-// price table lacks) and $0 for the local model; reopened from the list and after a reload,
+// price table lacks), dollars for one priced by MODEL_PRICES and $0 for the local model; reopened from the list and after a reload,
 // the chat shows the same figures on the same turns.
 func TestPlaygroundTurnUsage(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", fakeChat(t))
+	t.Setenv("MODEL_PRICES", `{"openai/priced-model":{"input_per_mtok":1,"output_per_mtok":2}}`)
 	s := newStudio(t)
 	house := s.createAgent(`{"name":"House","agent_type":"llm_agent","system_prompt":"Be brief.","llm_config":{"provider":"openai","model":"house-model"}}`)
+	priced := s.createAgent(`{"name":"Priced","agent_type":"llm_agent","system_prompt":"Be brief.","llm_config":{"provider":"openai","model":"priced-model"}}`)
 	calc := s.createAgent(`{"name":"Calc","agent_type":"react_agent","system_prompt":"Use tools.","llm_config":{"provider":"local"},"tools":["calculator"]}`)
 	s.signIn()
 
@@ -239,6 +257,15 @@ func TestPlaygroundTurnUsage(t *testing.T) {
 	want := []string{"tokens in 20, out 7 · cost unknown (a model without a price)", "tokens in 40, out 7 · cost unknown (a model without a price)"}
 	s.checkUsage("live, the unpriced model's turns", houseID, houseLive, want)
 
+	// A priced model: 20 tokens in at $1 and 7 out at $2 a million.
+	s.openSession(priced)
+	pricedID := s.pgSessionID()
+	s.fill(chatInput, "a priced question")
+	s.click(chatSend)
+	s.waitText(msgAssistant, "Noted: a priced question", patience)
+	pricedLive := s.chatSettled(2)
+	s.checkUsage("live, the priced model's turn", pricedID, pricedLive, []string{"tokens in 20, out 7 · cost $0.000034"})
+
 	s.openSession(calc)
 	calcID := s.pgSessionID()
 	s.fill(chatInput, `calculator {"expression":"6*7"}`)
@@ -255,6 +282,11 @@ func TestPlaygroundTurnUsage(t *testing.T) {
 	s.waitText(msgAssistant, "Noted: second question", patience)
 	if got := s.chatSettled(4); !reflect.DeepEqual(got, houseLive) {
 		t.Errorf("reopened, the unpriced model's session shows\n%+v\nlive it showed\n%+v", got, houseLive)
+	}
+	s.pgReopen(pricedID)
+	s.waitText(msgAssistant, "Noted: a priced question", patience)
+	if got := s.chatSettled(2); !reflect.DeepEqual(got, pricedLive) {
+		t.Errorf("reopened, the priced model's session shows\n%+v\nlive it showed\n%+v", got, pricedLive)
 	}
 	s.pgReopen(calcID)
 	s.waitText(msgAssistant, "Tool result: 42", patience)
@@ -282,8 +314,8 @@ func (s *studio) checkUsage(what, sid string, chat []turnView, want []string) {
 			continue
 		}
 		exec := m.Trace[strings.LastIndex(m.Trace, "/")+1:]
-		if rec := s.recordUsage(sid, exec); m.Usage != rec {
-			s.t.Errorf("%s: a turn shows %q, its execution's record says %q", what, m.Usage, rec)
+		if tokens, cost := s.recordUsage(sid, exec); !sameUsage(m.Usage, tokens, cost) {
+			s.t.Errorf("%s: a turn shows %q, its execution's record says %q and a cost of %v", what, m.Usage, tokens, cost)
 		}
 		got = append(got, m.Usage)
 	}
