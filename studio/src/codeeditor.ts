@@ -5,7 +5,7 @@ import { defaultKeymap, history, historyKeymap } from '@codemirror/commands'
 import { json } from '@codemirror/lang-json'
 import { bracketMatching, ensureSyntaxTree, indentOnInput, syntaxHighlighting, type LanguageSupport } from '@codemirror/language'
 import { lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint'
-import { Compartment, EditorState, type Extension } from '@codemirror/state'
+import { Compartment, EditorState, Transaction, type Extension } from '@codemirror/state'
 import { EditorView, keymap, lineNumbers } from '@codemirror/view'
 import { classHighlighter } from '@lezer/highlight'
 import type { SyntaxNode } from '@lezer/common'
@@ -115,7 +115,7 @@ export async function mount(host: HTMLElement, o: Options): Promise<Handle> {
         name.of(EditorView.contentAttributes.of({ 'aria-label': o.label })),
         EditorView.updateListener.of((u) => {
           if (!u.docChanged) return
-          o.onChange(u.state.doc.toString())
+          if (!u.transactions.every((t) => t.annotation(Transaction.remote))) o.onChange(u.state.doc.toString())
           void mark()
         }),
       ],
@@ -150,7 +150,7 @@ export async function mount(host: HTMLElement, o: Options): Promise<Handle> {
       format = f
       const fresh = value !== given
       given = value
-      if (fresh && value !== view.state.doc.toString()) view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: value } })
+      if (fresh && value !== view.state.doc.toString()) view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: value }, annotations: Transaction.remote.of(true) })
       else void mark()
       if (!changed) return
       const ext = await language(f)
