@@ -14,6 +14,7 @@ type CollectionService interface {
 	CreateCollection(ctx context.Context, p domain.Principal, in library.CollectionInput) (*library.Collection, error)
 	ListCollections(ctx context.Context, p domain.Principal, offset, limit int) ([]*library.Collection, bool, error)
 	GetCollection(ctx context.Context, p domain.Principal, id string) (*library.Collection, error)
+	UpdateCollection(ctx context.Context, p domain.Principal, id string, in library.CollectionUpdate) (*library.Collection, error)
 	DeleteCollection(ctx context.Context, p domain.Principal, id string) error
 	CollectionFiles(ctx context.Context, p domain.Principal, id string, offset, limit int) ([]*domain.File, bool, error)
 	AddFiles(ctx context.Context, p domain.Principal, id string, in library.FileIDsInput) ([]library.BulkItem, error)
@@ -30,6 +31,8 @@ func NewCollections(svc CollectionService, opts Options) *Group {
 		return collectionViews(list), more, err
 	}))
 	g.handle(http.MethodGet, "/api/v1/collections/{collection_id}/", false, getByID(domain.ScopeKnowledgeRead, "collection_id", viewed(svc.GetCollection, collectionDetailView)))
+	// A change of its name or description, answered as GET answers it.
+	g.handle(http.MethodPatch, "/api/v1/collections/{collection_id}/", false, h.update)
 	// Deleting a collection leaves its files.
 	g.handle(http.MethodDelete, "/api/v1/collections/{collection_id}/", false, deleteByID(domain.ScopeKnowledgeWrite, "collection_id", svc.DeleteCollection))
 	// A collection's files, in the order they were added, a page at a time.
@@ -60,6 +63,22 @@ func (h *collectionHandlers) create(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	writeJSON(w, http.StatusCreated, collectionView(c))
+	return nil
+}
+
+func (h *collectionHandlers) update(w http.ResponseWriter, r *http.Request) error {
+	if err := require(r, domain.ScopeKnowledgeWrite); err != nil {
+		return err
+	}
+	var in library.CollectionUpdate
+	if err := decode(w, r, h.g.opts.MaxBodyBytes, &in); err != nil {
+		return err
+	}
+	c, err := h.svc.UpdateCollection(r.Context(), principal(r), r.PathValue("collection_id"), in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, collectionDetailView(c))
 	return nil
 }
 

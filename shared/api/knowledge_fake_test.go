@@ -68,6 +68,11 @@ func (f *fakeKnowledge) GetCollection(context.Context, domain.Principal, string)
 	return nil, errFakeNotFound
 }
 
+func (f *fakeKnowledge) UpdateCollection(_ context.Context, _ domain.Principal, id string, in library.CollectionUpdate) (*library.Collection, error) {
+	f.got, f.id = in, id
+	return &library.Collection{Collection: &domain.Collection{ID: id, Name: in.Name.Value}}, nil
+}
+
 func (f *fakeKnowledge) DeleteCollection(context.Context, domain.Principal, string) error {
 	return errFakeNotFound
 }
