@@ -2,7 +2,9 @@
 // /agent/validate/, delete, visibility flags, and the versions with a side-by-side diff.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { api, ApiError, type Agent, type AgentVersion, type FieldError, type ValidateResult } from './api'
-import { diffLines } from './diff'
+import { diffLines, inOrder, rememberOrder } from './diff'
+import { CodeEditor } from './editor'
+import { Graph } from './graph'
 import { AgentForm } from './agentform'
 import { navigate, ROOT } from './router'
 import { Confirm, ErrorBox, messageOf, Section, Spinner, usePaged, when } from './ui'
@@ -68,7 +70,10 @@ function AgentDetail({ id, onChanged }: { id: string; onChanged: () => void }) {
   const [n, setN] = useState(0)
   useEffect(() => {
     setError(null)
-    api<Agent>('GET', `agent/${encodeURIComponent(id)}/`).then(setAgent, setError)
+    // The editor edits what was saved (the current version's snapshot), not the agent's record,
+    // which the service fills with defaults: saved unchanged, it would differ from its version.
+    Promise.all([api<Agent>('GET', `agent/${encodeURIComponent(id)}/`), api<AgentVersion>('GET', `agent/${encodeURIComponent(id)}/versions/current/`)])
+      .then(([a, v]) => setAgent({ ...a, system_config: inOrder(a.id, v.system_config) }), setError)
   }, [id, n])
   async function remove() {
     if (!agent) return
@@ -152,6 +157,7 @@ function Editor({ agent, onSaved }: { agent?: Agent; onSaved: (a: Agent) => void
       const a = agent
         ? await api<Agent>('PUT', `agent/${encodeURIComponent(agent.id)}/`, body)
         : await api<Agent>('POST', 'agent/', body)
+      rememberOrder(a.id, parsed.value)
       onSaved(a)
     } catch (err) {
       setError(err)
@@ -175,9 +181,8 @@ function Editor({ agent, onSaved }: { agent?: Agent; onSaved: (a: Agent) => void
           <label class="check"><input type="radio" name="agent-format" data-testid="format-yaml" checked={format === 'yaml'} onChange={() => switchTo('yaml')} /> YAML</label>
         </fieldset>
         <ErrorBox error={switching} />
-        <label for="agent-config">Whole configuration ({format === 'yaml' ? 'YAML' : 'JSON'})</label>
-        <textarea id="agent-config" data-testid="agent-config" class="code" rows={16} spellcheck={false}
-          data-format={format} value={text} onInput={(e) => { setSwitching(null); setText(e.currentTarget.value) }} aria-describedby="agent-check" />
+        <CodeEditor id="agent-config" testid="agent-config" label={`Whole configuration (${format === 'yaml' ? 'YAML' : 'JSON'})`}
+          format={format} value={text} onChange={(t) => { setSwitching(null); setText(t) }} fields={check.errors} describedBy="agent-check" />
         <div id="agent-check" aria-live="polite">
           {check.busy && <Spinner label="Checking" />}
           {check.parse && <p class="error">{check.parse}</p>}
@@ -190,6 +195,7 @@ function Editor({ agent, onSaved }: { agent?: Agent; onSaved: (a: Agent) => void
             </ul>
           )}
         </div>
+        {parsed.value && <Graph config={parsed.value} />}
         <button type="submit" data-testid="agent-save" disabled={saving || !parsed.value}>{agent ? 'Save new version' : 'Create agent'}</button>
         {saving && <Spinner label="Saving" />}
         <ErrorBox error={error} />
@@ -221,7 +227,7 @@ function Versions({ id, current }: { id: string; current: string }) {
           <option value="">—</option>{list.items.map((v) => <option key={v.id} value={v.version_number}>v{v.version_number}</option>)}
         </select></label>
       </div>
-      {a && b && <Diff left={JSON.stringify(a.system_config, null, 2)} right={JSON.stringify(b.system_config, null, 2)} />}
+      {a && b && <Diff left={JSON.stringify(inOrder(id, a.system_config), null, 2)} right={JSON.stringify(inOrder(id, b.system_config), null, 2)} />}
     </Section>
   )
 }

@@ -116,7 +116,7 @@ export async function mount(host: HTMLElement, o: Options): Promise<Handle> {
         EditorView.updateListener.of((u) => {
           if (!u.docChanged) return
           if (!u.transactions.every((t) => t.annotation(Transaction.remote))) o.onChange(u.state.doc.toString())
-          void mark()
+          later()
         }),
       ],
     }),
@@ -136,7 +136,14 @@ export async function mount(host: HTMLElement, o: Options): Promise<Handle> {
       return { line: line.number, col: d.from - line.from + 1, from: d.from, message: d.message, field: (d as Diagnostic & { field?: string }).field }
     }))
   }
-  void mark()
+  // Marked a moment after a change, never inside it: the marks go to the page's state, and the
+  // page's next render may update the editor, which would mark again.
+  let timer: number | undefined
+  function later() {
+    clearTimeout(timer)
+    timer = window.setTimeout(() => void mark(), 30)
+  }
+  later()
 
   return {
     async update(value, f, fs, l) {
@@ -151,7 +158,7 @@ export async function mount(host: HTMLElement, o: Options): Promise<Handle> {
       const fresh = value !== given
       given = value
       if (fresh && value !== view.state.doc.toString()) view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: value }, annotations: Transaction.remote.of(true) })
-      else void mark()
+      else later()
       if (!changed) return
       const ext = await language(f)
       if (format !== f) return // switched again meanwhile
@@ -162,7 +169,7 @@ export async function mount(host: HTMLElement, o: Options): Promise<Handle> {
       if (from !== undefined) view.dispatch({ selection: { anchor: Math.min(from, view.state.doc.length) }, scrollIntoView: true })
       view.focus()
     },
-    destroy() { view.destroy() },
+    destroy() { clearTimeout(timer); seq++; view.destroy() },
   }
 }
 

@@ -43,7 +43,7 @@ export function CodeEditor(p: CodeEditorProps) {
     void mod.mount(host.current, {
       value: cur.value, format: cur.format, testid: cur.testid, id: cur.id, label: cur.label,
       onChange: (t) => props.current.onChange(t),
-      onMarks: (m) => live && setMarks(m),
+      onMarks: (m) => live && setMarks((was) => (JSON.stringify(was) === JSON.stringify(m) ? was : m)),
     }).then((h) => {
       if (!live) { h.destroy(); return }
       // The textarea goes: what was typed in it meanwhile, and its focus, pass to the editor.
