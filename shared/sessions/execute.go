@@ -322,6 +322,14 @@ func (t *turn) price(data map[string]any) (float64, bool) {
 	return t.prices.Cost(provider, model, in, out)
 }
 
+// callCost is a model call's cost_usd in its event: nil (null) when the model has no price.
+func callCost(usd float64, ok bool) any {
+	if !ok {
+		return nil
+	}
+	return usd
+}
+
 // count is what this part adds to the company's usage counters: one request, an execution
 // when it began one, its tokens (usage less the earlier parts' recorded on t.exec) and cost.
 func (t *turn) count(at time.Time, usage domain.Usage) domain.UsageEntry {
@@ -361,11 +369,17 @@ func (t *turn) engineRun(p domain.Principal, history []engine.Message, parts []d
 		History: history, Input: parts, Variables: t.vars, DeclineElicitations: t.req.DeclineElicitations, Memory: memoryRun(t.sess, t.g, t.exec.ID),
 		Trace: engine.TraceInfo{ConversationID: t.sess.ID, AgentID: t.sess.AgentID, AgentName: t.sess.AgentName, ExecutionID: t.exec.ID},
 		Emit: func(e engine.Event) {
+			if e.Type == engine.EventModelCall {
+				// The call's cost goes into its event (null: no price) by the rule that sums
+				// the execution's, so the calls' costs add up to it.
+				usd, ok := t.price(e.Data)
+				t.cost.Add(usd, ok)
+				if e.Data != nil {
+					e.Data["cost_usd"] = callCost(usd, ok)
+				}
+			}
 			t.events = append(t.events, eventRecord(e, t.exec.ID, t.req.CorrelationID, len(t.events)))
 			t.calls = collectToolCall(t.calls, e)
-			if e.Type == engine.EventModelCall {
-				t.cost.Add(t.price(e.Data))
-			}
 			if n, ok := e.Data["embedding_tokens"].(int); ok && (e.Type == engine.EventRetrieval || e.Type == engine.EventMemoryRecall) {
 				t.embed += int64(n)
 			}
