@@ -3,7 +3,8 @@
 // calls, tools, retrieval, memory; errors and approvals as marks. Each row opens to what its
 // event carries: a tool's input or output, a model call's answer (and prompt, when the
 // deployment records it), a retrieval's query and passages, the memory records recalled, with
-// tokens and duration. The execution's cost comes from its record (the events carry none).
+// tokens, duration and, for a model call, its cost (cost_usd, priced as the execution's; null
+// for a model without a price). The execution's cost comes from its record.
 import { useEffect, useState } from 'preact/hooks'
 import { api, type EventFields, type EventList, type ExecuteResult, type StoredEvent } from './api'
 import { ROOT } from './router'
@@ -56,7 +57,7 @@ export function Trace({ session, execution }: { session: string; execution: stri
   return (
     <Section title="Trace" actions={<a href={`${ROOT}playground?session=${encodeURIComponent(session)}`} data-testid="trace-back">Back to the chat</a>}>
       <p data-testid="trace-summary">Execution <code>{execution}</code> · {events.length} events · {span} ms · tokens in {tokens[0]}, out {tokens[1]}
-        {usage && <span data-testid="trace-cost"> · cost {usage.cost_usd === null ? 'unknown (a model without a price)' : `$${usage.cost_usd.toFixed(4)}`}</span>}</p>
+        {usage && <span data-testid="trace-cost" data-usd={usage.cost_usd ?? undefined}> · cost {usage.cost_usd === null ? 'unknown (a model without a price)' : usd(usage.cost_usd)}</span>}</p>
       <div class="ev" data-testid="trace-axis" aria-hidden="true" style={{ borderBottom: 0 }}>
         <span />
         <span class="ev-track" style={{ background: 'none', height: '1.2rem' }}>
@@ -71,7 +72,8 @@ export function Trace({ session, execution }: { session: string; execution: stri
           const id = `ev-${e.sequence}`
           const isOpen = open.has(e.sequence)
           return (
-            <li key={e.sequence} class={'ev ' + e.type} data-testid="trace-event" data-type={e.type} data-ms={ms} data-start={start - t0}>
+            <li key={e.sequence} class={'ev ' + e.type} data-testid="trace-event" data-type={e.type} data-ms={ms} data-start={start - t0}
+              data-cost={costOf(e)}>
               <span class="ev-label">
                 <button type="button" class="linklike" data-testid="trace-open" aria-expanded={isOpen} aria-controls={id} onClick={() => toggle(e.sequence)}>
                   {e.type}{e.node ? ` · ${e.node}` : ''}{label(e)}
@@ -93,7 +95,7 @@ export function Trace({ session, execution }: { session: string; execution: stri
 function label(e: StoredEvent): string {
   const d: EventFields = e.data ?? {}
   switch (e.type) {
-    case 'model_call': return ` · ${d.provider || 'default'} ${d.model || ''} · ${d.input_tokens}→${d.output_tokens} tokens`
+    case 'model_call': return ` · ${d.provider || 'default'} ${d.model || ''} · ${d.input_tokens}→${d.output_tokens} tokens${d.cost_usd !== undefined ? ` · ${callCost(d.cost_usd)}` : ''}`
     case 'tool_call': case 'tool_result': return ` · ${d.tool}${d.is_error ? ' (error)' : ''}`
     case 'retrieval': return ` · ${d.hits} hits`
     case 'error': return ` · ${d.message}`
@@ -101,6 +103,22 @@ function label(e: StoredEvent): string {
     case 'node_finished': return ` · ${d.stop_reason}`
   }
   return ''
+}
+
+/** A cost in US dollars: four decimals, or two significant digits for a fraction of a hundredth of a cent. */
+function usd(v: number): string {
+  return '$' + (v === 0 || v >= 0.0001 ? v.toFixed(4) : v.toPrecision(2))
+}
+
+/** A model call's priced cost, for its row's data-cost (undefined: unpriced, or not a model call). */
+function costOf(e: StoredEvent): number | undefined {
+  const d: EventFields = e.data ?? {}
+  return e.type === 'model_call' && typeof d.cost_usd === 'number' ? d.cost_usd : undefined
+}
+
+/** A model call's cost_usd (absent on events recorded before calls carried it). */
+function callCost(v: number | null): string {
+  return v === null ? 'cost unknown (a model without a price)' : usd(v)
 }
 
 const pre = { whiteSpace: 'pre-wrap', overflowWrap: 'anywhere', margin: '.2rem 0', padding: '.4rem', background: 'var(--code-bg)', borderRadius: '4px' }
@@ -112,6 +130,7 @@ function Detail({ e, start, ms, timed }: { e: StoredEvent; start: number; ms: nu
   const facts: [string, string][] = [['started', `+${start} ms`]]
   if (timed) facts.push(['duration', `${ms} ms`])
   if (typeof d.input_tokens === 'number') facts.push(['tokens', `in ${d.input_tokens}, out ${d.output_tokens}`])
+  if (e.type === 'model_call' && d.cost_usd !== undefined) facts.push(['cost', d.cost_usd === null ? 'unknown (a model without a price)' : usd(d.cost_usd)])
   if (typeof d.embedding_tokens === 'number') facts.push(['embedding tokens', String(d.embedding_tokens)])
   if (d.stop_reason) facts.push(['stop reason', String(d.stop_reason)])
   if (d.server) facts.push(['server', d.server])
