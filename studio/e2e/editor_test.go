@@ -122,6 +122,11 @@ func TestAgentGraph(t *testing.T) {
 	s.fill(agentConfig, `{"name":"Flow","agents":[{"name":"plan"},{"name":"write"},{"name":"review"}]}`)
 	s.graphIs([]string{"__start__", "plan", "write", "review", "__end__"}, []string{
 		"__start__>plan", "plan>write", "write>review", "review>__end__"}, "plan")
+	// A loop back (which the validation refuses) is drawn as it is typed, not followed forever.
+	s.fill(agentConfig, `{"name":"Flow","agents":[{"name":"plan"},{"name":"write"}],"edges":[{"from":"__start__","to":"plan"},{"from":"plan","to":"write"},{"from":"write","to":"plan"},{"from":"write","to":"__end__"}]}`)
+	s.graphIs([]string{"__start__", "plan", "write", "__end__"}, []string{
+		"__start__>plan", "plan>write", "write>plan", "write>__end__"}, "plan")
+	s.waitText(fieldError, "cycle", patience)
 	s.scheme(true)
 	s.axe("a graph agent (dark)")
 	// A flat agent has no graph.

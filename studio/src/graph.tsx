@@ -40,9 +40,12 @@ const W = 132, H = 34, GX = 56, GY = 18
 function columns(f: Flow): Map<string, number> {
   const col = new Map<string, number>([[START, 0]])
   const out = (n: string) => f.edges.filter((e) => e.from === n).map((e) => e.to)
-  // Depth-first, without revisiting the path, so that a cycle cannot make the columns grow forever.
+  // Depth-first, without revisiting the path, so that a cycle cannot make the columns grow forever;
+  // the steps are bounded too, so that a dense graph of many agents cannot keep the page busy.
+  let steps = 0
   const walk = (n: string, path: Set<string>) => {
     for (const m of out(n)) {
+      if (++steps > 20000) return
       if (path.has(m) || m === START) continue
       const c = (col.get(n) ?? 0) + 1
       if ((col.get(m) ?? -1) < c && c <= f.nodes.length) {
