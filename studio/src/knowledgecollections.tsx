@@ -1,8 +1,8 @@
 // Knowledge › Collections: the list and a new collection with its files; one collection opened
-// (/studio/knowledge/collections/<id>) shows its files, adds and removes them, and is deleted
-// after a confirmation. Its files stay in every case.
-import { useEffect, useState } from 'preact/hooks'
-import { api, type Collection, type FileRecord } from './api'
+// (/studio/knowledge/collections/<id>) shows its files, adds and removes them, has its name and
+// description edited, and is deleted after a confirmation. Its files stay in every case.
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { api, ApiError, type Collection, type FieldError, type FileRecord } from './api'
 import type { components } from './schema'
 import { size, useLoaded } from './knowledge'
 import { navigate, ROOT } from './router'
@@ -102,13 +102,29 @@ export function CollectionDetail({ id }: { id: string }) {
     try { await api('DELETE', `collections/${id}/`); navigate(ROOT + 'knowledge/collections') } catch (e) { setActionError(e) }
   }
 
+  const [editing, setEditing] = useState(false)
+  const editButton = useRef<HTMLButtonElement>(null)
+  const refocus = useRef(false)
+  useEffect(() => {
+    if (!editing && refocus.current) { refocus.current = false; editButton.current?.focus() }
+  }, [editing])
+  const endEdit = (saved?: CollectionDetailRecord) => {
+    if (saved) setColl(saved)
+    refocus.current = true
+    setEditing(false)
+  }
+
   const back = <p><a href={ROOT + 'knowledge/collections'} data-testid="collection-back">← All collections</a></p>
   if (error) return <div>{back}<ErrorBox error={error} /></div>
   return (
     <div class="stack">
       {back}
       <Section title={coll ? coll.name : 'Collection'}
-        actions={coll && <Confirm label="Delete" name={`Delete collection ${coll.name}`} question="Delete this collection? Its files stay, and knowledge bases built from it keep what they ingested." testid="collection-delete" onConfirm={removeAll} />}>
+        actions={coll && <span>
+          {!editing && <button type="button" ref={editButton} data-testid="collection-edit" aria-label={`Edit collection ${coll.name}`} onClick={() => setEditing(true)}>Edit</button>}{' '}
+          <Confirm label="Delete" name={`Delete collection ${coll.name}`} question="Delete this collection? Its files stay, and knowledge bases built from it keep what they ingested." testid="collection-delete" onConfirm={removeAll} />
+        </span>}>
+        {editing && coll && <EditCollection coll={coll} onDone={endEdit} />}
         <p data-testid="collection-summary">{coll ? <>{coll.description && <>{coll.description} · </>}{coll.data_source_count} files · {size(coll.total_size)} · {coll.status} · created {when(coll.created_at)}</> : <Spinner />}</p>
         <ErrorBox error={actionError} />
         <ErrorBox error={members.error} />
@@ -138,5 +154,60 @@ export function CollectionDetail({ id }: { id: string }) {
         </form>
       </Section>
     </div>
+  )
+}
+
+/**
+ * A collection's name and description edited: Save sends only what changed (PATCH, which
+ * answers the collection as GET does) and the server's errors show at their fields; Cancel or
+ * Escape leave it as it was. A rename changes only the label: knowledge bases name collections
+ * by id.
+ */
+function EditCollection({ coll, onDone }: { coll: CollectionDetailRecord; onDone: (saved?: CollectionDetailRecord) => void }) {
+  const [name, setName] = useState(coll.name)
+  const [description, setDescription] = useState(coll.description)
+  const [errors, setErrors] = useState<FieldError[]>([])
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  const first = useRef<HTMLInputElement>(null)
+  useEffect(() => { first.current?.focus() }, [])
+  async function save(e: Event) {
+    e.preventDefault()
+    const change: Record<string, string> = {}
+    if (name !== coll.name) change.name = name
+    if (description !== coll.description) change.description = description
+    if (Object.keys(change).length === 0) { onDone(); return }
+    setBusy(true)
+    setErrors([])
+    setError(null)
+    try {
+      onDone(await api<CollectionDetailRecord>('PATCH', `collections/${coll.id}/`, change))
+    } catch (err) {
+      const fields = err instanceof ApiError ? err.errors.filter((f) => f.field === 'name' || f.field === 'description') : []
+      setErrors(fields)
+      setError(fields.length ? null : err)
+    } finally {
+      setBusy(false)
+    }
+  }
+  const at = (field: string) => errors.filter((f) => f.field === field)
+  const shown = (field: string) => at(field).map((f, i) => <span key={i} class="field-err" data-testid="field-error" data-field={f.field}>{f.message}</span>)
+  return (
+    <form class="editor" data-testid="collection-edit-form" aria-label="Edit the collection" onSubmit={save}
+      onKeyDown={(e) => { if (e.key === 'Escape') { e.preventDefault(); onDone() } }}>
+      <label>Name <input ref={first} data-testid="collection-edit-name" value={name} onInput={(e) => setName(e.currentTarget.value)}
+        aria-invalid={at('name').length ? 'true' : undefined} aria-describedby="collection-edit-name-err" /></label>
+      <span id="collection-edit-name-err">{shown('name')}</span>
+      <label>Description <textarea data-testid="collection-edit-description" rows={3} value={description} onInput={(e) => setDescription(e.currentTarget.value)}
+        aria-invalid={at('description').length ? 'true' : undefined} aria-describedby="collection-edit-description-err" /></label>
+      <span id="collection-edit-description-err">{shown('description')}</span>
+      <p class="hint">Knowledge bases built from this collection keep it by id: a new name changes only its label.</p>
+      <div>
+        <button type="submit" data-testid="collection-edit-save" disabled={busy}>Save</button>{' '}
+        <button type="button" data-testid="collection-edit-cancel" onClick={() => onDone()}>Cancel</button>
+        {busy && <Spinner label="Saving" />}
+      </div>
+      <ErrorBox error={error} />
+    </form>
   )
 }
