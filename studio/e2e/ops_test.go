@@ -503,7 +503,8 @@ func TestOpsMCPConnect(t *testing.T) {
 
 // TestOpsSteady: each Operations screen opened by address with every API request 300 ms slow
 // (webhooks, a webhook's deliveries, usage, limits, the audit log, each with content) keeps its
-// layout shift at or under 0.1 as it loads, and is axe-clean loaded.
+// layout shift at or under 0.1 as it loads, and is axe-clean loaded; at a phone's width (390×844)
+// none scrolls sideways.
 func TestOpsSteady(t *testing.T) {
 	s := newStudio(t)
 	s.asAdmin()
@@ -516,14 +517,23 @@ func TestOpsSteady(t *testing.T) {
 	}
 	rcv.wait(t, 1)
 	s.signIn()
-	for _, sc := range []struct{ path, what, sel string }{
+	screens := []struct{ path, what, sel string }{
 		{"/studio/ops/webhooks", "Operations › Webhooks", tid(hookRow)},
 		{"/studio/ops/webhooks/" + hook, "Operations › a webhook's deliveries", tid(deliveryRow)},
 		{"/studio/ops/usage", "Operations › Usage and cost", tid(usageRow)},
 		{"/studio/ops/limits", "Operations › Limits", tid(limitsKeyRow)},
 		{"/studio/ops/audit", "Operations › Audit log", tid(auditRow)},
-	} {
+	}
+	for _, sc := range screens {
 		s.steady(sc.what, sc.path, sc.sel)
+	}
+	// At a phone's width, each screen with its content fits: nothing scrolls sideways.
+	s.do("set a phone's viewport", patience, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	for _, sc := range screens {
+		s.do("open "+sc.path, patience, chromedp.Navigate(s.base+sc.path))
+		s.do("wait for "+sc.sel, patience, chromedp.WaitVisible(chromedp.CSS(sc.sel)))
+		s.listsLoaded()
+		s.fits(sc.what + " at a phone's width")
 	}
 	s.report.Clean(t)
 }

@@ -76,7 +76,7 @@ export function Audit() {
       </form>
       <Forbidden error={list.error} scope="admin"><FormError error={list.error} fields={['from', 'to', 'action']} /></Forbidden>
       <div class={!answered && list.items.length === 0 ? 'hold-table' : undefined}>
-        <table class="grid">
+        <table class="grid" tabIndex={0} aria-label="Audit entries">
           <thead><tr><th>When</th><th>Action</th><th>By</th><th>Target</th></tr></thead>
           <tbody>
             {list.items.map((e) => (

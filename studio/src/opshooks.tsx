@@ -28,7 +28,8 @@ function EventPicks({ events, onChange, prefix, error, form }: { events: Webhook
     <fieldset aria-describedby={describedBy(error, form, 'events')}>
       <legend>Events to be told of</legend>
       {EVENT_NAMES.map((ev) => (
-        <label key={ev} class="check" data-testid={prefix + '-event'}>
+        // A label per line (not label.check's inline-flex, which cannot wrap): the longest event name fits a phone.
+        <label key={ev} data-testid={prefix + '-event'}>
           <input type="checkbox" value={ev} checked={events.includes(ev)}
             onChange={(e) => onChange(e.currentTarget.checked ? [...events, ev] : events.filter((x) => x !== ev))} />
           <code>{ev}</code> <small>{EVENTS[ev]}</small>

@@ -119,7 +119,7 @@ function KeyLimits({ month }: { month: UsageReport | null }) {
       <p class="hint">A key&apos;s rate limit and monthly budgets are its own and are set when it is made (<a href={ROOT + 'settings'}>Settings → API keys</a>); to change them, make a key with other limits and revoke the old one.</p>
       {error ? <Forbidden error={error} scope="keys:manage" /> : null}
       <div class={keys === null && !error ? 'hold-table' : undefined}>
-        <table class="grid">
+        <table class="grid" tabIndex={0} aria-label="Each key's limits and use this month">
           <thead><tr><th>Key</th><th class="num">Requests per minute</th><th class="num">Monthly tokens</th><th class="num">Monthly cost</th><th class="num">Tokens this month</th><th class="num">Cost this month</th></tr></thead>
           <tbody>
             {live.map((k) => {

@@ -102,8 +102,9 @@ export function Usage() {
         <p class="empty" data-testid="empty">No usage from {range.from} to {range.to} yet. Run an agent in the <a href={ROOT + 'playground'}>Playground</a> or widen the range: a run counts as soon as it ends.</p>
       )}
       <Chart bars={bars} fmt={m.fmt} days={group === 'day'} title={`${m.label} by ${GROUPS.find(([g]) => g === group)?.[1].toLowerCase()}, ${range.from} to ${range.to}`} />
+      {/* Focusable: at a phone's width the table scrolls sideways, and a keyboard must reach it. */}
       <div class={report ? undefined : 'hold-table'}>
-        <table class="grid" data-testid="usage-table">
+        <table class="grid" data-testid="usage-table" tabIndex={0}>
           <caption class="sr-only">The chart&apos;s numbers</caption>
           <thead><tr><th>{GROUPS.find(([g]) => g === group)?.[1]}</th><th class="num">Requests</th><th class="num">Executions</th><th class="num">Input tokens</th><th class="num">Output tokens</th><th class="num">Cost</th><th class="num">Unpriced runs</th></tr></thead>
           <tbody>
