@@ -42,6 +42,9 @@ type Store interface {
 	// EachExecution hands a session's executions to each, in the order they were created, until
 	// each returns false; it reads no further than that.
 	EachExecution(ctx context.Context, sessionID string, each func(*domain.Execution) bool) error
+	// SessionExecutions pages through a session's executions in the order they were created,
+	// limit after skipping offset, and tells whether more follow: one Query a page.
+	SessionExecutions(ctx context.Context, sessionID string, limit, offset int) ([]*domain.Execution, bool, error)
 	Messages(ctx context.Context, sessionID string, limit, offset int) ([]domain.Message, bool, error)
 	FindMessage(ctx context.Context, id string) (*domain.Message, string, error)
 	PutFeedback(ctx context.Context, f *domain.Feedback) (*domain.Feedback, error)
