@@ -44,15 +44,21 @@ export function FieldErrors({ errors, id }: { errors: FieldError[]; id?: string 
 }
 
 let catalogOnce: Promise<Catalog> | null = null
+let catalogRead: Catalog | null = null
 
-/** The deployment's catalog, read once per page. */
+/**
+ * The deployment's catalog, read once per page (again after a failure). A screen that waits for
+ * it before showing the form (an agent's editor) keeps the form from growing as it arrives.
+ */
+export function readCatalog(): Promise<Catalog> {
+  catalogOnce ??= api<Catalog>('GET', 'agent/catalog/').then((c) => (catalogRead = c), (e) => { catalogOnce = null; throw e })
+  return catalogOnce
+}
+
 function useCatalog(): { catalog: Catalog | null; error: unknown } {
-  const [catalog, setCatalog] = useState<Catalog | null>(null)
+  const [catalog, setCatalog] = useState<Catalog | null>(catalogRead)
   const [error, setError] = useState<unknown>(null)
-  useEffect(() => {
-    catalogOnce ??= api<Catalog>('GET', 'agent/catalog/')
-    catalogOnce.then(setCatalog, (e) => { catalogOnce = null; setError(e) })
-  }, [])
+  useEffect(() => { if (!catalogRead) readCatalog().then(setCatalog, setError) }, [])
   return { catalog, error }
 }
 

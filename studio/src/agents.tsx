@@ -5,7 +5,7 @@ import { api, ApiError, type Agent, type AgentVersion, type FieldError, type Val
 import { diffLines, inOrder, rememberOrder } from './diff'
 import { CodeEditor } from './editor'
 import { Graph } from './graph'
-import { AgentForm } from './agentform'
+import { AgentForm, readCatalog } from './agentform'
 import { navigate, ROOT } from './router'
 import { Confirm, ErrorBox, messageOf, Section, Spinner, usePaged, when } from './ui'
 
@@ -72,7 +72,8 @@ function AgentDetail({ id, onChanged }: { id: string; onChanged: () => void }) {
     setError(null)
     // The editor edits what was saved (the current version's snapshot), not the agent's record,
     // which the service fills with defaults: saved unchanged, it would differ from its version.
-    Promise.all([api<Agent>('GET', `agent/${encodeURIComponent(id)}/`), api<AgentVersion>('GET', `agent/${encodeURIComponent(id)}/versions/current/`)])
+    // The form shows once the deployment's catalog is read too, so it does not grow as it arrives.
+    Promise.all([api<Agent>('GET', `agent/${encodeURIComponent(id)}/`), api<AgentVersion>('GET', `agent/${encodeURIComponent(id)}/versions/current/`), readCatalog().catch(() => null)])
       .then(([a, v]) => setAgent({ ...a, system_config: inOrder(a.id, v.system_config) }), setError)
   }, [id, n])
   async function remove() {
