@@ -59,6 +59,11 @@ type AgentVersion struct {
 	SystemConfig  map[string]any
 	Metadata      map[string]any
 	CreatedAt     time.Time
+
+	// SystemConfigJSON is SystemConfig in JSON with its members in the order the client wrote
+	// them (ConfigDoc.OrderedJSON), which JSON gives no meaning but a reader of the configuration
+	// does; nil when unknown, and SystemConfig is then shown with its keys sorted.
+	SystemConfigJSON json.RawMessage
 }
 
 // CanRead reports whether p may read a: its own company's agents when owned or shared, and public

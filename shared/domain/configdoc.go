@@ -11,7 +11,8 @@ import (
 // decodes a body into one and the features take it whole; they read it only through the methods
 // below (Parse for the typed configuration). The zero ConfigDoc is no document at all.
 type ConfigDoc struct {
-	obj map[string]any
+	obj     map[string]any
+	ordered []byte // obj in JSON, members in the client's order (ConfigDocJSON); nil when unknown
 }
 
 // ConfigDocOf wraps a decoded JSON object (numbers as json.Number) as a document; the document
