@@ -74,6 +74,7 @@ var jsonTypes = []struct {
 	{executionSummaryJSON{}, "ExecutionSummary"},
 	{messagesPageJSON{}, "MessageHistory"},
 	{historyMessageJSON{}, "HistoryMessage"}, // the page's messages (encoded apart, as fitPage cut them)
+	{sessionExecutionsPageJSON{}, "SessionExecutionList"},
 	{eventsPageJSON{}, "EventList"},
 	{runtimeEventJSON{}, "RuntimeEvent"},
 	{textDeltaJSON{}, "TextDelta"},

@@ -34,6 +34,9 @@ type RuntimeService interface {
 	Cancel(ctx context.Context, p domain.Principal, sessionID, execID string) (e *domain.Execution, stopped bool, err error)
 	// ListExecutions pages the caller's executions (the traces list) and gives the next page's cursor.
 	ListExecutions(ctx context.Context, p domain.Principal, q sessions.ExecutionsQuery) ([]*domain.Execution, string, error)
+	// SessionExecutions pages a session's executions in the order they were created, each with
+	// its messages as GetExecution gives them.
+	SessionExecutions(ctx context.Context, p domain.Principal, sessionID string, limit, offset int) (*domain.Session, []sessions.SessionExecution, bool, error)
 }
 
 // NewRuntime is the handler of the runtime endpoint group.
@@ -45,6 +48,7 @@ func NewRuntime(svc RuntimeService, opts Options) *Group {
 		once(svc, domain.ScopeSessionsWrite, max(g.opts.MaxBodyBytes, ExecuteMaxBodyBytes), h.execute, h.replayExecute))
 	g.handle(http.MethodGet, "/api/v1/runtime/{session_id}/messages/", false, h.messages)
 	g.handle(http.MethodGet, "/api/v1/runtime/{session_id}/events/", false, h.events)
+	g.handle(http.MethodGet, "/api/v1/runtime/{session_id}/executions/", false, h.sessionExecutions)
 	g.handle(http.MethodGet, "/api/v1/runtime/{session_id}/executions/{execution_id}/", false, h.execution)
 	g.handle(http.MethodPost, "/api/v1/runtime/{session_id}/executions/{execution_id}/cancel/", false, h.cancel)
 	g.handle(http.MethodGet, "/api/v1/executions/", false, h.listExecutions)
