@@ -51,10 +51,10 @@ func (q ExecutionsQuery) filter() (domain.ExecutionFilter, error) {
 	}
 	var ok bool
 	if f.Since, ok = rfc3339(q.Since); !ok {
-		bad = append(bad, domain.FieldError{Field: "since", Message: "must be a time in RFC 3339 (2026-11-27T15:00:00Z)"})
+		bad = append(bad, domain.FieldError{Field: "since", Message: badTime})
 	}
 	if f.Until, ok = rfc3339(q.Until); !ok {
-		bad = append(bad, domain.FieldError{Field: "until", Message: "must be a time in RFC 3339 (2026-11-27T15:00:00Z)"})
+		bad = append(bad, domain.FieldError{Field: "until", Message: badTime})
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
 		bad = append(bad, domain.FieldError{Field: "until", Message: "must be later than since"})
@@ -67,6 +67,10 @@ func (q ExecutionsQuery) filter() (domain.ExecutionFilter, error) {
 	}
 	return f, nil
 }
+
+// badTime is the message of a since or until that rfc3339 refuses: it names the years too, as a
+// well-formed time of 1969 is refused as well.
+const badTime = "must be a time in RFC 3339 (2026-11-27T15:00:00Z) in the years 1970 to 9999"
 
 // rfc3339 reads an optional time ("" is the zero time).
 func rfc3339(v string) (time.Time, bool) {

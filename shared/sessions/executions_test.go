@@ -2,6 +2,8 @@ package sessions_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/agentorch/agentorch/shared/domain"
@@ -59,6 +61,8 @@ func TestListExecutionsOfRuns(t *testing.T) {
 		{sessions.ExecutionsQuery{Status: "done"}, "status"},
 		{sessions.ExecutionsQuery{Since: "yesterday"}, "since"},
 		{sessions.ExecutionsQuery{Until: "2026-11-27"}, "until"},
+		{sessions.ExecutionsQuery{Since: "1969-12-31T23:59:59Z"}, "since"}, // well formed, before the years taken
+		{sessions.ExecutionsQuery{Until: "0001-01-01T00:00:00Z"}, "until"},
 		{sessions.ExecutionsQuery{Since: "2026-11-27T10:00:00Z", Until: "2026-11-27T09:00:00+00:00"}, "until"},
 		{sessions.ExecutionsQuery{After: "not-a-cursor"}, "after"},
 	} {
@@ -67,5 +71,10 @@ func TestListExecutionsOfRuns(t *testing.T) {
 		if got := fieldsOf(err); len(got) != 1 || got[0] != tc.field {
 			t.Errorf("%+v: %v; want a 400 on %s", tc.q, err, tc.field)
 		}
+	}
+	// A well-formed time outside the years taken is told so, not that it is not RFC 3339.
+	_, _, err = svc.ListExecutions(ctx, alice, sessions.ExecutionsQuery{Since: "1969-12-31T23:59:59Z", Limit: 10})
+	if de := (*domain.Error)(nil); !errors.As(err, &de) || len(de.Fields) != 1 || !strings.Contains(de.Fields[0].Message, "1970 to 9999") {
+		t.Errorf("since 1969: %v; want a 400 naming the years 1970 to 9999", err)
 	}
 }
