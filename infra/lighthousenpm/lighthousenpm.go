@@ -76,9 +76,13 @@ type Screen struct {
 // Plan is what Audit audits, in order, in one tab of the Chromium at Chromium.
 type Plan struct {
 	Chromium string `json:"chromium"`
-	// Runs is how many times each screen is audited (at least once); with more than one, the
-	// result is Lighthouse's median run (by first contentful paint and time to interactive).
-	Runs int `json:"runs"`
+	// Runs is how many runs of each screen on a machine fast enough (its benchmark index over
+	// MinBenchmark) are wanted, at least one; the result is Lighthouse's median run of them (by
+	// first contentful paint and time to interactive). A screen is audited at most MaxRuns times
+	// (at least Runs) to find them; without any, its result is the median of all and Busy.
+	Runs         int     `json:"runs"`
+	MaxRuns      int     `json:"maxRuns"`
+	MinBenchmark float64 `json:"minBenchmark"`
 	// ReportDir, when set, receives every run's whole Lighthouse report (<screen>-<run>.json),
 	// which Lighthouse's viewer (googlechrome.github.io/lighthouse/viewer) opens.
 	ReportDir string   `json:"reportDir,omitempty"`
@@ -100,8 +104,12 @@ type Result struct {
 	// (performance, accessibility, best-practices, seo).
 	Scores  map[string]int `json:"scores"`
 	Failing []Finding      `json:"failing"` // the audits of those categories scored below 0.9
-	// PerformanceRuns are the performance scores of every run, in order.
+	// PerformanceRuns are the performance scores of every run, in order, and Benchmarks the
+	// machine's benchmark index at each.
 	PerformanceRuns []int `json:"performanceRuns"`
+	Benchmarks      []int `json:"benchmarks"`
+	// Busy: no run found the machine fast enough (every benchmark index at most MinBenchmark).
+	Busy bool `json:"busy"`
 	// Scripts are the scripts the screen loaded, with the bytes they took on the wire.
 	Scripts []Script `json:"scripts"`
 	// BenchmarkIndex is Lighthouse's measure of the machine's speed during the run (higher is
