@@ -24,6 +24,7 @@ interface Turn {
   rating?: number
   paused?: boolean // the run paused on this turn: it waits for (or got) an answer, it is not an answer
   stopped?: boolean // Stop cancelled the run
+  usage?: Usage | null // the execution's tokens and cost when the session was reopened (null: none)
 }
 
 type HistoryMessage = MessageHistory['messages'][number]
@@ -164,10 +165,10 @@ function settle(list: Activity[] | undefined, paused: boolean): Activity[] {
   return (list ?? []).map((a) => (a.done ? a : { ...a, done: true, waiting: paused }))
 }
 
-/** Every page of a wrapped list (a session's messages or events). */
-async function all<T>(path: string, field: 'messages' | 'events'): Promise<T[]> {
+/** Every page of a wrapped list (a session's messages, events or executions); a page cut short by its size is followed from where it ended. */
+async function all<T>(path: string, field: 'messages' | 'events' | 'executions'): Promise<T[]> {
   const out: T[] = []
-  for (let offset = 0; ; offset += 100) {
+  for (let offset = 0; ; offset = out.length) {
     const p = await api<Record<string, unknown>>('GET', `${path}${path.includes('?') ? '&' : '?'}limit=100&offset=${offset}`)
     const items = (p[field] ?? []) as T[]
     out.push(...items)
@@ -181,11 +182,17 @@ async function all<T>(path: string, field: 'messages' | 'events'): Promise<T[]> 
  * not name their execution: executions are taken in the order they started, each user message
  * opens the next one (skipping one that stored no message, e.g. it failed before), and an
  * execution that paused gives one part of its events (up to its requires_action) to each of its
- * assistant messages.
+ * assistant messages. The session's executions, read in one request with them, give each answered
+ * turn its tokens and cost and whether Stop cancelled it, and a stopped run that wrote
+ * no answer its turn as the chat showed it live (its rows, "Stopped.").
  */
 async function history(sid: string): Promise<Turn[]> {
   const base = `runtime/${encodeURIComponent(sid)}`
-  const [msgs, events] = await Promise.all([all<HistoryMessage>(`${base}/messages/`, 'messages'), all<StoredEvent>(`${base}/events/`, 'events')])
+  const [msgs, events, runs] = await Promise.all([all<HistoryMessage>(`${base}/messages/`, 'messages'), all<StoredEvent>(`${base}/events/`, 'events'),
+    all<Execution>(`${base}/executions/`, 'executions')])
+  const byRun = new Map(runs.map((x) => [x.id, x]))
+  const usageOf = (id?: string) => (id ? (byRun.get(id) as { result?: ExecuteResult } | undefined)?.result?.metadata.usage ?? null : undefined)
+  const stoppedOf = (id?: string) => (id ? String(byRun.get(id)?.status) === 'cancelled' : false)
   const byExec = new Map<string, StoredEvent[]>()
   for (const e of events) {
     const l = byExec.get(e.execution_id)
@@ -203,8 +210,16 @@ async function history(sid: string): Promise<Turn[]> {
   }).sort((a, b) => a.start - b.start)
   const turns: Turn[] = []
   let cur = -1, part = 0
+  // The turn of the current execution when Stop cancelled it before it wrote an answer.
+  const unanswered = () => {
+    const ex = execs[cur]
+    if (!ex || turns[turns.length - 1]?.role !== 'user' || !stoppedOf(ex.id)) return
+    const activity = settle((ex.parts[0] ?? []).reduce((l, e) => applyEvent(l, e.type, e.data ?? {}), [] as Activity[]), false)
+    turns.push({ role: 'assistant', key: nextKey(), text: '', activity, execution: ex.id, stopped: true, usage: usageOf(ex.id) })
+  }
   for (const m of msgs) {
     if (m.role === 'user') {
+      unanswered()
       let j = cur + 1
       // The message's time is to the second: an execution after the next one started before it.
       while (j + 1 < execs.length && execs[j + 1].start < Date.parse(m.timestamp)) j++
@@ -227,8 +242,10 @@ async function history(sid: string): Promise<Turn[]> {
     const paused = evs.some((e) => e.type === 'requires_action') || (m.tool_calls?.length ?? 0) > 0
     // Only the last message can still wait; an earlier paused one was answered.
     const activity = settle(evs.reduce((l, e) => applyEvent(l, e.type, e.data ?? {}), [] as Activity[]), paused && m === msgs[msgs.length - 1])
-    turns.push({ role: 'assistant', key: nextKey(), id: m.id, text: m.content, citations: m.citations, activity, execution: ex?.id, paused })
+    turns.push({ role: 'assistant', key: nextKey(), id: m.id, text: m.content, citations: m.citations, activity, execution: ex?.id, paused,
+      stopped: !paused && stoppedOf(ex?.id), usage: usageOf(ex?.id) })
   }
+  unanswered()
   return turns
 }
 
@@ -439,7 +456,7 @@ function Chat({ session, turns, setTurns, pending, setPending, onRan }: ChatProp
               </p>
             )}
             {t.role === 'assistant' && t.id && !t.streaming && !t.paused && t.text.trim() !== '' && <Feedback turn={t} onRated={(r) => patch(t.key, (x) => ({ ...x, rating: r }))} />}
-            {t.role === 'assistant' && t.execution && !t.streaming && !t.paused && <TurnUsage key={t.execution} session={session.id} execution={t.execution} />}
+            {t.role === 'assistant' && t.execution && !t.streaming && !t.paused && <TurnUsage key={t.execution} session={session.id} execution={t.execution} known={t.usage} />}
             {t.execution && <a class="small" data-testid="trace-link" href={`${ROOT}trace/${session.id}/${t.execution}`}>Trace</a>}
           </article>
         ))}
@@ -476,11 +493,13 @@ function Chat({ session, turns, setTurns, pending, setPending, onRan }: ChatProp
  * An answered turn's tokens and cost: its execution's, read from the execution's record, live as
  * when the session is reopened, so that both show the same figures (an execution that paused
  * shows them once, on the turn that ended it: its parts together). A record still being written
- * is read again shortly; one without a result (a failed run) shows nothing.
+ * is read again shortly; one without a result (a failed run) shows nothing. A reopened session's
+ * turns come with their figures (one request for all of them), and read none.
  */
-function TurnUsage({ session, execution }: { session: string; execution: string }) {
-  const [usage, setUsage] = useState<Usage | null | undefined>(undefined)
+function TurnUsage({ session, execution, known }: { session: string; execution: string; known?: Usage | null }) {
+  const [usage, setUsage] = useState<Usage | null | undefined>(known)
   useEffect(() => {
+    if (known !== undefined) return // read with the session's executions when it was reopened
     let live = true
     let tries = 0
     let timer: ReturnType<typeof setTimeout> | undefined
