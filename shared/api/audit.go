@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/agentorch/agentorch/shared/domain"
 )
 
@@ -31,8 +33,8 @@ func viewAuditEntry(e *domain.AuditEntry) auditEntryJSON {
 }
 
 // WithAudit adds the company's audit log to the group (the auth function's: its admin routes):
-// GET /api/v1/audit/, admin keys only, newest first, paged as the other lists, filtered by action
-// and by a time window (from inclusive, to exclusive, RFC 3339).
+// GET /api/v1/audit/, admin keys only, newest first, paged as the other lists, filtered by action,
+// by the acting key (key_id) and by a time window (from inclusive, to exclusive, RFC 3339).
 func (g *Group) WithAudit(svc AuditService) *Group {
 	g.handle(http.MethodGet, "/api/v1/audit/", false, listPage(domain.ScopeAdmin, func(r *http.Request, offset, limit int) ([]auditEntryJSON, bool, error) {
 		f, err := auditFilter(r)
@@ -49,12 +51,18 @@ func (g *Group) WithAudit(svc AuditService) *Group {
 	return g
 }
 
-// auditFilter reads the action, from and to query parameters; a time that is not RFC 3339 is a
-// 400 naming the parameter (the action is checked by the service).
+// auditFilter reads the action, key_id, from and to query parameters; a key id that is not a
+// key's (a UUID) or a time that is not RFC 3339 is a 400 naming the parameter (the action is
+// checked by the service).
 func auditFilter(r *http.Request) (domain.AuditFilter, error) {
 	q := r.URL.Query()
-	f := domain.AuditFilter{Action: q.Get("action")}
+	f := domain.AuditFilter{Action: q.Get("action"), ActorKeyID: q.Get("key_id")}
 	var errs []domain.FieldError
+	if f.ActorKeyID != "" {
+		if id, err := uuid.Parse(f.ActorKeyID); err != nil || id.String() != f.ActorKeyID {
+			errs = append(errs, domain.FieldError{Field: "key_id", Message: "must be a key's id, a lowercase UUID such as 6f1c2b1e-0d8e-4c59-9a55-2b0c6d0e7f10"})
+		}
+	}
 	for _, p := range []struct {
 		name string
 		to   *time.Time

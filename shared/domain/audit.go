@@ -29,9 +29,10 @@ func (e AuditEntry) TargetType() string {
 	return t
 }
 
-// AuditFilter narrows a list of entries: one action (or any, ""), and entries created at or after
-// From and before To (zero: unbounded).
+// AuditFilter narrows a list of entries: one action (or any, ""), one acting key (ActorKeyID, or
+// any, ""), and entries created at or after From and before To (zero: unbounded).
 type AuditFilter struct {
-	Action   string
-	From, To time.Time
+	Action     string
+	ActorKeyID string
+	From, To   time.Time
 }

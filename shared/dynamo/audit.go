@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -26,10 +27,20 @@ type auditRecord struct {
 // A company's entries share one partition, sorted by time: the whole list is one Query newest
 // first, a time window a key condition on the sort key. gsi1 holds each action's entries in a
 // partition of their own with the same sort key, so the action filter is one Query too and reads
-// no entry of another action.
+// no entry of another action. The acting key is a FilterExpression on that same Query: DynamoDB
+// drops the other keys' entries after reading them, so a page of one key's entries reads (and is
+// billed for) the window's entries of every key up to it; the time window bounds that.
 func companyAudit(c string) string               { return "CO#" + c + "#AUDIT" }
 func companyAuditAction(c, action string) string { return "CO#" + c + "#AUDIT#" + action }
 func auditSK(e *domain.AuditEntry) string        { return sortTime(e.CreatedAt) + "#" + e.ID }
+
+// actorNeedle is how a record's JSON names its acting key: the field as encoding/json writes it.
+func actorNeedle(keyID string) string {
+	b, _ := json.Marshal(struct {
+		ActorKeyID string `json:"actor_key_id"`
+	}{keyID})
+	return string(b[1 : len(b)-1])
+}
 
 // PutAuditEntry stores an entry (one PutItem) with its expiry in ttl, in epoch seconds, so that
 // DynamoDB deletes it after audit.Retention.
@@ -47,7 +58,9 @@ func (st *Store) PutAuditEntry(ctx context.Context, e *domain.AuditEntry) error 
 }
 
 // ListAuditEntries pages through a company's entries, newest first: one Query on the table (or,
-// with an action, on gsi1) that reads no further than offset+limit+1 entries of the window.
+// with an action, on gsi1) that reads no further than offset+limit+1 entries of the window (with
+// an acting key, than offset+limit+1 of its entries: the Query goes on past entries it filters
+// out, so a page is as full as without the filter).
 func (st *Store) ListAuditEntries(ctx context.Context, company string, f domain.AuditFilter, offset, limit int) ([]*domain.AuditEntry, bool, error) {
 	pkName, skName, list := attrPK, attrSK, companyAudit(company)
 	in := &dynamodb.QueryInput{TableName: aws.String(st.table), ScanIndexForward: aws.Bool(false),
@@ -74,6 +87,14 @@ func (st *Store) ListAuditEntries(ctx context.Context, company string, f domain.
 	in.ExpressionAttributeNames = map[string]string{"#pk": pkName}
 	if len(values) > 1 {
 		in.ExpressionAttributeNames["#sk"] = skName
+	}
+	if f.ActorKeyID != "" {
+		// The record is one JSON string (attrData): the key is the text its encoding holds, which
+		// matches entries written before this filter existed too. Its field name and quotes make
+		// it match actor_key_id alone, never a target_id of the same value.
+		in.FilterExpression = aws.String("contains(#data, :actor)")
+		in.ExpressionAttributeNames["#data"] = attrData
+		values[":actor"] = stringAttr(actorNeedle(f.ActorKeyID))
 	}
 	in.ExpressionAttributeValues = values
 

@@ -42,7 +42,7 @@ func (f *Store) ListAuditEntries(_ context.Context, company string, filter domai
 	}
 	var all []*domain.AuditEntry
 	for _, e := range f.entries {
-		if e.Company != company || (filter.Action != "" && e.Action != filter.Action) ||
+		if e.Company != company || (filter.Action != "" && e.Action != filter.Action) || (filter.ActorKeyID != "" && e.ActorKeyID != filter.ActorKeyID) ||
 			(!filter.From.IsZero() && e.CreatedAt.Before(filter.From)) || (!filter.To.IsZero() && !e.CreatedAt.Before(filter.To)) {
 			continue
 		}

@@ -13,8 +13,8 @@ import (
 )
 
 // StoreSuite is audit.Store's contract: entries read back as written, newest first with ties by
-// id, pages by offset and limit, the action and time filters (from inclusive, to exclusive) alone
-// and together, companies kept apart. newStore may return one store for every subtest: each
+// id, pages by offset and limit, the action, acting key and time filters (from inclusive, to
+// exclusive) alone and together, full pages of one key's entries, companies kept apart. newStore may return one store for every subtest: each
 // subtest uses companies of its own.
 func StoreSuite(t *testing.T, newStore func(*testing.T) audit.Store) {
 	ctx := context.Background()
@@ -122,6 +122,53 @@ func StoreSuite(t *testing.T, newStore func(*testing.T) audit.Store) {
 		got, more := list(t, st, company, domain.AuditFilter{Action: audit.KeyCreated}, 1, 1)
 		if diff := cmp.Diff([]*domain.AuditEntry{all[3]}, got); diff != "" || !more {
 			t.Errorf("filtered page: more = %v; (-want +got):\n%s", more, diff)
+		}
+	})
+
+	t.Run("ActorFilter", func(t *testing.T) {
+		st := newStore(t)
+		company, all := seed(t, st, 6) // every entry by a key of its own
+		// Three more entries of one key, between the seeded ones, and one whose target is that key.
+		key := all[5].ActorKeyID // base, a KeyCreated
+		var mine []*domain.AuditEntry
+		for i, s := range []int{1, 3, 5} {
+			at := base.Add(time.Duration(s)*time.Second + 500*time.Millisecond)
+			e := &domain.AuditEntry{ID: uuid.NewString(), Company: company, ActorKeyID: key, ViaToken: i == 0,
+				Action: audit.KeyRevoked, TargetID: uuid.NewString(), CreatedAt: at, ExpiresAt: at.Add(audit.Retention)}
+			if err := st.PutAuditEntry(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+			mine = append([]*domain.AuditEntry{e}, mine...)
+		}
+		at := base.Add(2*time.Second + 500*time.Millisecond)
+		if err := st.PutAuditEntry(ctx, &domain.AuditEntry{ID: uuid.NewString(), Company: company, ActorKeyID: all[0].ActorKeyID,
+			Action: audit.KeyRevoked, TargetID: key, CreatedAt: at, ExpiresAt: at.Add(audit.Retention)}); err != nil {
+			t.Fatal(err)
+		}
+		byKey := []*domain.AuditEntry{mine[0], mine[1], mine[2], all[5]} // base+5.5s, +3.5s, +1.5s, +0s
+		for _, c := range []struct {
+			name          string
+			filter        domain.AuditFilter
+			offset, limit int
+			want          []*domain.AuditEntry
+			more          bool
+		}{
+			{"key", domain.AuditFilter{ActorKeyID: key}, 0, 10, byKey, false},
+			{"first page", domain.AuditFilter{ActorKeyID: key}, 0, 2, byKey[0:2], true},
+			{"second page", domain.AuditFilter{ActorKeyID: key}, 2, 2, byKey[2:4], false},
+			{"past the end", domain.AuditFilter{ActorKeyID: key}, 4, 2, []*domain.AuditEntry{}, false},
+			{"key and action", domain.AuditFilter{ActorKeyID: key, Action: audit.KeyCreated}, 0, 10, byKey[3:4], false},
+			{"key and time", domain.AuditFilter{ActorKeyID: key, From: base.Add(time.Second), To: base.Add(4 * time.Second)}, 0, 10, byKey[1:3], false},
+			{"key, action and time", domain.AuditFilter{ActorKeyID: key, Action: audit.KeyRevoked, To: base.Add(4 * time.Second)}, 0, 1, byKey[1:2], true},
+			{"unknown key", domain.AuditFilter{ActorKeyID: uuid.NewString()}, 0, 10, []*domain.AuditEntry{}, false},
+		} {
+			got, more := list(t, st, company, c.filter, c.offset, c.limit)
+			if len(got) == 0 {
+				got = []*domain.AuditEntry{}
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" || more != c.more {
+				t.Errorf("%s: more = %v, want %v; (-want +got):\n%s", c.name, more, c.more, diff)
+			}
 		}
 	})
 
