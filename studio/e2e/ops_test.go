@@ -459,9 +459,9 @@ func TestOpsUsageLimitsAudit(t *testing.T) {
 
 // TestOpsMCPConnect: an MCP server behind OAuth (infra/mcptest's authorization server, which
 // registers the client dynamically and answers at once) is registered in Settings with OAuth
-// ticked and shows auth_required; Authorize opens the authorization in a window of its own,
+// ticked and shows auth_required and Connect; Connect opens the authorization in a window of its own,
 // whose return to /studio/oauth/callback completes it in the studio's tab: the server shows
-// active with its tools. Signed in with a key without the admin scope, Limits and the audit log
+// active with its tools, and its button Reconnect. Signed in with a key without the admin scope, Limits and the audit log
 // say that they need it.
 func TestOpsMCPConnect(t *testing.T) {
 	s := newStudio(t)
@@ -478,9 +478,17 @@ func TestOpsMCPConnect(t *testing.T) {
 	s.click(mcpRegister)
 	s.waitText(mcpStatus, "auth_required", patience)
 	s.axeBoth("an MCP server waiting for its authorization")
+	if got := s.eval(fmt.Sprintf(`Array.from(document.querySelectorAll(%q), b => b.textContent + "|" + b.getAttribute("aria-label")).join(",")`, tid(mcpAuthorize))); got != "Connect|Connect guarded" {
+		t.Errorf("the button of a server waiting for its authorization reads %q, want Connect named Connect guarded", got)
+	}
 	s.clickIn(mcpRow, "guarded", mcpAuthorize)
 	s.waitText(mcpStatus, "active", patience)
 	s.waitText(mcpRow, "tools", patience)
+	s.waitText(mcpAuthorize, "Reconnect", patience)
+	if got := s.eval(fmt.Sprintf(`document.querySelector(%q).getAttribute("aria-label")`, tid(mcpAuthorize))); got != "Reconnect guarded" {
+		t.Errorf("the connected server's button is named %q, want Reconnect guarded", got)
+	}
+	s.axeBoth("a connected MCP server")
 	if n := len(o.Authorizations); n != 1 {
 		t.Errorf("the authorization server saw %d authorization requests, want 1", n)
 	}

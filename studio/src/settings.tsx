@@ -275,6 +275,9 @@ function Servers() {
       setError(err)
     }
   }
+  // Connect while the server waits for a person (auth_required, no token yet); a connected one
+  // can be authorized again (other scopes, another account): Reconnect.
+  const connectLabel = (s: MCPServer) => (s.status !== 'auth_required' && s.auth?.authorized ? 'Reconnect' : 'Connect')
   async function authorize(s: MCPServer) {
     setError(null)
     try {
@@ -313,7 +316,7 @@ function Servers() {
             <button type="button" data-testid="mcp-refresh" aria-label={`Refresh ${s.name}`} onClick={() => refresh(s)}>Refresh</button>{' '}
             <button type="button" data-testid="mcp-edit" aria-label={`Edit ${s.name}`} onClick={() => setEditing(s)}>Edit</button>{' '}
             <Confirm label="Delete" name={`Delete ${s.name}`} testid="mcp-delete" question={`Delete ${s.name}? Agents that use it can no longer call its tools.`} onConfirm={() => remove(s)} />
-            {s.auth?.grant === 'authorization_code' && <>{' '}<button type="button" data-testid="mcp-authorize" aria-label={`Authorize ${s.name}`} onClick={() => authorize(s)}>Authorize</button></>}
+            {s.auth?.grant === 'authorization_code' && <>{' '}<button type="button" data-testid="mcp-authorize" aria-label={`${connectLabel(s)} ${s.name}`} onClick={() => authorize(s)}>{connectLabel(s)}</button></>}
           </li>
         ))}
         {!list.loading && list.items.length === 0 && <li class="empty" data-testid="empty">No MCP servers yet. Register one below by its URL; its tools can then be given to agents.</li>}
