@@ -165,7 +165,7 @@ func (s *Service) Create(ctx context.Context, p domain.Principal, in CreateInput
 	a := &domain.Agent{ID: uuid.NewString(), Owner: p.Owner, Company: p.Company, CreatedAt: now, Seq: 1, VersionNumber: domain.FirstVersion}
 	in.Flags.apply(a)
 	s.setConfig(a, in.Config, now)
-	v := s.version(a, p, now)
+	v := s.version(a, in.Config, p, now)
 	// agent_key is unique across the service (from-agent finds public agents of any company by
 	// it). The name's key is tried first; when it is taken, a random suffix follows, so the key
 	// tells nothing about how many agents elsewhere share the name (a counter would).
@@ -282,7 +282,7 @@ func (s *Service) Update(ctx context.Context, p domain.Principal, id string, in 
 		a.VersionNumber = domain.NextVersion(a.VersionNumber, a.Explicit, next.Object())
 		a.Seq++
 		s.setConfig(a, next, now)
-		v = s.version(a, p, now)
+		v = s.version(a, next, p, now)
 	}
 	a.UpdatedAt = now
 	if err := s.store.UpdateAgent(ctx, a, v, prevSeq); err != nil {
@@ -375,12 +375,20 @@ func (s *Service) setConfig(a *domain.Agent, doc domain.ConfigDoc, now time.Time
 	a.UpdatedAt = now
 }
 
-func (s *Service) version(a *domain.Agent, p domain.Principal, now time.Time) *domain.AgentVersion {
-	return &domain.AgentVersion{
+// version is the version a's configuration doc makes, its members in the order the client wrote
+// them when doc knows it.
+func (s *Service) version(a *domain.Agent, doc domain.ConfigDoc, p domain.Principal, now time.Time) *domain.AgentVersion {
+	v := &domain.AgentVersion{
 		ID: a.VersionID, AgentID: a.ID, VersionNumber: a.VersionNumber, Seq: a.Seq,
 		SystemConfig: a.Explicit, CreatedAt: now,
 		Metadata: map[string]any{"config_hash": a.ConfigHash, "created_by": p.Owner, "created_at": now.Format(time.RFC3339)},
 	}
+	// OrderedJSON fails only where json.Marshal of the object would; the store then encodes
+	// SystemConfig itself and reports it.
+	if b, err := doc.OrderedJSON(); err == nil {
+		v.SystemConfigJSON = b
+	}
+	return v
 }
 
 func (f Flags) apply(a *domain.Agent) {

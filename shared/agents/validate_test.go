@@ -2,6 +2,7 @@ package agents_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"regexp"
 	"strings"
@@ -211,7 +212,8 @@ func TestCreate(t *testing.T) {
 	}
 	wantV := []*domain.AgentVersion{{
 		ID: a.VersionID, AgentID: a.ID, VersionNumber: "1.0.0", Seq: 1, SystemConfig: config(t, supportConfig), CreatedAt: a.CreatedAt,
-		Metadata: map[string]any{"config_hash": a.ConfigHash, "created_by": "alice", "created_at": a.CreatedAt.Format(time.RFC3339)},
+		Metadata:         map[string]any{"config_hash": a.ConfigHash, "created_by": "alice", "created_at": a.CreatedAt.Format(time.RFC3339)},
+		SystemConfigJSON: json.RawMessage(supportConfig), // the keys in the order sent, not sorted
 	}}
 	if diff := cmp.Diff(wantV, vs); diff != "" {
 		t.Errorf("versions (-want +got):\n%s", diff)

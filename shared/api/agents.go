@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 
 	"github.com/agentorch/agentorch/shared/agents"
@@ -90,7 +91,7 @@ var agentBodyFields = []string{"system_config", "is_public", "is_shared", "origi
 // out) plus the top-level flags.
 func (h *agentHandlers) agentBody(w http.ResponseWriter, r *http.Request, needConfig bool) (domain.ConfigDoc, agents.Flags, error) {
 	var f agents.Flags
-	body, err := decodeObject(w, r, h.g.opts.MaxBodyBytes)
+	body, text, err := readObject(w, r, h.g.opts.MaxBodyBytes)
 	if err != nil {
 		return domain.ConfigDoc{}, f, err
 	}
@@ -131,7 +132,18 @@ func (h *agentHandlers) agentBody(w http.ResponseWriter, r *http.Request, needCo
 	if len(errs) > 0 {
 		return domain.ConfigDoc{}, f, domain.Invalid(errs)
 	}
-	return domain.ConfigDocOf(m), f, nil
+	return domain.ConfigDocJSON(m, memberText(text, "system_config")), f, nil
+}
+
+// memberText is the JSON text of the member name of the object in text (the last one, as the
+// decoder reads a key written twice), nil when there is none: the configuration as the client
+// wrote it, for the order of its members.
+func memberText(text []byte, name string) []byte {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(text, &members); err != nil {
+		return nil
+	}
+	return members[name]
 }
 
 func (h *agentHandlers) create(w http.ResponseWriter, r *http.Request) error {

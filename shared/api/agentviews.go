@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/agentorch/agentorch/shared/domain"
@@ -34,15 +35,19 @@ func viewAgent(a *domain.Agent) agentJSON {
 
 // agentVersionJSON is an agent version as the API shows it.
 type agentVersionJSON struct {
-	ID            string         `json:"id"`
-	AgentID       string         `json:"agent"`
-	VersionNumber string         `json:"version_number"`
-	SystemConfig  map[string]any `json:"system_config"`
-	Metadata      map[string]any `json:"metadata"`
+	ID            string          `json:"id"`
+	AgentID       string          `json:"agent"`
+	VersionNumber string          `json:"version_number"`
+	SystemConfig  json.RawMessage `json:"system_config"` // the members in the order the client wrote them
+	Metadata      map[string]any  `json:"metadata"`
 }
 
 func viewAgentVersion(v *domain.AgentVersion) agentVersionJSON {
-	return agentVersionJSON{ID: v.ID, AgentID: v.AgentID, VersionNumber: v.VersionNumber, SystemConfig: v.SystemConfig, Metadata: v.Metadata}
+	cfg := v.SystemConfigJSON
+	if cfg == nil {
+		cfg, _ = domain.ConfigDocOf(v.SystemConfig).OrderedJSON() // a map decoded from JSON always encodes
+	}
+	return agentVersionJSON{ID: v.ID, AgentID: v.AgentID, VersionNumber: v.VersionNumber, SystemConfig: cfg, Metadata: v.Metadata}
 }
 
 // validateJSON is the validate endpoint's verdict: valid with a message, or not with the

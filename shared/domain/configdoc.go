@@ -60,7 +60,8 @@ func (d ConfigDoc) MarshalJSON() ([]byte, error) {
 	return json.Marshal(d.obj)
 }
 
-// UnmarshalJSON reads a JSON object, numbers kept as json.Number; null leaves no document.
+// UnmarshalJSON reads a JSON object, numbers kept as json.Number and members' order known
+// (OrderedJSON); null leaves no document.
 func (d *ConfigDoc) UnmarshalJSON(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
@@ -76,6 +77,6 @@ func (d *ConfigDoc) UnmarshalJSON(b []byte) error {
 	if !ok {
 		return errors.New("a configuration must be a JSON object, not " + JSONType(v))
 	}
-	*d = ConfigDoc{obj: obj}
+	*d = ConfigDocJSON(obj, b)
 	return nil
 }

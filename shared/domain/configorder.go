@@ -21,16 +21,27 @@ func ConfigDocJSON(obj map[string]any, text []byte) ConfigDoc {
 	return d
 }
 
-// OrderedJSON is the document in JSON as encoding/json writes Object() (compact, the same escapes
-// in strings, numbers as sent), except that every object's members stand in the order the client
-// wrote them: the same members and bytes as json.Marshal(Object()), only placed differently, so
-// the same size and the same ConfigHash. A document without its text (built from a map, or the
-// result of Merge) gives json.Marshal's order, keys sorted.
+// OrderedJSON is the document in JSON as the API writes Object() (encoding/json, compact, without
+// HTML escapes, numbers as sent), except that every object's members stand in the order the
+// client wrote them: the same members and bytes, only placed differently, so the same size and the
+// same ConfigHash. A document without its text (built from a map, or the result of Merge) gives
+// encoding/json's order, keys sorted.
 func (d ConfigDoc) OrderedJSON() (json.RawMessage, error) {
 	if d.ordered != nil {
 		return bytes.Clone(d.ordered), nil
 	}
-	return json.Marshal(d.obj)
+	return encodeJSON(d.obj)
+}
+
+// encodeJSON is json.Marshal without HTML escapes, as the API writes its answers.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // errDuplicateKey stops orderedJSON at a key written twice in one object.
@@ -60,7 +71,7 @@ func writeOrdered(dec *json.Decoder, buf *bytes.Buffer) error {
 	}
 	delim, ok := tok.(json.Delim)
 	if !ok {
-		b, err := json.Marshal(tok) // a string, json.Number, bool or nil
+		b, err := encodeJSON(tok) // a string, json.Number, bool or nil
 		if err != nil {
 			return err
 		}
@@ -87,7 +98,7 @@ func writeOrdered(dec *json.Decoder, buf *bytes.Buffer) error {
 			if n > 0 {
 				buf.WriteByte(',')
 			}
-			b, err := json.Marshal(key)
+			b, err := encodeJSON(key)
 			if err != nil {
 				return err
 			}

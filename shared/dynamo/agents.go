@@ -1,7 +1,9 @@
 package dynamo
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -50,25 +52,49 @@ func (r *agentRecord) agent() *domain.Agent {
 		UpdatedAt: r.UpdatedAt, Explicit: r.Explicit, VersionID: r.VersionID, Seq: r.Seq}
 }
 
-// versionRecord is the stored form of an agent version.
+// versionRecord is the stored form of an agent version. Its system_config is the configuration's
+// JSON with the members in the order the client wrote them (SystemConfigJSON); items written
+// before held the object with its keys sorted, which reads the same way.
 type versionRecord struct {
-	ID            string         `json:"id"`
-	AgentID       string         `json:"agent"`
-	VersionNumber string         `json:"version_number"`
-	SystemConfig  map[string]any `json:"system_config"`
-	Metadata      map[string]any `json:"metadata"`
-	Seq           int            `json:"seq"`
-	CreatedAt     time.Time      `json:"created_at"`
+	ID            string          `json:"id"`
+	AgentID       string          `json:"agent"`
+	VersionNumber string          `json:"version_number"`
+	SystemConfig  json.RawMessage `json:"system_config"`
+	Metadata      map[string]any  `json:"metadata"`
+	Seq           int             `json:"seq"`
+	CreatedAt     time.Time       `json:"created_at"`
 }
 
-func newVersionRecord(v *domain.AgentVersion) versionRecord {
-	return versionRecord{ID: v.ID, AgentID: v.AgentID, VersionNumber: v.VersionNumber, SystemConfig: v.SystemConfig,
-		Metadata: v.Metadata, Seq: v.Seq, CreatedAt: v.CreatedAt}
+func newVersionRecord(v *domain.AgentVersion) (versionRecord, error) {
+	cfg := v.SystemConfigJSON
+	if cfg == nil {
+		var err error
+		if cfg, err = domain.ConfigDocOf(v.SystemConfig).OrderedJSON(); err != nil {
+			return versionRecord{}, fmt.Errorf("encode version %s: %w", v.ID, err)
+		}
+	}
+	return versionRecord{ID: v.ID, AgentID: v.AgentID, VersionNumber: v.VersionNumber, SystemConfig: cfg,
+		Metadata: v.Metadata, Seq: v.Seq, CreatedAt: v.CreatedAt}, nil
 }
 
-func (r *versionRecord) version() *domain.AgentVersion {
-	return &domain.AgentVersion{ID: r.ID, AgentID: r.AgentID, VersionNumber: r.VersionNumber, SystemConfig: r.SystemConfig,
+func (r *versionRecord) version() (*domain.AgentVersion, error) {
+	v := &domain.AgentVersion{ID: r.ID, AgentID: r.AgentID, VersionNumber: r.VersionNumber,
 		Metadata: r.Metadata, Seq: r.Seq, CreatedAt: r.CreatedAt}
+	if len(r.SystemConfig) == 0 || string(r.SystemConfig) == "null" {
+		return v, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(r.SystemConfig))
+	dec.UseNumber()
+	if err := dec.Decode(&v.SystemConfig); err != nil {
+		return nil, fmt.Errorf("decode version %s: %w", r.ID, err)
+	}
+	// Written again as the API writes it: the stored text has encoding/json's HTML escapes.
+	cfg, err := domain.ConfigDocJSON(v.SystemConfig, r.SystemConfig).OrderedJSON()
+	if err != nil {
+		return nil, fmt.Errorf("encode version %s: %w", r.ID, err)
+	}
+	v.SystemConfigJSON = cfg
+	return v, nil
 }
 
 func agentPK(id string) string      { return "AGENT#" + id }
@@ -96,7 +122,11 @@ func (st *Store) agentItem(a *domain.Agent) (map[string]types.AttributeValue, er
 }
 
 func (st *Store) versionPut(v *domain.AgentVersion) (*types.Put, error) {
-	it, err := item(agentPK(v.AgentID), versionSK(v.Seq), newVersionRecord(v))
+	r, err := newVersionRecord(v)
+	if err != nil {
+		return nil, err
+	}
+	it, err := item(agentPK(v.AgentID), versionSK(v.Seq), r)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +330,7 @@ func decodeVersion(it map[string]types.AttributeValue) (*domain.AgentVersion, er
 	if err := decode(it, &r); err != nil {
 		return nil, err
 	}
-	return r.version(), nil
+	return r.version()
 }
 
 // AgentIDByKey resolves an agent_key to its agent id (one GetItem on the key claim).

@@ -45,7 +45,9 @@ func storedAgent() *domain.Agent {
 func storedVersion() *domain.AgentVersion {
 	return &domain.AgentVersion{ID: "v-3", AgentID: "a-1", VersionNumber: "1.2.0", Seq: 3,
 		SystemConfig: map[string]any{"name": "Support bot", "n": json.Number("1.5e3")},
-		Metadata:     map[string]any{"created_by": "alice", "is_public": true}, CreatedAt: storedAt}
+		// The keys sorted, as items were written before versions kept the client's order.
+		SystemConfigJSON: json.RawMessage(`{"n":1.5e3,"name":"Support bot"}`),
+		Metadata:         map[string]any{"created_by": "alice", "is_public": true}, CreatedAt: storedAt}
 }
 
 func storedFeedback() *domain.Feedback {

@@ -4,6 +4,7 @@
 package agentstest
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -229,6 +230,7 @@ func cloneAgent(a *domain.Agent) *domain.Agent {
 func cloneVersion(v *domain.AgentVersion) *domain.AgentVersion {
 	c := *v
 	c.SystemConfig = cloneMap(v.SystemConfig)
+	c.SystemConfigJSON = bytes.Clone(v.SystemConfigJSON)
 	c.Metadata = cloneMap(v.Metadata)
 	return &c
 }

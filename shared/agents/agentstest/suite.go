@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,10 +56,24 @@ func newAgent(company string, at time.Time) (*domain.Agent, *domain.AgentVersion
 	return a, version(a, 1)
 }
 
-// version is version seq of a.
+// version is version seq of a, its configuration's JSON with the top-level keys in reverse order
+// (as a client may write them), which a store keeps.
 func version(a *domain.Agent, seq int) *domain.AgentVersion {
+	cfg := domain.DeepCopy(a.SystemConfig)
+	keys := slices.Sorted(maps.Keys(cfg))
+	slices.Reverse(keys)
+	members := make([]string, len(keys))
+	for i, k := range keys {
+		key, _ := json.Marshal(k)
+		val, _ := json.Marshal(cfg[k])
+		members[i] = string(key) + ":" + string(val)
+	}
+	ordered, err := domain.ConfigDocJSON(cfg, []byte("{"+strings.Join(members, ",")+"}")).OrderedJSON()
+	if err != nil {
+		panic(err)
+	}
 	return &domain.AgentVersion{ID: uuid.NewString(), AgentID: a.ID, VersionNumber: fmt.Sprintf("1.0.%d", seq-1), Seq: seq,
-		SystemConfig: domain.DeepCopy(a.SystemConfig), Metadata: map[string]any{"seq": json.Number(fmt.Sprint(seq))},
+		SystemConfig: cfg, SystemConfigJSON: ordered, Metadata: map[string]any{"seq": json.Number(fmt.Sprint(seq))},
 		CreatedAt: a.CreatedAt.Add(time.Duration(seq) * time.Second)}
 }
 
