@@ -138,7 +138,7 @@ func TestAgentGraph(t *testing.T) {
 // TestVersionsSaved: the editor holds what was saved, so saving it unchanged makes no version and
 // a diff shows only what the user changed (not the defaults the service fills into the agent's
 // record); the keys stay in the order the user wrote them after a create and a save, in the editor
-// and in the diff.
+// and in the diff, and after a reload too (the service keeps the order in the versions).
 func TestVersionsSaved(t *testing.T) {
 	s := newStudio(t)
 	s.createAgent(`{"name":"Plain","system_prompt":"Hi."}`)
@@ -182,28 +182,42 @@ func TestVersionsSaved(t *testing.T) {
 	if len(vs) != 2 {
 		t.Fatalf("versions %v, want 2", vs)
 	}
-	s.choose(versionLeft, vs[0], false)
-	s.choose(versionRight, vs[1], false)
-	s.visible(diffRow)
-	rows, _ := s.eval(fmt.Sprintf(`Array.from(document.querySelectorAll(%q), r => ({kind: r.dataset.kind, left: r.cells[0].textContent, right: r.cells[1].textContent}))`, tid(diffRow))).([]any)
-	var left []string
-	changed := 0
-	for _, r := range rows {
-		m, _ := r.(map[string]any)
-		l, _ := m["left"].(string)
-		left = append(left, l)
-		if m["kind"] != "same" {
-			changed++
-			if right, _ := m["right"].(string); !strings.Contains(l, "Zebra first.") || !strings.Contains(right, "Zebra still first.") {
-				t.Errorf("changed row %v, want the system prompt", m)
+	diff := func(what string) {
+		t.Helper()
+		s.choose(versionLeft, vs[0], false)
+		s.choose(versionRight, vs[1], false)
+		s.visible(diffRow)
+		rows, _ := s.eval(fmt.Sprintf(`Array.from(document.querySelectorAll(%q), r => ({kind: r.dataset.kind, left: r.cells[0].textContent, right: r.cells[1].textContent}))`, tid(diffRow))).([]any)
+		var left []string
+		changed := 0
+		for _, r := range rows {
+			m, _ := r.(map[string]any)
+			l, _ := m["left"].(string)
+			left = append(left, l)
+			if m["kind"] != "same" {
+				changed++
+				if right, _ := m["right"].(string); !strings.Contains(l, "Zebra first.") || !strings.Contains(right, "Zebra still first.") {
+					t.Errorf("%s: changed row %v, want the system prompt", what, m)
+				}
 			}
 		}
+		if changed != 1 {
+			t.Errorf("%s: %d changed rows, want 1 (the system prompt): %v", what, changed, rows)
+		}
+		s.inOrder(what, strings.Join(left, "\n"), wantOrder)
 	}
-	if changed != 1 {
-		t.Errorf("%d changed rows, want 1 (the system prompt): %v", changed, rows)
-	}
-	s.inOrder("the diff", strings.Join(left, "\n"), wantOrder)
+	diff("the diff")
 	s.axe("the versions' diff")
+
+	// After a reload the studio remembers nothing of what it sent: the order is the service's, kept
+	// in the versions' snapshots.
+	s.do("reload", patience, chromedp.Reload())
+	s.click(navAgents)
+	s.openAgent("Ordered")
+	s.waitEditor()
+	s.inOrder("the editor after a reload", s.value(agentConfig), wantOrder)
+	diff("the diff after a reload")
+	s.axe("the versions' diff after a reload")
 	s.report.Clean(t)
 }
 
