@@ -20,7 +20,7 @@ type stage struct {
 
 // supportAgent is the stage's agent, with its prompt (the second version changes it).
 const supportAgent = `{"name":"Support","agent_type":"react_agent","system_prompt":%q,
-	"llm_config":{"provider":"local","model":"dev"},"tools":["calculator"],
+	"llm_config":{"provider":"local"},"tools":["calculator"],
 	"knowledge_bases":[{"name":"support","knowledge_base_type":"opensearch","knowledge_base_id":%q,
 	"description":"The shop's returns policy"}]}`
 
