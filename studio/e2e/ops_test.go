@@ -53,6 +53,7 @@ const (
 	limitsKeyRow                        = "limits-key-row"
 	auditRow, auditAction, auditActor   = "audit-row", "audit-action", "audit-actor"
 	auditFrom, auditTo, auditClear      = "audit-from", "audit-to", "audit-clear"
+	auditKey                            = "audit-key"
 	mcpOAuth, mcpAuthorize              = "mcp-oauth", "mcp-authorize"
 	keyBudgetTokens, keyBudgetCost      = "key-budget-tokens", "key-budget-cost"
 )
@@ -325,8 +326,9 @@ func (s *studio) fieldAt(field string) {
 // cleared, runs go again; the second key's own budget shows in its row. The audit log lists the
 // key created, the webhook created and deleted and each limits change, by the admin key through
 // its sign-in token; kept to one action it shows only those; a window in the future shows none
-// and says so; a window ending before it starts is refused at "to". Every screen is axe-clean,
-// light and dark.
+// and says so; a window ending before it starts is refused at "to"; kept to one acting key
+// (picked by its name) it shows that key's entries only, and its filters, in the address, outlive
+// a reload. Every screen is axe-clean, light and dark.
 func TestOpsUsageLimitsAudit(t *testing.T) {
 	s := newStudio(t)
 	s.asAdmin()
@@ -454,6 +456,47 @@ func TestOpsUsageLimitsAudit(t *testing.T) {
 	s.report.Reset() // the 400, provoked on purpose
 	s.click(auditClear)
 	s.count("audit rows after the filters are cleared", tid(auditRow), 6)
+
+	// Another admin key acts through the API. Kept to it by name (By), the log shows its entry
+	// alone; the filters are in the address, so a reload keeps them; kept to the signed-in key,
+	// only that key's entries show.
+	auditor, secret, err := s.app.Auth.CreateKey(context.Background(), auth.NewKey{Name: "ops auditor", Owner: "bob", Company: "acme", Scopes: []string{auth.ScopeAdmin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := s.key
+	s.key = secret
+	s.api("POST", "/api/v1/webhooks/", map[string]any{"url": "http://127.0.0.1:9/audited", "events": []string{opsWebhookEvent}})
+	s.key = was
+	s.do("reload", patience, chromedp.Reload())
+	s.count("audit rows with the auditor's", tid(auditRow), 7)
+	s.choose(auditKey, "ops auditor", true)
+	s.count("audit rows of the auditor", tid(auditRow), 1)
+	s.count("audit rows of the auditor that are not its webhook", tid(auditRow)+`:not([data-action="webhook.created"])`, 0)
+	s.waitText(auditActor, "ops auditor", patience)
+	if l := s.location(); !strings.Contains(l, "key="+auditor.ID) {
+		t.Errorf("the audit log kept to a key is at %s, want key=%s in the address", l, auditor.ID)
+	}
+	s.fill(auditAction, "webhook.created")
+	s.do("reload", patience, chromedp.Reload())
+	s.count("audit rows of the auditor's webhooks after a reload", tid(auditRow), 1)
+	s.waitText(auditActor, "ops auditor", patience)
+	if k, a := s.valueOf(auditKey), s.valueOf(auditAction); k != auditor.ID || a != "webhook.created" {
+		t.Errorf("after a reload the filters read key %q and action %q, want %s and webhook.created", k, a, auditor.ID)
+	}
+	s.axeBoth("the audit log kept to one key")
+	s.choose(auditKey, opsAdminName, true)
+	s.waitText(auditActor, opsAdminName, patience)
+	s.count("audit rows of the signed-in key's webhooks", tid(auditRow)+`:not([data-action="webhook.created"])`, 0)
+	s.count("audit rows of the signed-in key's webhooks", tid(auditRow), 1)
+	if got := s.texts(auditActor); len(got) != 1 || !strings.Contains(got[0], opsAdminName) {
+		t.Errorf("kept to the signed-in key, the actors read %q, want %s", got, opsAdminName)
+	}
+	s.click(auditClear)
+	s.count("audit rows after the filters are cleared", tid(auditRow), 7)
+	if l := s.location(); strings.Contains(l, "key=") || strings.Contains(l, "action=") {
+		t.Errorf("cleared, the audit log is at %s, want no filters in the address", l)
+	}
 	s.report.Clean(t)
 }
 

@@ -1,8 +1,10 @@
 // Operations → Audit log: the company's admin actions, newest first, a page at a time (GET
-// /audit/, admin only), kept to one action and a time window as the API offers; the acting key
-// and the target shown by name where the studio can list them, times for people.
-import { useState } from 'preact/hooks'
-import { describedBy, FieldErr, Forbidden, FormError, keyLabel, useAnswered, useNames, type AuditAction, type AuditEntry } from './ops'
+// /audit/, admin only), kept to one action, one acting key and a time window as the API offers,
+// the filters in the address (?action=&key=&from=&to=, times as typed, local) so that a reload or
+// a shared link keeps them; the acting key and the target shown by name where the studio can list
+// them, times for people.
+import { describedBy, FieldErr, Forbidden, FormError, keyLabel, useAnswered, useNames, type AuditAction, type AuditEntry, type OpsProps } from './ops'
+import { navigate, ROOT } from './router'
 import { Section, usePaged, when } from './ui'
 
 /** Every action of the contract, for people (a new action in the contract fails the build until it is here). */
@@ -42,12 +44,18 @@ function rfc3339(local: string): string {
   return isNaN(t.getTime()) ? '' : t.toISOString()
 }
 
-export function Audit() {
-  const [action, setAction] = useState('')
-  const [from, setFrom] = useState('')
-  const [to, setTo] = useState('')
+export function Audit({ query }: OpsProps) {
+  const action = query.get('action') ?? '', key = query.get('key') ?? ''
+  const from = query.get('from') ?? '', to = query.get('to') ?? ''
   const names = useNames()
-  const q = [['action', action], ['from', rfc3339(from)], ['to', rfc3339(to)]].filter(([, v]) => v).map(([k, v]) => `&${k}=${encodeURIComponent(v)}`).join('')
+  const q = [['action', action], ['key_id', key], ['from', rfc3339(from)], ['to', rfc3339(to)]].filter(([, v]) => v).map(([k, v]) => `&${k}=${encodeURIComponent(v)}`).join('')
+  function set(name: string, value: string) {
+    const u = new URLSearchParams(query)
+    if (value) u.set(name, value)
+    else u.delete(name)
+    const s = u.toString()
+    navigate(ROOT + 'ops/audit' + (s ? '?' + s : ''))
+  }
   const list = usePaged<AuditEntry>('audit/', 25, q)
   const answered = useAnswered(list.loading)
   const filtered = q !== ''
@@ -64,17 +72,23 @@ export function Audit() {
     <Section title="Audit log">
       <p class="hint">Who changed what: keys, MCP servers, agents deleted, webhooks and limits, newest first, kept 90 days. Times are yours ({Intl.DateTimeFormat().resolvedOptions().timeZone}).</p>
       <form class="row" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
-        <label>Action <select data-testid="audit-action" value={action} onChange={(e) => setAction(e.currentTarget.value)}>
+        <label>Action <select data-testid="audit-action" value={action} onChange={(e) => set('action', e.currentTarget.value)}>
           <option value="">Every action</option>
           {(Object.keys(ACTIONS) as AuditAction[]).map((a) => <option key={a} value={a}>{ACTIONS[a]}</option>)}
         </select></label>
-        <div class="field"><label>From <input data-testid="audit-from" type="datetime-local" value={from} aria-describedby={describedBy(list.error, 'audit', 'from')} onChange={(e) => setFrom(e.currentTarget.value)} /></label>
+        <div class="field"><label>By <select data-testid="audit-key" value={key} aria-describedby={describedBy(list.error, 'audit', 'key_id')} onChange={(e) => set('key', e.currentTarget.value)}>
+          <option value="">Every key</option>
+          {[...names.keys.values()].map((k) => <option key={k.id} value={k.id}>{keyLabel(names.keys, k.id)}</option>)}
+          {key && !names.keys.has(key) && <option value={key}>{keyLabel(names.keys, key)}</option>}
+        </select></label>
+          <FieldErr error={list.error} path="key_id" form="audit" /></div>
+        <div class="field"><label>From <input data-testid="audit-from" type="datetime-local" value={from} aria-describedby={describedBy(list.error, 'audit', 'from')} onChange={(e) => set('from', e.currentTarget.value)} /></label>
           <FieldErr error={list.error} path="from" form="audit" /></div>
-        <div class="field"><label>Before <input data-testid="audit-to" type="datetime-local" value={to} aria-describedby={describedBy(list.error, 'audit', 'to')} onChange={(e) => setTo(e.currentTarget.value)} /></label>
+        <div class="field"><label>Before <input data-testid="audit-to" type="datetime-local" value={to} aria-describedby={describedBy(list.error, 'audit', 'to')} onChange={(e) => set('to', e.currentTarget.value)} /></label>
           <FieldErr error={list.error} path="to" form="audit" /></div>
-        <button type="button" data-testid="audit-clear" disabled={!filtered} onClick={() => { setAction(''); setFrom(''); setTo('') }}>Clear filters</button>
+        <button type="button" data-testid="audit-clear" disabled={!filtered} onClick={() => navigate(ROOT + 'ops/audit')}>Clear filters</button>
       </form>
-      <Forbidden error={list.error} scope="admin"><FormError error={list.error} fields={['from', 'to', 'action']} /></Forbidden>
+      <Forbidden error={list.error} scope="admin"><FormError error={list.error} fields={['from', 'to', 'action', 'key_id']} /></Forbidden>
       <div class={!answered && list.items.length === 0 ? 'hold-table' : undefined}>
         <table class="grid" tabIndex={0} aria-label="Audit entries">
           <thead><tr><th>When</th><th>Action</th><th>By</th><th>Target</th></tr></thead>
