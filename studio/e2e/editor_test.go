@@ -255,6 +255,8 @@ func (s *studio) gzipped(url string) int {
 // waitEditor waits until CodeMirror has replaced the textarea shown while it loads.
 func (s *studio) waitEditor() {
 	s.t.Helper()
+	// The editor's chunk is fetched when the editor comes into view (it sits below the form).
+	s.eval(fmt.Sprintf(`document.querySelector(%q).scrollIntoView()`, tid(agentConfig)))
 	deadline := time.Now().Add(patience)
 	for s.eval(`(() => { const c = `+cm+` && `+cm+`.querySelector(".cm-content"); return !!c && c.getBoundingClientRect().height > 0 })()`) != true {
 		if time.Now().After(deadline) {

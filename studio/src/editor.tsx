@@ -1,5 +1,5 @@
 // A code editor for a JSON or YAML text: CodeMirror (codeeditor.ts, its own chunk) fetched the
-// first time an editor is shown, so that the first screen's script stays small. Until it has
+// first time an editor comes into view, so that the first screen's script stays small. Until it has
 // arrived (or if it cannot be fetched) the text is a plain textarea with the same name and value.
 import { useEffect, useRef, useState } from 'preact/hooks'
 import type { FieldMark, Format, Handle, Mark } from './codeeditor'
@@ -31,9 +31,21 @@ export function CodeEditor(p: CodeEditorProps) {
   props.current = p
   const labelId = p.id + '-label'
 
+  // The chunk is fetched when the editor comes near the screen (it sits below the agent's form),
+  // or is focused: an agent's page is usable before 350 KB of editor are parsed, and the
+  // textarea meanwhile takes what is typed.
+  const box = useRef<HTMLDivElement>(null)
   useEffect(() => {
-    loading ??= import('./codeeditor')
-    loading.then(setMod, () => { loading = null; setFailed(true) })
+    const load = () => {
+      loading ??= import('./codeeditor')
+      loading.then(setMod, () => { loading = null; setFailed(true) })
+    }
+    const el = box.current
+    if (loading || !el || typeof IntersectionObserver === 'undefined') { load(); return }
+    const seen = new IntersectionObserver((es) => { if (es.some((e) => e.isIntersecting)) { seen.disconnect(); load() } }, { rootMargin: '200px' })
+    seen.observe(el)
+    el.addEventListener('focusin', load, { once: true })
+    return () => { seen.disconnect(); el.removeEventListener('focusin', load) }
   }, [])
 
   useEffect(() => {
@@ -60,7 +72,7 @@ export function CodeEditor(p: CodeEditorProps) {
   useEffect(() => { handle.current?.update(p.value, p.format, p.fields ?? [], p.label) }, [p.value, p.format, p.fields, p.label])
 
   return (
-    <div class="code-editor">
+    <div class="code-editor" ref={box}>
       <label id={labelId} for={mounted ? undefined : p.id} onClick={() => handle.current?.focusAt()}>{p.label}</label>
       {mod && !failed && <div ref={host} class="code-host" />}
       {!mounted && <textarea id={p.id} data-testid={p.testid} class="code" rows={16} spellcheck={false} data-format={p.format}
