@@ -1,12 +1,6 @@
 package e2e
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"mime/multipart"
-	"net/http"
-	"net/textproto"
 	"strings"
 	"testing"
 
@@ -95,43 +89,4 @@ func TestCollectionEdit(t *testing.T) {
 		t.Errorf("the collections list reads %q", rows)
 	}
 	s.report.Clean(t)
-}
-
-// uploadText uploads a text file through the API and returns its id.
-func (s *studio) uploadText(name, text string) string {
-	s.t.Helper()
-	var b bytes.Buffer
-	w := multipart.NewWriter(&b)
-	h := textproto.MIMEHeader{}
-	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="file"; filename=%q`, name))
-	h.Set("Content-Type", "text/plain")
-	pw, err := w.CreatePart(h)
-	if err == nil {
-		_, err = pw.Write([]byte(text))
-	}
-	if err == nil {
-		err = w.Close()
-	}
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	req, err := http.NewRequest("POST", s.base+"/api/v1/files/", &b)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	req.Header.Set("x-api-key", s.key)
-	req.Header.Set("Content-Type", w.FormDataContentType())
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	var file struct {
-		ID string `json:"id"`
-	}
-	err = json.NewDecoder(res.Body).Decode(&file)
-	_ = res.Body.Close()
-	if err != nil || res.StatusCode != http.StatusCreated || file.ID == "" {
-		s.t.Fatalf("upload %s: %d, %v", name, res.StatusCode, err)
-	}
-	return file.ID
 }

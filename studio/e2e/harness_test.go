@@ -434,9 +434,8 @@ func (s *studio) sendTimed(text string) (event, firstText time.Duration) {
 	}
 }
 
-// completedKB uploads one text file and ingests a knowledge base of it through the API, and
-// returns the knowledge base's id once its status is completed.
-func (s *studio) completedKB(name, text string) string {
+// uploadText uploads a text file through the API and returns its id.
+func (s *studio) uploadText(name, text string) string {
 	s.t.Helper()
 	var b bytes.Buffer
 	w := multipart.NewWriter(&b)
@@ -463,14 +462,24 @@ func (s *studio) completedKB(name, text string) string {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	var file map[string]any
+	var file struct {
+		ID string `json:"id"`
+	}
 	err = json.NewDecoder(res.Body).Decode(&file)
 	_ = res.Body.Close()
-	if err != nil || res.StatusCode != http.StatusCreated {
-		s.t.Fatalf("upload %s: %d %v %v", name, res.StatusCode, err, file)
+	if err != nil || res.StatusCode != http.StatusCreated || file.ID == "" {
+		s.t.Fatalf("upload %s: %d, %v", name, res.StatusCode, err)
 	}
+	return file.ID
+}
+
+// completedKB uploads one text file and ingests a knowledge base of it through the API, and
+// returns the knowledge base's id once its status is completed.
+func (s *studio) completedKB(name, text string) string {
+	s.t.Helper()
+	fileID := s.uploadText(name, text)
 	kb := s.api("POST", "/api/v1/knowledge-bases/", map[string]any{"name": "Support", "processing_engine": "opensearch",
-		"selected_datasources": []any{file["id"]}})
+		"selected_datasources": []any{fileID}})
 	id, _ := kb["id"].(string)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
