@@ -41,8 +41,8 @@ func TestSteady(t *testing.T) {
 	both := func(a, b string) string { return "main:has(" + a + ") " + b }
 	for _, sc := range []struct{ path, what, sel string }{
 		{"/studio/agents", "Agents", tid(agentRow)},
-		{st.Editor, "an agent's editor", both(codeEditor, tid(agentSave))},
-		{"/studio/agents/" + flowID, "a graph agent's editor", both(codeEditor, tid(graphNode))},
+		{st.Editor, "an agent's editor", both(tid(agentConfig), tid(agentSave))},
+		{"/studio/agents/" + flowID, "a graph agent's editor", both(tid(agentConfig), tid(graphNode))},
 		{"/studio/playground", "Playground › sessions", tid(sessionRow)},
 		{st.Chat, "Playground › a reopened chat", both(tid(sessionRow), tid(citation))},
 		{"/studio/traces", "Traces", tid("traces-row")},
