@@ -72,5 +72,5 @@ func wantErr(err error, k domain.Kind) error {
 	if domain.KindOf(err) == k {
 		return nil
 	}
-	return fmt.Errorf("%v (kind %v), want kind %v", err, domain.KindOf(err), k)
+	return fmt.Errorf("%w (kind %v), want kind %v", err, domain.KindOf(err), k)
 }
