@@ -499,7 +499,7 @@ func (s *studio) completedKB(name, text string) string {
 
 // startMCP starts infra/mcptest's MCP server on a free port for the test and returns its base
 // URL (tools at base + mcptest.PathMCP).
-func startMCP(t *testing.T) string {
+func startMCP(t testing.TB) string {
 	t.Helper()
 	base, stop, err := mcptest.Start(context.Background(), "127.0.0.1:0")
 	if err != nil {

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/agentorch/agentorch/infra/mcptest"
 )
 
 // executionReads counts the page's requests for a session's execution records since the
@@ -34,12 +32,8 @@ func (s *studio) executionReads(sid string) (one, list int) {
 // and cost, and "Stopped." on the stopped turn only; reopened, the figures of every turn come
 // from one request for the session's executions, none for an execution alone.
 func TestPlaygroundStopReopen(t *testing.T) {
-	base := startMCP(t)
 	s := newStudio(t)
-	s.api("POST", "/api/v1/mcp-servers/", map[string]any{"name": "local", "url": base + mcptest.PathMCP, "timeout_ms": 60000})
-	key := s.createAgent(`{"name":"Sleepy","agent_type":"react_agent","system_prompt":"Use tools.",
-		"llm_config":{"provider":"local","model":"dev"},
-		"tools":[{"type":"mcp","server":"local","allowed_tools":["slow"]}]}`)
+	key := s.sleepyAgent()
 	s.signIn()
 	s.openSession(key)
 	sid := s.pgSessionID()

@@ -256,12 +256,8 @@ func TestPlaygroundAnswered(t *testing.T) {
 // TestPlaygroundStop: Stop, while an MCP tool sleeps, cancels the running execution: the turn
 // says so and the API reports the execution cancelled.
 func TestPlaygroundStop(t *testing.T) {
-	base := startMCP(t)
 	s := newStudio(t)
-	s.api("POST", "/api/v1/mcp-servers/", map[string]any{"name": "local", "url": base + mcptest.PathMCP, "timeout_ms": 60000})
-	key := s.createAgent(`{"name":"Sleepy","agent_type":"react_agent","system_prompt":"Use tools.",
-		"llm_config":{"provider":"local","model":"dev"},
-		"tools":[{"type":"mcp","server":"local","allowed_tools":["slow"]}]}`)
+	key := s.sleepyAgent()
 	s.signIn()
 	s.openSession(key)
 	sid := s.pgSessionID()
@@ -362,4 +358,16 @@ func TestPlaygroundApprovalReopen(t *testing.T) {
 		t.Errorf("reopened, the session shows\n%+v\nlive it showed\n%+v", got, live)
 	}
 	s.report.Clean(t)
+}
+
+// sleepyAgent registers infra/mcptest's server (started for the test) and creates a react agent
+// that may call only its slow tool, for a turn that runs as long as the message asks; it returns
+// the agent's key.
+func (s *studio) sleepyAgent() string {
+	s.t.Helper()
+	base := startMCP(s.t)
+	s.api("POST", "/api/v1/mcp-servers/", map[string]any{"name": "local", "url": base + mcptest.PathMCP, "timeout_ms": 60000})
+	return s.createAgent(`{"name":"Sleepy","agent_type":"react_agent","system_prompt":"Use tools.",
+		"llm_config":{"provider":"local","model":"dev"},
+		"tools":[{"type":"mcp","server":"local","allowed_tools":["slow"]}]}`)
 }
