@@ -30,12 +30,17 @@ type page struct {
 
 // pageParams reads limit (1 to MaxListLimit, default DefaultListLimit) and offset (default 0).
 func pageParams(r *http.Request) (page, error) {
+	return pageWithin(r, DefaultListLimit, MaxListLimit, MaxOffset)
+}
+
+// pageWithin reads limit (1 to maxLimit, default def) and offset (0 to maxOffset, default 0).
+func pageWithin(r *http.Request, def, maxLimit, maxOffset int) (page, error) {
 	q := r.URL.Query()
-	limit, err := intParam(q.Get("limit"), "limit", DefaultListLimit, 1, MaxListLimit)
+	limit, err := intParam(q.Get("limit"), "limit", def, 1, maxLimit)
 	if err != nil {
 		return page{}, err
 	}
-	offset, err := intParam(q.Get("offset"), "offset", 0, 0, MaxOffset)
+	offset, err := intParam(q.Get("offset"), "offset", 0, 0, maxOffset)
 	if err != nil {
 		return page{}, err
 	}

@@ -230,16 +230,11 @@ func (h *runtimeHandlers) messages(w http.ResponseWriter, r *http.Request) error
 	if err := require(r, domain.ScopeSessionRead); err != nil {
 		return err
 	}
-	q := r.URL.Query()
-	limit, err := intParam(q.Get("limit"), "limit", DefaultMessagesLimit, 1, MaxMessagesLimit)
+	pg, err := pageWithin(r, DefaultMessagesLimit, MaxMessagesLimit, 1<<30)
 	if err != nil {
 		return err
 	}
-	offset, err := intParam(q.Get("offset"), "offset", 0, 0, 1<<30)
-	if err != nil {
-		return err
-	}
-	msgs, total, more, err := h.svc.Messages(r.Context(), principal(r), r.PathValue("session_id"), limit, offset)
+	msgs, total, more, err := h.svc.Messages(r.Context(), principal(r), r.PathValue("session_id"), pg.limit, pg.offset)
 	if err != nil {
 		return err
 	}
@@ -257,7 +252,7 @@ func (h *runtimeHandlers) messages(w http.ResponseWriter, r *http.Request) error
 		more = true
 	}
 	if more {
-		setNext(w, r, offset+len(enc), limit)
+		setNext(w, r, pg.offset+len(enc), pg.limit)
 	}
 	writeJSON(w, http.StatusOK, messagesPageJSON{Messages: enc, Total: total, HasMore: more})
 	return nil

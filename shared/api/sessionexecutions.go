@@ -28,16 +28,11 @@ func (h *runtimeHandlers) sessionExecutions(w http.ResponseWriter, r *http.Reque
 	if err := require(r, domain.ScopeSessionRead); err != nil {
 		return err
 	}
-	q := r.URL.Query()
-	limit, err := intParam(q.Get("limit"), "limit", DefaultSessionExecutionsLimit, 1, MaxSessionExecutionsLimit)
+	pg, err := pageWithin(r, DefaultSessionExecutionsLimit, MaxSessionExecutionsLimit, 1<<30)
 	if err != nil {
 		return err
 	}
-	offset, err := intParam(q.Get("offset"), "offset", 0, 0, 1<<30)
-	if err != nil {
-		return err
-	}
-	sess, list, more, err := h.svc.SessionExecutions(r.Context(), principal(r), r.PathValue("session_id"), limit, offset)
+	sess, list, more, err := h.svc.SessionExecutions(r.Context(), principal(r), r.PathValue("session_id"), pg.limit, pg.offset)
 	if err != nil {
 		return err
 	}
@@ -53,7 +48,7 @@ func (h *runtimeHandlers) sessionExecutions(w http.ResponseWriter, r *http.Reque
 		more = true
 	}
 	if more {
-		setNext(w, r, offset+len(enc), limit)
+		setNext(w, r, pg.offset+len(enc), pg.limit)
 	}
 	writeJSON(w, http.StatusOK, sessionExecutionsPageJSON{Executions: enc, HasMore: more})
 	return nil
